@@ -1,0 +1,17 @@
+#pragma once
+
+// The default catalog compiled into compatd: Kubernetes 1.36
+// (catalog/kubernetes-1.36.yaml, generated from catalog/data/ by
+// catalog/generate.py).
+
+#include "absl/strings/string_view.h"
+
+namespace compatd::catalog {
+
+// The YAML text of the embedded catalog.
+absl::string_view EmbeddedCatalogYaml();
+
+// The source name GetCatalog reports for it: "embedded:kubernetes-1.36".
+absl::string_view EmbeddedCatalogSource();
+
+}  // namespace compatd::catalog

@@ -1,0 +1,158 @@
+#pragma once
+
+// The in-memory catalog: validated, indexed and immutable once built. Readers
+// share it through std::shared_ptr<const Catalog> (see CatalogStore); nothing
+// mutates a published one.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "engine/version.h"
+
+namespace compatd::engine {
+
+// A feature gate's lifecycle stage. kPreAlpha is "not yet introduced at this
+// version".
+enum class PreRelease { kPreAlpha, kAlpha, kBeta, kGA, kDeprecated };
+
+// "PRE-ALPHA", "ALPHA", "BETA", "GA", "DEPRECATED" (component-base's
+// spellings).
+absl::string_view PreReleaseName(PreRelease stage);
+
+struct FeatureSpec {
+  Version version;  // major.minor
+  bool default_enabled = false;
+  bool lock_to_default = false;
+  PreRelease pre_release = PreRelease::kAlpha;
+  // Kubernetes 1.35+: the spec applies only when the min-compatibility version
+  // is at least this. Holds the inherited value too (an entry without one
+  // inherits the previous one's).
+  std::optional<Version> min_compatibility_version;
+  int line = 0;  // in the catalog file, for error messages
+};
+
+struct Feature {
+  std::string name;
+  std::string component;           // may be empty
+  std::vector<FeatureSpec> specs;  // validated, in version order
+  int line = 0;
+};
+
+struct APIResource {
+  std::string resource;  // plural, lowercase
+  std::string kind;
+  std::optional<Version> introduced;  // absent: always existed
+  std::optional<Version> deprecated;
+  std::optional<Version> removed;
+  std::string replacement;  // "group/version" or empty
+  bool persisted = true;
+  int line = 0;
+};
+
+struct APIGroupVersion {
+  std::string group;  // "" is core
+  std::string version;
+  std::optional<bool> enabled_by_default;  // absent: GA on, beta/alpha off
+  std::vector<APIResource> resources;
+  int line = 0;
+};
+
+struct StorageOverride {
+  std::string group;
+  std::string resource;
+  std::string version;
+  int line = 0;
+};
+
+enum class SkewBase { kMinCompatibility, kEmulation, kBinary };
+
+struct SkewBound {
+  SkewBase of = SkewBase::kEmulation;
+  int offset = 0;
+};
+
+struct SkewRule {
+  std::vector<std::string> components;
+  SkewBound min;
+  SkewBound max;
+  int line = 0;
+};
+
+// The catalog's `cluster` section: the defaults of every query's
+// VersionContext.
+struct ClusterSettings {
+  std::string emulation_version;          // as written; empty = absent
+  std::string min_compatibility_version;  // as written; empty = absent
+  // --feature-gates as a map, sorted by name.
+  std::vector<std::pair<std::string, bool>> feature_gates;
+  // --runtime-config as a map, sorted by key.
+  std::vector<std::pair<std::string, std::string>> runtime_config;
+  std::optional<bool> emulation_forward_compatible;
+  std::optional<bool> runtime_config_emulation_forward_compatible;
+};
+
+struct CRDVersion {
+  std::string name;
+  bool served = false;
+  bool storage = false;
+  bool deprecated = false;
+};
+
+struct CRDRelease {
+  std::string release;  // as written ("v1.9")
+  Version version;      // parsed
+  std::vector<CRDVersion> versions;
+  bool storage_version_migration = false;
+  bool managed_fields_cleanup = false;
+  int line = 0;
+};
+
+struct CRDHistory {
+  std::string name;
+  std::string project;
+  int upgrade_span = 3;
+  int deprecation_releases = 1;
+  std::vector<CRDRelease> releases;  // oldest first
+  int line = 0;
+};
+
+// The whole catalog. Built by ParseCatalog() (engine/catalog_loader.h);
+// immutable after.
+struct Catalog {
+  Version binary_version;  // as parsed (may carry patch and pre-release)
+  ClusterSettings cluster;
+  std::vector<Feature> features;  // sorted by name
+  std::vector<APIGroupVersion>
+      apis;  // file order; within a group, priority order
+  std::vector<StorageOverride> storage_overrides;
+  // The skew rules in force: the catalog's skewPolicy, or the KEP-4330 table.
+  std::vector<SkewRule> skew_policy;
+  std::vector<CRDHistory> crds;
+
+  // Identity, set by whoever loads it.
+  std::string digest;  // "sha256:<hex>" of the bytes it was parsed from
+  std::string source;  // file path or "embedded:kubernetes-1.36"
+  uint64_t generation = 0;
+  absl::Time loaded_at = absl::UnixEpoch();
+
+  // Indexes, built by the loader.
+  absl::flat_hash_map<std::string, size_t>
+      feature_index;  // name -> features[i]
+
+  const Feature* FindFeature(absl::string_view name) const {
+    auto it = feature_index.find(name);
+    return it == feature_index.end() ? nullptr : &features[it->second];
+  }
+};
+
+// The KEP-4330 skew table (used when a catalog has no skewPolicy).
+std::vector<SkewRule> DefaultSkewPolicy();
+
+}  // namespace compatd::engine

@@ -1,0 +1,39 @@
+#pragma once
+
+// The catalog now serving. Thread-safe. Readers take the shared_ptr once per
+// request and keep the snapshot they started with; Publish() swaps in a whole
+// new catalog.
+
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "engine/catalog.h"
+
+namespace compatd::engine {
+
+class CatalogStore final {
+ public:
+  CatalogStore() = default;
+  CatalogStore(const CatalogStore&) = delete;
+  CatalogStore& operator=(const CatalogStore&) = delete;
+
+  // Null until the first Publish().
+  std::shared_ptr<const Catalog> Current() const {
+    absl::ReaderMutexLock lock(&mu_);
+    return current_;
+  }
+
+  void Publish(std::shared_ptr<const Catalog> next) {
+    {
+      absl::MutexLock lock(&mu_);
+      current_.swap(next);
+    }  // the old catalog's last reference may be dropped here, outside the lock
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const Catalog> current_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace compatd::engine

@@ -1,0 +1,59 @@
+#pragma once
+
+// Feature gates (component-base featuregate/feature_gate.go;
+// KUBERNETES-SEMANTICS.md section 3): spec validation per release line, the
+// spec in force at an emulation version, and --feature-gates parsing and
+// application.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/catalog.h"
+#include "engine/effective_version.h"
+#include "engine/query.h"
+
+namespace compatd::engine {
+
+// Validates one gate's spec list as AddVersioned does for the given binary
+// version's release line (1.35+ adds the equal-version, min-compatibility,
+// no-stability-change and unlock rules). Fills each spec's inherited
+// min_compatibility_version (1.35+). INVALID_ARGUMENT naming the gate, the
+// offending spec and the rule.
+absl::Status ValidateFeatureSpecs(absl::string_view name,
+                                  std::vector<FeatureSpec>& specs,
+                                  const Version& binary_version);
+
+struct FeatureDecision {
+  const Feature* feature = nullptr;
+  const FeatureSpec* spec =
+      nullptr;  // null when not yet introduced (pre-alpha)
+  PreRelease stage = PreRelease::kPreAlpha;
+  bool enabled = false;
+  bool default_enabled = false;
+  bool locked_to_default = false;
+  bool overridden =
+      false;  // set by --feature-gates (request or cluster section)
+  std::string
+      reason;  // "BETA since 1.29, default on; overridden off by feature_gates"
+};
+
+// One gate at the effective versions, with the cluster section's gates then the
+// query's feature_gates applied (the whole flag set is validated, as
+// kube-apiserver would at start-up: unknown gate, locked gate set to a
+// non-default value, gate not yet introduced, bad value -> INVALID_ARGUMENT).
+// Unknown `name` -> NOT_FOUND.
+absl::StatusOr<FeatureDecision> DecideFeature(const Catalog& catalog,
+                                              const EffectiveVersions& versions,
+                                              const VersionQuery& query,
+                                              absl::string_view name);
+
+// Every gate (of `component`, if not empty), sorted by name; same rules as
+// DecideFeature.
+absl::StatusOr<std::vector<FeatureDecision>> DecideFeatures(
+    const Catalog& catalog, const EffectiveVersions& versions,
+    const VersionQuery& query, absl::string_view component);
+
+}  // namespace compatd::engine

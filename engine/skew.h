@@ -1,0 +1,33 @@
+#pragma once
+
+// Version skew between kube-apiserver and its clients (KEP-4330 "Skew";
+// KUBERNETES-SEMANTICS.md section 9). Compares major.minor only.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/catalog.h"
+#include "engine/effective_version.h"
+
+namespace compatd::engine {
+
+enum class SkewVerdict { kAllowed, kTooOld, kTooNew };
+
+struct SkewDecision {
+  SkewVerdict verdict = SkewVerdict::kAllowed;
+  Version min_version;  // major.minor, inclusive
+  Version max_version;  // major.minor, inclusive
+  std::string reason;
+};
+
+// Checks one client version against the catalog's skew policy at the effective
+// versions. Pure, thread-safe. "Not allowed" is a SkewDecision, not an error.
+// INVALID_ARGUMENT for a malformed client version or a component no rule names
+// (the message lists the known ones).
+absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
+                                       const EffectiveVersions& versions,
+                                       absl::string_view component,
+                                       absl::string_view client_version);
+
+}  // namespace compatd::engine

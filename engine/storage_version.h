@@ -1,0 +1,43 @@
+#pragma once
+
+// Storage (encoding) version selection as kube-apiserver emulates it (apiserver
+// pkg/server/storage/resource_encoding_config.go; KUBERNETES-SEMANTICS.md
+// section 6) and the StorageVersionHash discovery shows (section 7).
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/catalog.h"
+#include "engine/effective_version.h"
+
+namespace compatd::engine {
+
+struct StorageVersionDecision {
+  std::string group;
+  std::string resource;
+  std::string kind;
+  std::string version;
+  std::string storage_version_hash;
+  std::vector<std::string> decodable_versions;  // priority order
+  bool fallback = false;  // no version qualified: the group's preferred version
+  bool overridden = false;  // a storageOverrides entry decided
+  std::string reason;
+};
+
+// The storage version of group/resource at the effective versions, by the rule
+// of the binary version's release line. NOT_FOUND for an unknown
+// group-resource. Never fails otherwise (falls back to the group's preferred
+// version, saying so).
+absl::StatusOr<StorageVersionDecision> DecideStorageVersion(
+    const Catalog& catalog, const EffectiveVersions& versions,
+    absl::string_view group, absl::string_view resource);
+
+// base64(sha256("<group>/<version>/<kind>")[0:8]); "" group is core
+// ("/v1/Pod").
+std::string StorageVersionHash(absl::string_view group,
+                               absl::string_view version,
+                               absl::string_view kind);
+
+}  // namespace compatd::engine

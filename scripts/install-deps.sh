@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs, from Debian 12's own packages, whatever compatd needs to build and test that is
+# not installed yet. Idempotent: it does nothing (and needs no network) when all is present.
+set -euo pipefail
+
+# One list, read by the Dockerfile's test as well: keep it the single source of truth.
+PACKAGES=(
+  build-essential cmake pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
+  libabsl-dev libyaml-cpp-dev libssl-dev libcivetweb-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  prometheus python3 clang-format
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2
+    echo "install-deps: run as root: apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+if ! $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; then
+  echo "install-deps: apt-get install failed; refreshing the package lists and retrying" >&2
+  $SUDO apt-get update
+  $SUDO apt-get install -y --no-install-recommends "${missing[@]}" || {
+    echo "install-deps: could not install: ${missing[*]} (is this Debian 12 with its package mirrors reachable?)" >&2
+    exit 1
+  }
+fi
