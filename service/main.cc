@@ -1,1 +1,105 @@
-int main() { return 0; }
+// compatd: Kubernetes compatibility-version answers over gRPC.
+//
+//   compatd [flags]                        serve (gRPC, health, reflection,
+//   /metrics) compatd --check-catalog=FILE           validate a catalog and
+//   exit compatd eval --rpc=NAME --request=JSON [--catalog=FILE]
+//                                          answer one RPC offline, JSON on
+//                                          stdout
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "service/flags.h"
+#include "service/offline.h"
+#include "service/server.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "compatd answers Kubernetes compatibility-version questions (KEP-4330) "
+    "over gRPC.\n\n"
+    "Usage:\n"
+    "  compatd [flags]                     serve the catalog over gRPC\n"
+    "  compatd --check-catalog=FILE        validate a catalog file and exit\n"
+    "  compatd eval --rpc=NAME [--request=JSON] [--catalog=FILE]\n"
+    "                                      answer one RPC offline (JSON on "
+    "stdout)\n\n"
+    "Flags:\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using compatd::service::kExitUsage;
+  compatd::service::ServerOptions server;
+  compatd::service::EvalOptions eval;
+  std::string check_catalog;
+  bool help = false;
+  bool version = false;
+
+  compatd::service::FlagTable flags;
+  flags.AddString("listen", &server.listen,
+                  "gRPC listen address host:port (port 0 picks a free port)");
+  flags.AddString("metrics-listen", &server.metrics_listen,
+                  "Prometheus /metrics listen address host:port; empty "
+                  "disables it");
+  flags.AddString("catalog", &server.catalog_path,
+                  "catalog file (YAML or JSON) to serve and watch; empty "
+                  "serves the embedded Kubernetes 1.36 catalog");
+  flags.AddString("check-catalog", &check_catalog,
+                  "validate this catalog file, print every error or its "
+                  "counts and digest, and exit (0 valid, 1 invalid)");
+  flags.AddDuration("reload-interval", &server.reload_interval,
+                    "periodic content check of --catalog besides inotify and "
+                    "SIGHUP; 0 disables it");
+  flags.AddDuration("shutdown-grace", &server.shutdown_grace,
+                    "how long in-flight calls may take to finish after "
+                    "SIGTERM");
+  flags.AddDuration("client-ttl", &server.client_ttl,
+                    "forget a client component/version not seen for this "
+                    "long");
+  flags.AddInt("max-client-series", &server.max_client_series, 1, 100000,
+               "bound on distinct client label sets per metric family "
+               "(overflow is counted as component=\"other\")");
+  flags.AddString("rpc", &eval.rpc, "eval: the RPC to run, e.g. GetFeature");
+  flags.AddString("request", &eval.request_json,
+                  "eval: the request message as JSON, e.g. "
+                  "'{\"name\":\"WatchList\"}'");
+  flags.AddBool("version", &version, "print the version and exit");
+  flags.AddBool("help", &help, "print this help and exit");
+
+  std::vector<std::string> positional;
+  if (absl::Status s = flags.Parse(argc, argv, 1, &positional); !s.ok()) {
+    std::cerr << "compatd: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  if (help) {
+    std::cout << kUsage << flags.Usage();
+    return 0;
+  }
+  if (version) {
+    std::cout << "compatd " << COMPATD_VERSION_STRING << "\n";
+    return 0;
+  }
+  const bool is_eval = !positional.empty() && positional[0] == "eval";
+  if (positional.size() > (is_eval ? 1u : 0u)) {
+    std::cerr << "compatd: unexpected argument \""
+              << positional[is_eval ? 1 : 0]
+              << "\"; the only command is eval (see compatd --help)\n";
+    return kExitUsage;
+  }
+  if (is_eval) {
+    eval.catalog_path = server.catalog_path;
+    return compatd::service::RunEval(eval, std::cout, std::cerr);
+  }
+  if (!eval.rpc.empty() || !eval.request_json.empty()) {
+    std::cerr << "compatd: --rpc and --request go with the eval command: "
+                 "compatd eval --rpc=NAME --request=JSON\n";
+    return kExitUsage;
+  }
+  if (!check_catalog.empty()) {
+    return compatd::service::RunCheckCatalog(check_catalog, std::cout,
+                                             std::cerr);
+  }
+  return compatd::service::RunServer(server);
+}

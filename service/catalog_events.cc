@@ -1,0 +1,59 @@
+#include "service/catalog_events.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace compatd::service {
+
+void CatalogEvents::Published(std::shared_ptr<const engine::Catalog> catalog) {
+  std::vector<std::shared_ptr<Subscriber>> subscribers;
+  {
+    absl::MutexLock lock(&mu_);
+    last_error_ = Error{};
+    subscribers = subscribers_;
+  }
+  // Outside the lock: a subscriber may unsubscribe from within its callback.
+  for (const auto& subscriber : subscribers) subscriber->OnPublished(catalog);
+}
+
+void CatalogEvents::Unchanged() {
+  absl::MutexLock lock(&mu_);
+  last_error_ = Error{};
+}
+
+void CatalogEvents::Rejected(std::string message, absl::Time at) {
+  absl::MutexLock lock(&mu_);
+  last_error_ = Error{std::move(message), at};
+}
+
+CatalogEvents::Error CatalogEvents::LastError() const {
+  absl::MutexLock lock(&mu_);
+  return last_error_;
+}
+
+bool CatalogEvents::Subscribe(std::shared_ptr<Subscriber> subscriber) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return false;
+  subscribers_.push_back(std::move(subscriber));
+  return true;
+}
+
+void CatalogEvents::Unsubscribe(const Subscriber* subscriber) {
+  absl::MutexLock lock(&mu_);
+  subscribers_.erase(
+      std::remove_if(subscribers_.begin(), subscribers_.end(),
+                     [&](const auto& s) { return s.get() == subscriber; }),
+      subscribers_.end());
+}
+
+void CatalogEvents::Close() {
+  std::vector<std::shared_ptr<Subscriber>> subscribers;
+  {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    subscribers.swap(subscribers_);
+  }
+  for (const auto& subscriber : subscribers) subscriber->OnClose();
+}
+
+}  // namespace compatd::service

@@ -1,0 +1,457 @@
+#include "service/handlers.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "engine/api_availability.h"
+#include "engine/effective_version.h"
+#include "engine/features.h"
+#include "engine/skew.h"
+#include "engine/status_macros.h"
+#include "engine/storage_agreement.h"
+#include "engine/storage_version.h"
+#include "google/protobuf/timestamp.pb.h"
+#include "service/convert.h"
+
+namespace compatd::service {
+namespace {
+
+using engine::Catalog;
+using engine::EffectiveVersions;
+using engine::VersionQuery;
+
+void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
+  const int64_t nanos = absl::ToUnixNanos(t);
+  out->set_seconds(nanos / 1000000000);
+  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+}
+
+absl::Status Required(absl::string_view field, absl::string_view example) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": required, e.g. ", example));
+}
+
+void FillDecision(const engine::FeatureDecision& d, v1::FeatureDecision* out) {
+  out->set_name(d.feature->name);
+  out->set_enabled(d.enabled);
+  out->set_stage(ToProtoStage(d.stage));
+  out->set_default_enabled(d.default_enabled);
+  out->set_locked_to_default(d.locked_to_default);
+  out->set_overridden(d.overridden);
+  out->set_component(d.feature->component);
+  if (d.spec != nullptr) out->set_since(d.spec->version.MajorMinorString());
+  out->set_reason(d.reason);
+}
+
+// Each RPC's logic against one snapshot and one (already merged) version
+// context.
+
+absl::Status DoGetFeature(const Catalog& catalog, const VersionQuery& query,
+                          const v1::GetFeatureRequest& request,
+                          v1::GetFeatureResponse* response) {
+  if (request.name().empty()) {
+    return Required("name", "\"WatchList\" (a gate's --feature-gates name)");
+  }
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::FeatureDecision d,
+      engine::DecideFeature(catalog, versions, query, request.name()));
+  FillCommon(catalog, versions, d.reason, response);
+  response->set_name(d.feature->name);
+  response->set_enabled(d.enabled);
+  response->set_stage(ToProtoStage(d.stage));
+  response->set_default_enabled(d.default_enabled);
+  response->set_locked_to_default(d.locked_to_default);
+  response->set_overridden(d.overridden);
+  response->set_component(d.feature->component);
+  if (d.spec != nullptr) {
+    response->set_since(d.spec->version.MajorMinorString());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DoListFeatures(const Catalog& catalog, const VersionQuery& query,
+                            const v1::ListFeaturesRequest& request,
+                            v1::ListFeaturesResponse* response) {
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      std::vector<engine::FeatureDecision> decisions,
+      engine::DecideFeatures(catalog, versions, query, request.component()));
+  int enabled = 0;
+  response->mutable_features()->Reserve(static_cast<int>(decisions.size()));
+  for (const engine::FeatureDecision& d : decisions) {
+    FillDecision(d, response->add_features());
+    if (d.enabled) ++enabled;
+  }
+  FillCommon(
+      catalog, versions,
+      absl::StrFormat("%d feature gates%s at emulation version %s, %d enabled",
+                      decisions.size(),
+                      request.component().empty()
+                          ? ""
+                          : absl::StrCat(" of ", request.component()),
+                      versions.emulation.MajorMinorString(), enabled),
+      response);
+  return absl::OkStatus();
+}
+
+absl::Status DoGetStorageVersion(const Catalog& catalog,
+                                 const VersionQuery& query,
+                                 const v1::GetStorageVersionRequest& request,
+                                 v1::GetStorageVersionResponse* response) {
+  if (request.resource().empty()) {
+    return Required("resource", "\"deployments\" (plural, lowercase)");
+  }
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::StorageVersionDecision d,
+      engine::DecideStorageVersion(catalog, versions, request.group(),
+                                   request.resource()));
+  FillCommon(catalog, versions, d.reason, response);
+  response->set_group(d.group);
+  response->set_resource(d.resource);
+  response->set_kind(d.kind);
+  response->set_version(d.version);
+  response->set_storage_version_hash(d.storage_version_hash);
+  for (const std::string& v : d.decodable_versions) {
+    response->add_decodable_versions(v);
+  }
+  response->set_fallback(d.fallback);
+  response->set_overridden(d.overridden);
+  return absl::OkStatus();
+}
+
+absl::Status DoListAPIVersions(const Catalog& catalog,
+                               const VersionQuery& query,
+                               const v1::ListAPIVersionsRequest&,
+                               v1::ListAPIVersionsResponse* response) {
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(std::vector<engine::ServedGroupVersion> served,
+                           engine::ListServedAPIs(catalog, versions, query));
+  size_t resources = 0;
+  for (engine::ServedGroupVersion& gv : served) {
+    v1::APIGroupVersion* out = response->add_group_versions();
+    out->set_group(std::move(gv.group));
+    out->set_version(std::move(gv.version));
+    resources += gv.resources.size();
+    for (std::string& r : gv.resources) out->add_resources(std::move(r));
+    out->set_reason(std::move(gv.reason));
+  }
+  FillCommon(catalog, versions,
+             absl::StrFormat("%d group-versions serving %d resources at "
+                             "emulation version %s",
+                             served.size(), resources,
+                             versions.emulation.MajorMinorString()),
+             response);
+  return absl::OkStatus();
+}
+
+absl::Status DoCheckSkew(const Catalog& catalog, const VersionQuery& query,
+                         const v1::CheckSkewRequest& request,
+                         v1::CheckSkewResponse* response) {
+  if (request.component().empty()) {
+    return Required("component", "\"kubelet\"");
+  }
+  if (request.client_version().empty()) {
+    return Required("client_version", "\"1.34\" or \"v1.34.2\"");
+  }
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::SkewDecision d,
+      engine::CheckSkew(catalog, versions, request.component(),
+                        request.client_version()));
+  FillCommon(catalog, versions, d.reason, response);
+  response->set_allowed(d.verdict == engine::SkewVerdict::kAllowed);
+  response->set_verdict(ToProtoVerdict(d.verdict));
+  response->set_min_version(d.min_version.MajorMinorString());
+  response->set_max_version(d.max_version.MajorMinorString());
+  return absl::OkStatus();
+}
+
+absl::Status DoResolveVersions(const Catalog& catalog,
+                               const VersionQuery& query,
+                               const v1::ResolveVersionsRequest&,
+                               v1::ResolveVersionsResponse* response) {
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  FillCommon(catalog, versions,
+             absl::StrFormat("binary %s emulating %s, compatible down to %s",
+                             versions.binary.ToString(),
+                             versions.emulation.MajorMinorString(),
+                             versions.min_compatibility.MajorMinorString()),
+             response);
+  response->set_major(absl::StrCat(versions.binary.major()));
+  response->set_minor(absl::StrCat(versions.binary.minor()));
+  response->set_emulation_major(absl::StrCat(versions.emulation.major()));
+  response->set_emulation_minor(absl::StrCat(versions.emulation.minor()));
+  response->set_min_compatibility_major(
+      absl::StrCat(versions.min_compatibility.major()));
+  response->set_min_compatibility_minor(
+      absl::StrCat(versions.min_compatibility.minor()));
+  response->set_git_version(absl::StrCat("v", versions.binary.ToString()));
+  return absl::OkStatus();
+}
+
+absl::Status DoComputeStorageVersionAgreement(
+    const Catalog& catalog, const VersionQuery& query,
+    const v1::ComputeStorageVersionAgreementRequest& request,
+    v1::ComputeStorageVersionAgreementResponse* response) {
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  std::vector<engine::ServerStorageVersion> reports;
+  reports.reserve(request.storage_versions_size());
+  for (const v1::ServerStorageVersion& in : request.storage_versions()) {
+    engine::ServerStorageVersion& r = reports.emplace_back();
+    r.apiserver_id = in.apiserver_id();
+    r.encoding_version = in.encoding_version();
+    r.decodable_versions.assign(in.decodable_versions().begin(),
+                                in.decodable_versions().end());
+    r.served_versions.assign(in.served_versions().begin(),
+                             in.served_versions().end());
+  }
+  const std::vector<std::string> participants(request.participants().begin(),
+                                              request.participants().end());
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::StorageVersionAgreement a,
+      engine::ComputeStorageVersionAgreement(
+          reports, participants, request.group(), request.resource()));
+  FillCommon(catalog, versions, a.reason, response);
+  response->set_common_encoding_version(a.common_encoding_version);
+  v1::StorageVersionCondition* condition = response->mutable_condition();
+  condition->set_type(a.condition_type);
+  condition->set_status(a.condition_status);
+  condition->set_reason(a.condition_reason);
+  condition->set_message(a.condition_message);
+  for (const engine::ServerStorageVersion& r : a.counted) {
+    v1::ServerStorageVersion* out = response->add_storage_versions();
+    out->set_apiserver_id(r.apiserver_id);
+    out->set_encoding_version(r.encoding_version);
+    for (const std::string& v : r.decodable_versions) {
+      out->add_decodable_versions(v);
+    }
+    for (const std::string& v : r.served_versions) out->add_served_versions(v);
+  }
+  for (const std::string& id : a.ignored_apiserver_ids) {
+    response->add_ignored_apiserver_ids(id);
+  }
+  response->set_object_name(a.object_name);
+  return absl::OkStatus();
+}
+
+absl::Status DoPlanVersionRemoval(const Catalog&, const VersionQuery&,
+                                  const v1::PlanVersionRemovalRequest&,
+                                  v1::PlanVersionRemovalResponse*) {
+  // Issue 2 reserves UNIMPLEMENTED for RPCs whose engine work belongs to a
+  // later issue.
+  return absl::UnimplementedError(
+      "PlanVersionRemoval needs the CRD version-removal planner (upgrade "
+      "planning), which this build of compatd does not include yet");
+}
+
+// Evaluate: one item against the batch's snapshot. The item's own versions
+// override the batch's field by field (proto3 MergeFrom: set fields win).
+void EvaluateItem(const Catalog& catalog, const v1::VersionContext& batch,
+                  const v1::EvaluateItem& item, v1::EvaluateResult* result) {
+  auto run = [&](const auto& request, auto* response) {
+    v1::VersionContext merged = batch;
+    merged.MergeFrom(request.versions());
+    const VersionQuery query = ToQuery(merged);
+    absl::Status status;
+    using Request = std::decay_t<decltype(request)>;
+    if constexpr (std::is_same_v<Request, v1::GetFeatureRequest>) {
+      status = DoGetFeature(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<Request, v1::ListFeaturesRequest>) {
+      status = DoListFeatures(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<Request,
+                                        v1::GetStorageVersionRequest>) {
+      status = DoGetStorageVersion(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<Request, v1::ListAPIVersionsRequest>) {
+      status = DoListAPIVersions(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<Request, v1::CheckSkewRequest>) {
+      status = DoCheckSkew(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<Request, v1::ResolveVersionsRequest>) {
+      status = DoResolveVersions(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<
+                             Request,
+                             v1::ComputeStorageVersionAgreementRequest>) {
+      status =
+          DoComputeStorageVersionAgreement(catalog, query, request, response);
+    } else {
+      status = DoPlanVersionRemoval(catalog, query, request, response);
+    }
+    if (!status.ok()) ToRpcStatus(status, result->mutable_error());
+  };
+  switch (item.request_case()) {
+    case v1::EvaluateItem::kGetFeature:
+      return run(item.get_feature(), result->mutable_get_feature());
+    case v1::EvaluateItem::kListFeatures:
+      return run(item.list_features(), result->mutable_list_features());
+    case v1::EvaluateItem::kGetStorageVersion:
+      return run(item.get_storage_version(),
+                 result->mutable_get_storage_version());
+    case v1::EvaluateItem::kListApiVersions:
+      return run(item.list_api_versions(), result->mutable_list_api_versions());
+    case v1::EvaluateItem::kCheckSkew:
+      return run(item.check_skew(), result->mutable_check_skew());
+    case v1::EvaluateItem::kResolveVersions:
+      return run(item.resolve_versions(), result->mutable_resolve_versions());
+    case v1::EvaluateItem::kComputeStorageVersionAgreement:
+      return run(item.compute_storage_version_agreement(),
+                 result->mutable_compute_storage_version_agreement());
+    case v1::EvaluateItem::kPlanVersionRemoval:
+      return run(item.plan_version_removal(),
+                 result->mutable_plan_version_removal());
+    case v1::EvaluateItem::REQUEST_NOT_SET:
+      break;
+  }
+  ToRpcStatus(absl::InvalidArgumentError(
+                  "items[]: empty item: set one of get_feature, "
+                  "list_features, get_storage_version, list_api_versions, "
+                  "check_skew, resolve_versions, "
+                  "compute_storage_version_agreement, plan_version_removal"),
+              result->mutable_error());
+}
+
+}  // namespace
+
+PolicyHandlers::PolicyHandlers(const engine::CatalogStore* store,
+                               const CatalogEvents* events,
+                               ClientLister client_lister)
+    : store_(store),
+      events_(events),
+      client_lister_(std::move(client_lister)) {}
+
+absl::StatusOr<std::shared_ptr<const Catalog>> PolicyHandlers::Snapshot()
+    const {
+  std::shared_ptr<const Catalog> catalog = store_->Current();
+  if (catalog == nullptr) {
+    return absl::UnavailableError(
+        "no catalog is loaded yet; retry once grpc.health.v1 reports SERVING");
+  }
+  return catalog;
+}
+
+#define COMPATD_UNARY_HANDLER(Name)                                            \
+  absl::Status PolicyHandlers::Name(const v1::Name##Request& request,          \
+                                    v1::Name##Response* response) const {      \
+    COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog,           \
+                             Snapshot());                                      \
+    return Do##Name(*catalog, ToQuery(request.versions()), request, response); \
+  }
+
+COMPATD_UNARY_HANDLER(GetFeature)
+COMPATD_UNARY_HANDLER(ListFeatures)
+COMPATD_UNARY_HANDLER(GetStorageVersion)
+COMPATD_UNARY_HANDLER(ListAPIVersions)
+COMPATD_UNARY_HANDLER(CheckSkew)
+COMPATD_UNARY_HANDLER(ResolveVersions)
+COMPATD_UNARY_HANDLER(ComputeStorageVersionAgreement)
+COMPATD_UNARY_HANDLER(PlanVersionRemoval)
+
+#undef COMPATD_UNARY_HANDLER
+
+absl::Status PolicyHandlers::Evaluate(const v1::EvaluateRequest& request,
+                                      v1::EvaluateResponse* response) const {
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  COMPATD_ASSIGN_OR_RETURN(
+      EffectiveVersions versions,
+      engine::ResolveEffectiveVersions(*catalog, ToQuery(request.versions())));
+  int failed = 0;
+  response->mutable_results()->Reserve(request.items_size());
+  for (const v1::EvaluateItem& item : request.items()) {
+    v1::EvaluateResult* result = response->add_results();
+    EvaluateItem(*catalog, request.versions(), item, result);
+    if (result->has_error()) ++failed;
+  }
+  FillCommon(*catalog, versions,
+             absl::StrFormat("%d items answered from one catalog snapshot, %d "
+                             "with an error",
+                             request.items_size(), failed),
+             response);
+  return absl::OkStatus();
+}
+
+void PolicyHandlers::DescribeCatalog(const Catalog& catalog,
+                                     v1::GetCatalogResponse* response) const {
+  // The cluster section was validated when the catalog was loaded.
+  absl::StatusOr<EffectiveVersions> versions =
+      engine::ResolveEffectiveVersions(catalog, VersionQuery{});
+  if (versions.ok()) {
+    FillVersions(*versions, response->mutable_versions());
+  }
+  response->set_catalog_generation(catalog.generation);
+  response->set_catalog_digest(catalog.digest);
+  response->set_generation(catalog.generation);
+  response->set_digest(catalog.digest);
+  response->set_source(catalog.source);
+  response->set_binary_version(catalog.binary_version.ToString());
+  SetTimestamp(catalog.loaded_at, response->mutable_loaded_at());
+  v1::CatalogCounts* counts = response->mutable_counts();
+  counts->set_features(static_cast<uint32_t>(catalog.features.size()));
+  counts->set_group_versions(static_cast<uint32_t>(catalog.apis.size()));
+  uint32_t resources = 0;
+  for (const engine::APIGroupVersion& gv : catalog.apis) {
+    resources += static_cast<uint32_t>(gv.resources.size());
+  }
+  counts->set_resources(resources);
+  counts->set_storage_overrides(
+      static_cast<uint32_t>(catalog.storage_overrides.size()));
+  counts->set_skew_rules(static_cast<uint32_t>(catalog.skew_policy.size()));
+  counts->set_crds(static_cast<uint32_t>(catalog.crds.size()));
+  std::string reason =
+      absl::StrFormat("catalog generation %d from %s, loaded %s",
+                      catalog.generation, catalog.source,
+                      absl::FormatTime(absl::RFC3339_sec, catalog.loaded_at,
+                                       absl::UTCTimeZone()));
+  if (events_ != nullptr) {
+    CatalogEvents::Error error = events_->LastError();
+    if (!error.message.empty()) {
+      absl::StrAppend(&reason,
+                      "; the last reload was rejected and this "
+                      "catalog keeps serving");
+      response->set_last_error(error.message);
+      SetTimestamp(error.at, response->mutable_last_error_at());
+    }
+  }
+  response->set_reason(std::move(reason));
+}
+
+absl::Status PolicyHandlers::GetCatalog(
+    const v1::GetCatalogRequest&, v1::GetCatalogResponse* response) const {
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  DescribeCatalog(*catalog, response);
+  return absl::OkStatus();
+}
+
+absl::Status PolicyHandlers::ListClients(
+    const v1::ListClientsRequest& request,
+    v1::ListClientsResponse* response) const {
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  COMPATD_ASSIGN_OR_RETURN(
+      EffectiveVersions versions,
+      engine::ResolveEffectiveVersions(*catalog, VersionQuery{}));
+  if (client_lister_) {
+    client_lister_(request.component(), *catalog, response);
+  }
+  FillCommon(*catalog, versions,
+             client_lister_
+                 ? absl::StrFormat(
+                       "%d client component/version pairs seen, verdicts at "
+                       "the cluster's versions",
+                       response->clients_size())
+                 : std::string("this process records no clients (offline "
+                               "evaluation)"),
+             response);
+  return absl::OkStatus();
+}
+
+}  // namespace compatd::service

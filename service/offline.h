@@ -1,0 +1,37 @@
+#pragma once
+
+// The offline commands: `compatd eval` (any unary RPC through the server's own
+// handlers) and `compatd --check-catalog`. They print to the given streams and
+// return the exit code.
+
+#include <ostream>
+#include <string>
+
+namespace compatd::service {
+
+// Exit codes shared by the offline commands.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError =
+    1;  // an RPC error, or a catalog that does not load
+inline constexpr int kExitUsage =
+    2;  // bad usage: unknown RPC, bad JSON, missing flag
+
+struct EvalOptions {
+  std::string catalog_path;  // empty: the embedded catalog
+  std::string
+      rpc;  // "GetFeature" (or "compatd.v1.CompatibilityPolicy/GetFeature")
+  std::string request_json;  // the request message as JSON; empty = {}
+};
+
+// Prints the JSON response on `out` (exit 0); "ERROR: <CODE>: <message>" on
+// `err` for an RPC error (exit 1); catalog errors like --check-catalog (exit
+// 1); usage errors (exit 2).
+int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err);
+
+// Validates a catalog file: on success prints its counts and digest on `out`
+// (exit 0); otherwise every error, "<file>:<line>: <message>", on `err` (exit
+// 1).
+int RunCheckCatalog(const std::string& path, std::ostream& out,
+                    std::ostream& err);
+
+}  // namespace compatd::service

@@ -1,0 +1,208 @@
+#include "service/policy_service.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+
+namespace compatd::service {
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+namespace {
+
+// Streams the catalog now serving, then one message per published reload, until
+// the client cancels or the server closes CatalogEvents on shutdown (then it
+// finishes with OK).
+class WatchCatalogReactor final
+    : public grpc::ServerWriteReactor<v1::GetCatalogResponse> {
+ public:
+  WatchCatalogReactor(const PolicyHandlers* handlers, CatalogEvents* events,
+                      RpcObserver* observer)
+      : handlers_(handlers),
+        events_(events),
+        observer_(observer),
+        start_(absl::Now()),
+        subscriber_(std::make_shared<Subscriber>(this)) {}
+
+  // Subscribes and queues the current catalog. Call once, right after
+  // construction.
+  void Start(std::shared_ptr<const engine::Catalog> current) {
+    if (current == nullptr) {
+      absl::MutexLock lock(&mu_);
+      FinishLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                "no catalog is loaded yet"));
+      return;
+    }
+    Enqueue(std::move(current));
+    if (!events_->Subscribe(subscriber_)) Close();  // already shutting down
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    if (!ok) {
+      FinishLocked(
+          grpc::Status(grpc::StatusCode::CANCELLED, "the stream was closed"));
+    } else if (close_requested_) {
+      FinishLocked(grpc::Status::OK);
+    } else if (pending_ != nullptr) {
+      WriteNextLocked();
+    }
+  }
+
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+    if (!writing_) {
+      FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED,
+                                "the client cancelled the stream"));
+    }
+  }
+
+  void OnDone() override {
+    events_->Unsubscribe(subscriber_.get());
+    subscriber_->Detach();
+    if (observer_ != nullptr) {
+      observer_->OnFinish(RpcMethod::kWatchCatalog,
+                          static_cast<absl::StatusCode>(final_code_),
+                          absl::Now() - start_);
+    }
+    delete this;
+  }
+
+ private:
+  // Held by CatalogEvents; outlives the reactor safely (Detach() on done).
+  class Subscriber final : public CatalogEvents::Subscriber {
+   public:
+    explicit Subscriber(WatchCatalogReactor* reactor) : reactor_(reactor) {}
+    void OnPublished(std::shared_ptr<const engine::Catalog> catalog) override {
+      absl::MutexLock lock(&mu_);
+      if (reactor_ != nullptr) reactor_->Enqueue(std::move(catalog));
+    }
+    void OnClose() override {
+      absl::MutexLock lock(&mu_);
+      if (reactor_ != nullptr) reactor_->Close();
+    }
+    void Detach() {
+      absl::MutexLock lock(&mu_);
+      reactor_ = nullptr;
+    }
+
+   private:
+    absl::Mutex mu_;
+    WatchCatalogReactor* reactor_ ABSL_GUARDED_BY(mu_);
+  };
+
+  void Enqueue(std::shared_ptr<const engine::Catalog> catalog) {
+    absl::MutexLock lock(&mu_);
+    if (finished_ || cancelled_) return;
+    pending_ = std::move(catalog);  // only the newest matters
+    if (!writing_) WriteNextLocked();
+  }
+
+  void Close() {
+    absl::MutexLock lock(&mu_);
+    close_requested_ = true;
+    if (!writing_) FinishLocked(grpc::Status::OK);
+  }
+
+  void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    message_.Clear();
+    handlers_->DescribeCatalog(*pending_, &message_);
+    pending_.reset();
+    writing_ = true;
+    StartWrite(&message_);
+  }
+
+  void FinishLocked(const grpc::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finished_) return;
+    finished_ = true;
+    final_code_ = status.error_code();
+    Finish(status);
+  }
+
+  const PolicyHandlers* handlers_;
+  CatalogEvents* events_;
+  RpcObserver* observer_;
+  const absl::Time start_;
+  std::shared_ptr<Subscriber> subscriber_;
+
+  absl::Mutex mu_;
+  v1::GetCatalogResponse message_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const engine::Catalog> pending_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool close_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::StatusCode final_code_ = grpc::StatusCode::OK;
+};
+
+}  // namespace
+
+PolicyService::PolicyService(const PolicyHandlers* handlers,
+                             CatalogEvents* events,
+                             const engine::CatalogStore* store,
+                             RpcObserver* observer)
+    : handlers_(handlers),
+      events_(events),
+      store_(store),
+      observer_(observer) {}
+
+template <typename Request, typename Response>
+grpc::ServerUnaryReactor* PolicyService::Unary(
+    RpcMethod method, grpc::CallbackServerContext* context,
+    const Request& request, Response* response,
+    absl::Status (PolicyHandlers::*handler)(const Request&, Response*) const) {
+  const absl::Time start = absl::Now();
+  if (observer_ != nullptr)
+    observer_->OnStart(method, context->client_metadata());
+  const absl::Status status = (handlers_->*handler)(request, response);
+  if (observer_ != nullptr) {
+    observer_->OnFinish(method, status.code(), absl::Now() - start);
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+#define COMPATD_UNARY_METHOD(Name)                                            \
+  grpc::ServerUnaryReactor* PolicyService::Name(                              \
+      grpc::CallbackServerContext* context, const v1::Name##Request* request, \
+      v1::Name##Response* response) {                                         \
+    return Unary(RpcMethod::k##Name, context, *request, response,             \
+                 &PolicyHandlers::Name);                                      \
+  }
+
+COMPATD_UNARY_METHOD(GetFeature)
+COMPATD_UNARY_METHOD(ListFeatures)
+COMPATD_UNARY_METHOD(GetStorageVersion)
+COMPATD_UNARY_METHOD(ListAPIVersions)
+COMPATD_UNARY_METHOD(CheckSkew)
+COMPATD_UNARY_METHOD(ResolveVersions)
+COMPATD_UNARY_METHOD(ComputeStorageVersionAgreement)
+COMPATD_UNARY_METHOD(PlanVersionRemoval)
+COMPATD_UNARY_METHOD(Evaluate)
+COMPATD_UNARY_METHOD(GetCatalog)
+COMPATD_UNARY_METHOD(ListClients)
+
+#undef COMPATD_UNARY_METHOD
+
+grpc::ServerWriteReactor<v1::GetCatalogResponse>* PolicyService::WatchCatalog(
+    grpc::CallbackServerContext* context, const v1::WatchCatalogRequest*) {
+  if (observer_ != nullptr) {
+    observer_->OnStart(RpcMethod::kWatchCatalog, context->client_metadata());
+  }
+  auto* reactor = new WatchCatalogReactor(handlers_, events_, observer_);
+  reactor->Start(store_->Current());
+  return reactor;
+}
+
+}  // namespace compatd::service
