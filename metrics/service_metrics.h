@@ -1,0 +1,171 @@
+#pragma once
+
+// compatd's metric families, behind intent-named calls. Every handle the hot
+// path needs is resolved in Create(), so recording a request is a few relaxed
+// atomic adds: no lock, no allocation, no map insert.
+//
+//   grpc_server_started_total{grpc_type,grpc_service,grpc_method}
+//   grpc_server_handled_total{grpc_type,grpc_service,grpc_method,grpc_code}
+//   grpc_server_handling_seconds{grpc_type,grpc_service,grpc_method}  histogram
+//       (the names, labels and code spellings of go-grpc-prometheus, so its
+//       dashboards and alerts work unchanged; every code is pre-created for
+//       every method, as its InitializeMetrics does)
+//   compatd_catalog_reloads_total{result="loaded|unchanged|rejected"}
+//   compatd_catalog_generation
+//   compatd_catalog_last_reload_success_timestamp_seconds
+//   compatd_build_info{version,revision} 1
+//   compatd_client_requests_total{component,version,verdict}
+//       (version "major.minor" or "unknown"; at most max_client_label_sets
+//       series, overflow component="other",version="other")
+//   compatd_clients_out_of_allowance{component}
+//       (computed at scrape time by the source set with
+//       SetClientsOutOfAllowanceSource, i.e. the client tracker)
+//
+// Thread-safe.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "metrics/bounded_label_table.h"
+#include "metrics/registry.h"
+
+namespace compatd::metrics {
+
+// go-grpc-prometheus' grpc_type values.
+enum class RpcType { kUnary, kClientStream, kServerStream, kBidiStream };
+absl::string_view RpcTypeName(RpcType type);  // "unary", "server_stream", ...
+
+// grpc-go's codes.Code.String() spelling, as go-grpc-prometheus prints
+// grpc_code: "OK", "Canceled", "InvalidArgument", ... ("Unknown" for a value
+// outside 0..16). absl and gRPC share the numbering.
+absl::string_view GrpcCodeName(absl::StatusCode code);
+
+// grpc_server_handling_seconds' buckets: 50µs .. 1s (the service answers in
+// microseconds; go-grpc-prometheus' defaults start at 5ms).
+const std::vector<double>& HandlingSecondsBuckets();
+
+enum class ReloadResult { kLoaded, kUnchanged, kRejected };
+absl::string_view ReloadResultName(ReloadResult result);
+
+enum class ClientVerdict { kAllowed, kTooOld, kTooNew, kUnknown };
+// "allowed", "too_old", "too_new", "unknown".
+absl::string_view ClientVerdictName(ClientVerdict verdict);
+
+struct RpcMethod {
+  std::string service;  // "compatd.v1.CompatibilityPolicy"
+  std::string method;   // "CheckSkew"
+  RpcType type = RpcType::kUnary;
+};
+
+// The pre-resolved handles of one method.
+class MethodMetrics final {
+ public:
+  // Call when the RPC starts (grpc_server_started_total).
+  void Started() const { started_->Increment(); }
+  // Call when it finishes (grpc_server_handled_total and the histogram).
+  void Handled(absl::StatusCode code, absl::Duration latency) const;
+
+ private:
+  friend class ServiceMetrics;
+  static constexpr size_t kCodes = 17;
+  Counter* started_ = nullptr;
+  std::array<Counter*, kCodes> handled_{};
+  Histogram* handling_seconds_ = nullptr;
+};
+
+class ServiceMetrics final {
+ public:
+  struct Options {
+    // Every method the server serves. The first entry's service is the
+    // primary one: RecordRequest(method, ...) looks a bare method name up
+    // there first.
+    std::vector<RpcMethod> methods;
+    std::string version;   // compatd_build_info{version}
+    std::string revision;  // compatd_build_info{revision}
+    size_t max_client_label_sets = kDefaultMaxLabelSets;
+  };
+
+  // Registers the families in `registry` (which must outlive this) and
+  // resolves every handle. Errors are the registry's (ALREADY_EXISTS when
+  // called twice on one registry, INVALID_ARGUMENT for a bad label value).
+  static absl::StatusOr<std::unique_ptr<ServiceMetrics>> Create(
+      Registry* registry, Options options);
+
+  ServiceMetrics(const ServiceMetrics&) = delete;
+  ServiceMetrics& operator=(const ServiceMetrics&) = delete;
+  ~ServiceMetrics();
+
+  // Handles of a (service, method) registered in Create(); a method never
+  // registered gets the grpc_service="unknown",grpc_method="unknown" handles.
+  // Never null. Lock-free (the map is read-only after Create()).
+  const MethodMetrics* Method(absl::string_view service,
+                              absl::string_view method) const;
+  // A bare method name: the primary service's, else the first service that
+  // has it.
+  const MethodMetrics* Method(absl::string_view method) const;
+
+  // Started() + Handled() for a call that is over.
+  void RecordRequest(absl::string_view method, absl::StatusCode code,
+                     absl::Duration latency) const;
+  void RecordRequest(absl::string_view service, absl::string_view method,
+                     absl::StatusCode code, absl::Duration latency) const;
+
+  // One reload attempt. kLoaded and kUnchanged count as a success (the
+  // catalog in force is the file's): they set the success timestamp to `now`.
+  void RecordReload(ReloadResult result, absl::Time now) const;
+  // A catalog was published (at startup or by a reload).
+  void RecordCatalogPublished(uint64_t generation, absl::Time now) const;
+
+  // compatd_client_requests_total's handle for one label set, through the
+  // bounded table. Slow path (lock, maybe allocation): cache the handle.
+  // `version` is "major.minor" or "unknown". Never null.
+  Counter* ClientRequests(absl::string_view component,
+                          absl::string_view version,
+                          ClientVerdict verdict) const;
+  // ClientRequests(...)->Increment().
+  void RecordClient(absl::string_view component, absl::string_view version,
+                    ClientVerdict verdict) const;
+
+  // The out-of-allowance gauge's values at scrape time: (component, count).
+  // Replaces any previous source; nullptr removes it (the gauge is then
+  // empty). Whoever sets a source must reset it before the source dies.
+  using OutOfAllowanceSource =
+      std::function<std::vector<std::pair<std::string, int64_t>>()>;
+  void SetClientsOutOfAllowanceSource(OutOfAllowanceSource source);
+
+ private:
+  ServiceMetrics();
+
+  // Keyed by "service/method" and by bare method name.
+  absl::flat_hash_map<std::string, std::unique_ptr<MethodMetrics>>
+      by_full_name_;
+  absl::flat_hash_map<std::string, const MethodMetrics*> by_method_;
+  MethodMetrics unknown_method_;
+
+  std::array<Counter*, 3> reloads_{};
+  Gauge* catalog_generation_ = nullptr;
+  Gauge* last_success_ = nullptr;
+
+  std::unique_ptr<BoundedLabelTable<Counter>> client_requests_;
+  // Used when the table cannot give a handle (never expected: values are
+  // sanitized); keeps ClientRequests() non-null.
+  Counter* client_requests_fallback_ = nullptr;
+
+  // Shared with the registry's callback, which may outlive this object.
+  struct SourceState;
+  std::shared_ptr<SourceState> source_;
+};
+
+}  // namespace compatd::metrics
