@@ -1,0 +1,193 @@
+#include "engine/skew.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace compatd::engine {
+namespace {
+
+const std::vector<SkewRule>& DefaultRules() {
+  static const std::vector<SkewRule>* const rules =
+      new std::vector<SkewRule>(DefaultSkewPolicy());
+  return *rules;
+}
+
+// Go's regexp \s, as Version::Parse uses it.
+bool IsRegexpSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The major and minor version Version::Parse would return for `text`, without
+// allocating. Version::Parse tries semantic, then generic parsing, and every
+// semantic version also parses as a generic one with the same numbers, so
+// acceptance is exactly the generic rule: `^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)$`
+// with at least two components, no leading zero in the first, every
+// component within uint64, and no newline after the numbers. Returns false
+// where Version::Parse fails (the caller then asks it for the message).
+bool ParseMajorMinor(absl::string_view text, uint64_t* major, uint64_t* minor) {
+  size_t pos = 0;
+  while (pos < text.size() && IsRegexpSpace(text[pos])) ++pos;
+  if (pos < text.size() && text[pos] == 'v') ++pos;
+  uint64_t values[2] = {0, 0};
+  int components = 0;
+  while (true) {
+    const size_t start = pos;
+    uint64_t value = 0;
+    while (pos < text.size() && IsDigit(text[pos])) {
+      const uint64_t d = static_cast<uint64_t>(text[pos] - '0');
+      if (value > (std::numeric_limits<uint64_t>::max() - d) / 10) {
+        return false;  // "value out of range"
+      }
+      value = value * 10 + d;
+      ++pos;
+    }
+    if (pos == start) return false;
+    if (components == 0 && pos - start > 1 && text[start] == '0') {
+      return false;  // "illegal zero-prefixed version component"
+    }
+    if (components < 2) values[components] = value;
+    ++components;
+    if (pos + 1 < text.size() && text[pos] == '.' && IsDigit(text[pos + 1])) {
+      ++pos;
+      continue;
+    }
+    break;
+  }
+  if (components < 2) return false;
+  if (text.substr(pos).find('\n') != absl::string_view::npos) return false;
+  *major = values[0];
+  *minor = values[1];
+  return true;
+}
+
+absl::string_view BaseName(SkewBase base) {
+  switch (base) {
+    case SkewBase::kMinCompatibility:
+      return "min-compatibility";
+    case SkewBase::kEmulation:
+      return "emulation";
+    case SkewBase::kBinary:
+      return "binary";
+  }
+  return "binary";
+}
+
+const Version& BaseVersion(const EffectiveVersions& versions, SkewBase base) {
+  switch (base) {
+    case SkewBase::kMinCompatibility:
+      return versions.min_compatibility;
+    case SkewBase::kEmulation:
+      return versions.emulation;
+    case SkewBase::kBinary:
+      return versions.binary;
+  }
+  return versions.binary;
+}
+
+// Appends "min-compatibility 1.33 - 2" (or "+ 1", or nothing for offset 0).
+void AppendBound(const EffectiveVersions& versions, const SkewBound& bound,
+                 std::string* out) {
+  const Version& base = BaseVersion(versions, bound.of);
+  absl::StrAppend(out, BaseName(bound.of), " ", base.major(), ".",
+                  base.minor());
+  if (bound.offset > 0) absl::StrAppend(out, " + ", bound.offset);
+  if (bound.offset < 0) {
+    absl::StrAppend(out, " - ", -static_cast<int64_t>(bound.offset));
+  }
+}
+
+int CompareMajorMinor(uint64_t major, uint64_t minor, const Version& v) {
+  if (major != v.major()) return major < v.major() ? -1 : 1;
+  if (minor != v.minor()) return minor < v.minor() ? -1 : 1;
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
+                                       const EffectiveVersions& versions,
+                                       absl::string_view component,
+                                       absl::string_view client_version) {
+  const std::vector<SkewRule>& rules =
+      catalog.skew_policy.empty() ? DefaultRules() : catalog.skew_policy;
+  const SkewRule* rule = nullptr;
+  for (const SkewRule& r : rules) {
+    for (const std::string& c : r.components) {
+      if (c == component) {
+        rule = &r;
+        break;
+      }
+    }
+    if (rule != nullptr) break;
+  }
+  if (rule == nullptr) {
+    std::vector<absl::string_view> known;
+    for (const SkewRule& r : rules) {
+      for (const std::string& c : r.components) known.push_back(c);
+    }
+    std::sort(known.begin(), known.end());
+    known.erase(std::unique(known.begin(), known.end()), known.end());
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "component \"%s\" has no skew rule (KEP-4330 defines none for it); "
+        "known components: %s",
+        component, absl::StrJoin(known, ", ")));
+  }
+
+  uint64_t major = 0;
+  uint64_t minor = 0;
+  if (!ParseMajorMinor(client_version, &major, &minor)) {
+    absl::StatusOr<Version> parsed = Version::Parse(client_version);
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "client version \"%s\" of %s: %s (expected e.g. \"1.31\" or "
+        "\"v1.31.2\")",
+        client_version, component,
+        parsed.ok() ? "not a version" : parsed.status().message()));
+  }
+
+  SkewDecision decision;
+  decision.min_version =
+      BaseVersion(versions, rule->min.of).OffsetMinor(rule->min.offset);
+  decision.max_version =
+      BaseVersion(versions, rule->max.of).OffsetMinor(rule->max.offset);
+
+  std::string& reason = decision.reason;
+  reason.reserve(160);
+  absl::StrAppend(&reason, component, " ", major, ".", minor);
+  if (CompareMajorMinor(major, minor, decision.min_version) < 0) {
+    decision.verdict = SkewVerdict::kTooOld;
+    absl::StrAppend(&reason, " is older than the oldest allowed ",
+                    decision.min_version.major(), ".",
+                    decision.min_version.minor(), " (");
+    AppendBound(versions, rule->min, &reason);
+    reason.push_back(')');
+  } else if (CompareMajorMinor(major, minor, decision.max_version) > 0) {
+    decision.verdict = SkewVerdict::kTooNew;
+    absl::StrAppend(&reason, " is newer than the newest allowed ",
+                    decision.max_version.major(), ".",
+                    decision.max_version.minor(), " (");
+    AppendBound(versions, rule->max, &reason);
+    reason.push_back(')');
+  } else {
+    decision.verdict = SkewVerdict::kAllowed;
+    absl::StrAppend(&reason, " is within the allowed range ",
+                    decision.min_version.major(), ".",
+                    decision.min_version.minor(), " (");
+    AppendBound(versions, rule->min, &reason);
+    absl::StrAppend(&reason, ") to ", decision.max_version.major(), ".",
+                    decision.max_version.minor(), " (");
+    AppendBound(versions, rule->max, &reason);
+    reason.push_back(')');
+  }
+  return decision;
+}
+
+}  // namespace compatd::engine
