@@ -26,4 +26,26 @@ struct EffectiveVersions {
 absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
     const Catalog& catalog, const VersionQuery& query);
 
+// The floor of both the emulation and the min-compatibility version of a kube
+// component from Kubernetes 1.33 on: max(binary.WithPatch(0).SubtractMinor(3),
+// 1.31) (component-base compatibility kubeEffectiveVersionFloors).
+Version KubeVersionFloor(const Version& binary);
+
+// component-base compatibility effectiveVersion.Validate with explicit floors:
+// emulation_floor <= emulation <= binary.WithPatch(0) and min_compat_floor <=
+// min_compatibility <= emulation. INVALID_ARGUMENT with Kubernetes' messages
+// ("emulation version 1.29 is not between [1.31, 1.33.0]"), both when both
+// fail.
+absl::Status ValidateEffectiveVersionRange(const Version& binary,
+                                           const Version& emulation,
+                                           const Version& min_compatibility,
+                                           const Version& emulation_floor,
+                                           const Version& min_compat_floor);
+
+// Parses one --emulated-version / --min-compatibility-version value as
+// component-base's toVersionMap does: comma-separated items, each "VERSION" or
+// "kube=VERSION"; a non-zero patch, a duplicate or another component is an
+// error. Returns major.minor. INVALID_ARGUMENT with Kubernetes' message.
+absl::StatusOr<Version> ParseVersionFlag(absl::string_view value);
+
 }  // namespace compatd::engine

@@ -1,23 +1,30 @@
 #include "engine/features.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "engine/feature_gate_flags.h"
 #include "engine/status_macros.h"
 
 namespace compatd::engine {
-namespace {
 
 // component-base's AddVersioned gained the equal-version / min-compatibility /
-// no-transition-without-change / no-unlock rules in Kubernetes 1.35.
-bool HasMinCompatibilityRules(const Version& binary_version) {
+// no-transition-without-change / no-unlock rules, and spec selection the
+// min-compatibility check, in Kubernetes 1.35.
+bool FeatureGatesUseMinCompatibility(const Version& binary_version) {
   return binary_version.CompareMajorMinor(Version::MajorMinor(1, 35)) >= 0;
 }
+
+namespace {
 
 absl::string_view BoolName(bool b) { return b ? "true" : "false"; }
 
@@ -36,8 +43,8 @@ absl::Status SpecError(size_t index, const FeatureSpec& spec,
   return absl::InvalidArgumentError(absl::StrFormat(
       "%s; at %s, under the feature-gate rules of Kubernetes %s (%s)",
       kubernetes_message, where, binary_version.MajorMinorString(),
-      HasMinCompatibilityRules(binary_version) ? "1.35 and later"
-                                               : "before 1.35"));
+      FeatureGatesUseMinCompatibility(binary_version) ? "1.35 and later"
+                                                      : "before 1.35"));
 }
 
 // Rules common to every release line that AddVersioned checks on one entry
@@ -265,15 +272,342 @@ absl::Status ValidateFrom135(absl::string_view name,
   return absl::OkStatus();
 }
 
+// ---------------------------------------------------------------------------
+// Decisions.
+
+constexpr absl::string_view kAllAlpha = "AllAlpha";
+constexpr absl::string_view kAllBeta = "AllBeta";
+
+// component-base's defaultFeatures: AllAlpha and AllBeta are gates of every
+// feature gate, at version 0.0, default off.
+const Feature& PseudoGate(absl::string_view name) {
+  static const Feature* const kAlpha = [] {
+    auto* f = new Feature;
+    f->name = std::string(kAllAlpha);
+    f->specs.push_back(FeatureSpec{Version::MajorMinor(0, 0), false, false,
+                                   PreRelease::kAlpha, std::nullopt, 0});
+    return f;
+  }();
+  static const Feature* const kBeta = [] {
+    auto* f = new Feature;
+    f->name = std::string(kAllBeta);
+    f->specs.push_back(FeatureSpec{Version::MajorMinor(0, 0), false, false,
+                                   PreRelease::kBeta, std::nullopt, 0});
+    return f;
+  }();
+  return name == kAllAlpha ? *kAlpha : *kBeta;
+}
+
+const Feature* FindGate(const Catalog& catalog, absl::string_view name) {
+  if (name == kAllAlpha || name == kAllBeta) return &PseudoGate(name);
+  return catalog.FindFeature(name);
+}
+
+enum class GateSource { kRequest, kCluster };
+
+absl::string_view SourceName(GateSource source) {
+  return source == GateSource::kRequest ? "feature_gates request field"
+                                        : "catalog cluster.featureGates";
+}
+
+absl::string_view ShortSourceName(GateSource source) {
+  return source == GateSource::kRequest ? "feature_gates"
+                                        : "cluster.featureGates";
+}
+
+struct GateSetting {
+  absl::string_view name;
+  bool value = false;
+  GateSource source = GateSource::kRequest;
+};
+
+// The merged --feature-gates map: the cluster section's gates, then the
+// request's (a request key wins), validated as unsafeSetFromMap does.
+struct GateSet {
+  absl::InlinedVector<GateSetting, 8> settings;  // sorted by name
+  std::optional<GateSetting> all_alpha;
+  std::optional<GateSetting> all_beta;
+
+  const GateSetting* Find(absl::string_view name) const {
+    for (const GateSetting& s : settings) {
+      if (s.name == name) return &s;
+    }
+    return nullptr;
+  }
+};
+
+// "did you mean" for a name that differs only in case, else a pointer to
+// ListFeatures.
+std::string UnknownGateHint(const Catalog& catalog, absl::string_view name) {
+  for (const Feature& f : catalog.features) {
+    if (absl::EqualsIgnoreCase(f.name, name)) {
+      return absl::StrFormat("did you mean \"%s\"?", f.name);
+    }
+  }
+  for (absl::string_view special : {kAllAlpha, kAllBeta}) {
+    if (absl::EqualsIgnoreCase(special, name)) {
+      return absl::StrFormat("did you mean \"%s\"?", special);
+    }
+  }
+  return absl::StrFormat(
+      "the catalog knows %d gates (ListFeatures lists them) plus AllAlpha and "
+      "AllBeta",
+      catalog.features.size());
+}
+
+// featureSpecAtEmulationAndMinCompatVersion for one gate at the effective
+// versions, in the binary's release line.
+const FeatureSpec* SelectAt(const Feature& feature,
+                            const EffectiveVersions& versions) {
+  return SelectFeatureSpec(feature.specs, versions.emulation,
+                           versions.min_compatibility,
+                           FeatureGatesUseMinCompatibility(versions.binary));
+}
+
+// Fills *set (empty on entry).
+absl::Status BuildGateSet(const Catalog& catalog,
+                          const EffectiveVersions& versions,
+                          const VersionQuery& query, GateSet* set_out) {
+  GateSet& set = *set_out;
+  if (catalog.cluster.feature_gates.empty() && query.feature_gates.empty()) {
+    return absl::OkStatus();
+  }
+  std::vector<FeatureGateFlag> requested;
+  if (!query.feature_gates.empty()) {
+    absl::StatusOr<std::vector<FeatureGateFlag>> parsed =
+        ParseFeatureGates(query.feature_gates);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("feature_gates request field \"%s\": %s; expected "
+                          "Name=true|false pairs separated by commas",
+                          query.feature_gates, parsed.status().message()));
+    }
+    requested = *std::move(parsed);
+  }
+  // Merge two sorted lists; the request wins on equal keys.
+  const auto& cluster = catalog.cluster.feature_gates;
+  size_t i = 0, j = 0;
+  while (i < cluster.size() || j < requested.size()) {
+    if (j == requested.size() ||
+        (i < cluster.size() &&
+         absl::string_view(cluster[i].first) < requested[j].name)) {
+      set.settings.push_back(
+          {cluster[i].first, cluster[i].second, GateSource::kCluster});
+      ++i;
+      continue;
+    }
+    if (i < cluster.size() &&
+        absl::string_view(cluster[i].first) == requested[j].name) {
+      ++i;
+    }
+    set.settings.push_back(
+        {requested[j].name, requested[j].value, GateSource::kRequest});
+    ++j;
+  }
+
+  // unsafeSetFromMap: an unknown key fails at once.
+  for (const GateSetting& s : set.settings) {
+    if (FindGate(catalog, s.name) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: unrecognized feature gate: %s; %s", SourceName(s.source), s.name,
+          UnknownGateHint(catalog, s.name)));
+    }
+  }
+  const bool use_min_compat = FeatureGatesUseMinCompatibility(versions.binary);
+  std::vector<std::string> errors;
+  for (const GateSetting& s : set.settings) {
+    const Feature& feature = *FindGate(catalog, s.name);
+    const FeatureSpec* spec = SelectAt(feature, versions);
+    const bool default_enabled = spec != nullptr && spec->default_enabled;
+    if (spec != nullptr && spec->lock_to_default &&
+        spec->default_enabled != s.value) {
+      errors.push_back(absl::StrFormat(
+          "cannot set feature gate %s to %v, feature is locked to %v (%s)",
+          s.name, s.value, default_enabled, SourceName(s.source)));
+      continue;
+    }
+    if (s.name == kAllAlpha) {
+      set.all_alpha = s;
+      continue;
+    }
+    if (s.name == kAllBeta) {
+      set.all_beta = s;
+      continue;
+    }
+    if (spec == nullptr) {
+      std::string first_spec;
+      if (!feature.specs.empty()) {
+        first_spec =
+            absl::StrFormat("; it is introduced as %s in %s",
+                            PreReleaseName(feature.specs.front().pre_release),
+                            feature.specs.front().version.ToString());
+      }
+      errors.push_back(
+          use_min_compat
+              ? absl::StrFormat(
+                    "cannot set feature gate %s to %v, feature is PreAlpha at "
+                    "emulated version %s, min compatibility version %s (%s%s)",
+                    s.name, s.value, versions.emulation.ToString(),
+                    versions.min_compatibility.ToString(), SourceName(s.source),
+                    first_spec)
+              : absl::StrFormat(
+                    "cannot set feature gate %s to %v, feature is PreAlpha at "
+                    "emulated version %s (%s%s)",
+                    s.name, s.value, versions.emulation.ToString(),
+                    SourceName(s.source), first_spec));
+    }
+  }
+  if (errors.empty()) return absl::OkStatus();
+  if (errors.size() == 1) return absl::InvalidArgumentError(errors[0]);
+  // utilerrors.NewAggregate's wording for several errors.
+  return absl::InvalidArgumentError(
+      absl::StrCat("[", absl::StrJoin(errors, ", "), "]"));
+}
+
+absl::string_view OnOff(bool b) { return b ? "on" : "off"; }
+
+FeatureDecision Decide(const Feature& feature,
+                       const EffectiveVersions& versions,
+                       const GateSet& gates) {
+  FeatureDecision d;
+  d.feature = &feature;
+  d.spec = SelectAt(feature, versions);
+  if (d.spec != nullptr) {
+    d.stage = d.spec->pre_release;
+    d.default_enabled = d.spec->default_enabled;
+    d.locked_to_default = d.spec->lock_to_default;
+  }
+  d.enabled = d.default_enabled;
+
+  // featureEnabled: an explicit value, else what AllAlpha/AllBeta set for
+  // gates whose spec in force is Alpha/Beta (setUnsetAlphaGates does not look
+  // at the lock), else the default.
+  const GateSetting* by = gates.Find(feature.name);
+  absl::string_view via;
+  if (by == nullptr && d.spec != nullptr && feature.name != kAllAlpha &&
+      feature.name != kAllBeta) {
+    if (d.stage == PreRelease::kAlpha && gates.all_alpha.has_value()) {
+      by = &*gates.all_alpha;
+      via = kAllAlpha;
+    } else if (d.stage == PreRelease::kBeta && gates.all_beta.has_value()) {
+      by = &*gates.all_beta;
+      via = kAllBeta;
+    }
+  }
+  if (by != nullptr) {
+    d.enabled = by->value;
+    d.overridden = true;
+  }
+
+  // The reason: one sentence.
+  if (d.spec == nullptr) {
+    if (feature.specs.empty()) {
+      d.reason = absl::StrCat(
+          "no spec at any version, so off at emulation "
+          "version ",
+          versions.emulation.major(), ".", versions.emulation.minor());
+    } else {
+      const FeatureSpec& first = feature.specs.front();
+      d.reason = absl::StrCat(
+          "not yet introduced at emulation version ",
+          versions.emulation.major(), ".", versions.emulation.minor(),
+          " (first spec: ", PreReleaseName(first.pre_release), " in ",
+          first.version.major(), ".", first.version.minor(), ")");
+    }
+    return d;
+  }
+  const FeatureSpec& spec = *d.spec;
+  d.reason = absl::StrCat(PreReleaseName(spec.pre_release), " since ",
+                          spec.version.major(), ".", spec.version.minor());
+  if (spec.min_compatibility_version.has_value() &&
+      FeatureGatesUseMinCompatibility(versions.binary)) {
+    absl::StrAppend(&d.reason, " with min-compatibility version >= ",
+                    spec.min_compatibility_version->major(), ".",
+                    spec.min_compatibility_version->minor());
+  }
+  if (spec.lock_to_default) {
+    absl::StrAppend(&d.reason, ", locked to default ",
+                    OnOff(spec.default_enabled));
+  } else {
+    absl::StrAppend(&d.reason, ", default ", OnOff(spec.default_enabled));
+  }
+  if (by != nullptr) {
+    if (via.empty()) {
+      absl::StrAppend(&d.reason, "; overridden ", OnOff(by->value), " by ",
+                      ShortSourceName(by->source));
+    } else {
+      absl::StrAppend(&d.reason, "; overridden ", OnOff(by->value), " by ", via,
+                      "=", by->value ? "true" : "false", " in ",
+                      ShortSourceName(by->source));
+    }
+  }
+  return d;
+}
+
 }  // namespace
 
 absl::Status ValidateFeatureSpecs(absl::string_view name,
                                   std::vector<FeatureSpec>& specs,
                                   const Version& binary_version) {
-  if (HasMinCompatibilityRules(binary_version)) {
+  if (FeatureGatesUseMinCompatibility(binary_version)) {
     return ValidateFrom135(name, specs, binary_version);
   }
   return ValidateBefore135(name, specs, binary_version);
+}
+
+}  // namespace compatd::engine
+
+namespace compatd::engine {
+
+const FeatureSpec* SelectFeatureSpec(const std::vector<FeatureSpec>& specs,
+                                     const Version& emulation,
+                                     const Version& min_compatibility,
+                                     bool use_min_compatibility) {
+  for (size_t i = specs.size(); i-- > 0;) {
+    const FeatureSpec& spec = specs[i];
+    if (spec.version > emulation) continue;
+    if (use_min_compatibility && spec.min_compatibility_version.has_value() &&
+        min_compatibility < *spec.min_compatibility_version) {
+      continue;
+    }
+    return &spec;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<FeatureDecision> DecideFeature(const Catalog& catalog,
+                                              const EffectiveVersions& versions,
+                                              const VersionQuery& query,
+                                              absl::string_view name) {
+  const Feature* feature = FindGate(catalog, name);
+  if (feature == nullptr) {
+    return absl::NotFoundError(
+        absl::StrFormat("unknown feature gate \"%s\"; %s", name,
+                        UnknownGateHint(catalog, name)));
+  }
+  GateSet gates;
+  COMPATD_RETURN_IF_ERROR(BuildGateSet(catalog, versions, query, &gates));
+  return Decide(*feature, versions, gates);
+}
+
+absl::StatusOr<std::vector<FeatureDecision>> DecideFeatures(
+    const Catalog& catalog, const EffectiveVersions& versions,
+    const VersionQuery& query, absl::string_view component) {
+  GateSet gates;
+  COMPATD_RETURN_IF_ERROR(BuildGateSet(catalog, versions, query, &gates));
+  std::vector<FeatureDecision> decisions;
+  decisions.reserve(component.empty() ? catalog.features.size() : 16);
+  for (const Feature& feature : catalog.features) {
+    if (!component.empty() && feature.component != component) continue;
+    decisions.push_back(Decide(feature, versions, gates));
+  }
+  // The loader keeps features sorted by name; sort anyway so that a
+  // hand-built catalog answers the same.
+  std::sort(decisions.begin(), decisions.end(),
+            [](const FeatureDecision& a, const FeatureDecision& b) {
+              return a.feature->name < b.feature->name;
+            });
+  return decisions;
 }
 
 }  // namespace compatd::engine

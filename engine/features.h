@@ -26,6 +26,20 @@ absl::Status ValidateFeatureSpecs(absl::string_view name,
                                   std::vector<FeatureSpec>& specs,
                                   const Version& binary_version);
 
+// component-base featureSpecAtEmulationAndMinCompatVersion: scanning from the
+// last spec, the first whose version <= emulation and, when
+// `use_min_compatibility` (Kubernetes 1.35+), whose min_compatibility_version
+// (if any) <= min_compatibility. nullptr when none: the gate is PreAlpha (not
+// yet introduced), default off.
+const FeatureSpec* SelectFeatureSpec(const std::vector<FeatureSpec>& specs,
+                                     const Version& emulation,
+                                     const Version& min_compatibility,
+                                     bool use_min_compatibility);
+
+// Whether feature specs carry min-compatibility versions (and AddVersioned has
+// the 1.35 rules) in the given binary version's release line.
+bool FeatureGatesUseMinCompatibility(const Version& binary_version);
+
 struct FeatureDecision {
   const Feature* feature = nullptr;
   const FeatureSpec* spec =

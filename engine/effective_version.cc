@@ -1,0 +1,424 @@
+#include "engine/effective_version.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+
+namespace compatd::engine {
+namespace {
+
+// Which kube-apiserver code decides, by the binary's major.minor:
+//  - kBeforeEmulation: < 1.31, no --emulated-version at all.
+//  - k131: component-base v0.31 version.go: emulation in [N-1, N] and, by
+//    ValidateKubeEffectiveVersion, equal to the binary at 1.31;
+//    min-compatibility fixed at N-1.
+//  - k132: component-base v0.32 version.go: emulation in [N-3, N] and >= 1.31;
+//    setting it resets min-compatibility to emulation-1 (no floor);
+//    min-compatibility in [N-4, emulation] and >= 1.30.
+//  - kFloors: component-base compatibility/ (1.33 and later): one floor
+//    max(N-3, 1.31) for both; setting emulation resets min-compatibility to
+//    max(emulation-1, floor).
+enum class Era { kBeforeEmulation, k131, k132, kFloors };
+
+Era EraOf(const Version& binary) {
+  if (binary.major() != 1) {
+    return binary.major() < 1 ? Era::kBeforeEmulation : Era::kFloors;
+  }
+  if (binary.minor() < 31) return Era::kBeforeEmulation;
+  if (binary.minor() == 31) return Era::k131;
+  if (binary.minor() == 32) return Era::k132;
+  return Era::kFloors;
+}
+
+const Version& MinimumKubeEmulationVersion() {
+  static const Version* const kVersion =
+      new Version(Version::MajorMinor(1, 31));
+  return *kVersion;
+}
+
+Version Max(const Version& a, const Version& b) { return a < b ? b : a; }
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// "1.33": the common case, parsed without allocating. Gives exactly what
+// Version::Parse gives (a generic major.minor) or false to let it decide.
+bool ParsePlainMajorMinor(absl::string_view text, Version* out) {
+  uint64_t parts[2] = {0, 0};
+  size_t i = 0;
+  for (int part = 0; part < 2; ++part) {
+    const size_t start = i;
+    while (i < text.size() && IsDigit(text[i])) {
+      if (i - start >= 9) return false;  // leave overflow to the full parser
+      parts[part] = parts[part] * 10 + static_cast<uint64_t>(text[i] - '0');
+      ++i;
+    }
+    if (i == start) return false;
+    // Only the first component may not have a leading zero.
+    if (part == 0 && i - start > 1 && text[start] == '0') return false;
+    if (part == 0) {
+      if (i >= text.size() || text[i] != '.') return false;
+      ++i;
+    }
+  }
+  if (i != text.size()) return false;
+  *out = Version::MajorMinor(parts[0], parts[1]);
+  return true;
+}
+
+absl::StatusOr<Version> ParseAnyVersion(absl::string_view text) {
+  Version v;
+  if (ParsePlainMajorMinor(text, &v)) return v;
+  return Version::Parse(text);
+}
+
+struct VersionRange {
+  Version low;
+  Version high;
+};
+
+std::string RangeText(const VersionRange& r) {
+  if (r.low == r.high) return std::string(r.low.MajorMinorString());
+  return absl::StrCat(r.low.MajorMinorString(), " to ",
+                      r.high.MajorMinorString());
+}
+
+// Where a value came from, for error messages.
+struct Origin {
+  absl::string_view field;  // "emulation_version"
+  absl::string_view where;  // "request field emulation_version"
+  absl::string_view text;   // as written; empty when defaulted
+  bool defaulted = false;
+};
+
+std::string Describe(const Origin& origin, const Version& value) {
+  if (origin.defaulted) {
+    return absl::StrFormat("%s %s (%s)", origin.field, value.MajorMinorString(),
+                           origin.where);
+  }
+  return absl::StrFormat("%s \"%s\" (%s)", origin.field, origin.text,
+                         origin.where);
+}
+
+// The checks of one era, with Kubernetes' own wording; empty when valid.
+std::string CheckEmulation(Era era, const Version& binary,
+                           const Version& emulation) {
+  const Version binary_p0 = binary.WithPatch(0);
+  switch (era) {
+    case Era::kBeforeEmulation:
+      if (emulation.CompareMajorMinor(binary) != 0) {
+        return absl::StrFormat(
+            "Kubernetes %s has no --emulated-version (emulation versions "
+            "start with 1.31), so the emulation version is the binary "
+            "version, got %s",
+            binary.MajorMinorString(), emulation.MajorMinorString());
+      }
+      return "";
+    case Era::k131: {
+      const Version floor = binary_p0.SubtractMinor(1);
+      if (emulation > binary_p0 || emulation < floor) {
+        return absl::StrFormat("emulation version %s is not between [%s, %s]",
+                               emulation.ToString(), floor.ToString(),
+                               binary_p0.ToString());
+      }
+      if (emulation.CompareMajorMinor(binary) != 0) {
+        return absl::StrFormat(
+            "emulation version needs to be equal to binary version(%s) in "
+            "compatibility-version alpha, got %s",
+            binary.MajorMinorString(), emulation.ToString());
+      }
+      return "";
+    }
+    case Era::k132: {
+      const Version floor = binary_p0.SubtractMinor(3);
+      if (emulation > binary_p0 || emulation < floor) {
+        return absl::StrFormat("emulation version %s is not between [%s, %s]",
+                               emulation.ToString(), floor.ToString(),
+                               binary_p0.ToString());
+      }
+      if (emulation < MinimumKubeEmulationVersion()) {
+        return absl::StrFormat(
+            "emulation version needs to be greater or equal to 1.31, got %s",
+            emulation.ToString());
+      }
+      return "";
+    }
+    case Era::kFloors: {
+      const Version floor = KubeVersionFloor(binary);
+      if (emulation > binary_p0 || emulation < floor) {
+        return absl::StrFormat("emulation version %s is not between [%s, %s]",
+                               emulation.ToString(), floor.ToString(),
+                               binary_p0.ToString());
+      }
+      return "";
+    }
+  }
+  return "";
+}
+
+std::string CheckMinCompatibility(Era era, const Version& binary,
+                                  const Version& emulation,
+                                  const Version& min_compat) {
+  const Version binary_p0 = binary.WithPatch(0);
+  switch (era) {
+    case Era::kBeforeEmulation:
+    case Era::k131: {
+      const Version fixed = binary_p0.SubtractMinor(1);
+      if (min_compat != fixed) {
+        return absl::StrFormat(
+            "minCompatibilityVersion version %s is not between [%s, %s]",
+            min_compat.ToString(), fixed.ToString(), fixed.ToString());
+      }
+      return "";
+    }
+    case Era::k132: {
+      const Version floor = binary_p0.SubtractMinor(4);
+      if (min_compat > emulation || min_compat < floor) {
+        return absl::StrFormat(
+            "minCompatibilityVersion version %s is not between [%s, %s]",
+            min_compat.ToString(), floor.ToString(), emulation.ToString());
+      }
+      if (min_compat < MinimumKubeEmulationVersion().SubtractMinor(1)) {
+        return absl::StrFormat(
+            "minCompatibilityVersion version needs to be greater or equal to "
+            "1.30, got %s",
+            min_compat.ToString());
+      }
+      return "";
+    }
+    case Era::kFloors: {
+      const Version floor = KubeVersionFloor(binary);
+      if (min_compat > emulation || min_compat < floor) {
+        return absl::StrFormat(
+            "minCompatibilityVersion version %s is not between [%s, %s]",
+            min_compat.ToString(), floor.ToString(), emulation.ToString());
+      }
+      return "";
+    }
+  }
+  return "";
+}
+
+VersionRange EmulationRange(Era era, const Version& binary) {
+  const Version mm = binary.ToMajorMinor();
+  switch (era) {
+    case Era::kBeforeEmulation:
+    case Era::k131:
+      return {mm, mm};
+    case Era::k132:
+      return {Max(mm.SubtractMinor(3), MinimumKubeEmulationVersion()), mm};
+    case Era::kFloors:
+      return {KubeVersionFloor(binary), mm};
+  }
+  return {mm, mm};
+}
+
+VersionRange MinCompatibilityRange(Era era, const Version& binary,
+                                   const Version& emulation) {
+  const Version mm = binary.ToMajorMinor();
+  switch (era) {
+    case Era::kBeforeEmulation:
+    case Era::k131:
+      return {mm.SubtractMinor(1), mm.SubtractMinor(1)};
+    case Era::k132:
+      return {Max(mm.SubtractMinor(4),
+                  MinimumKubeEmulationVersion().SubtractMinor(1)),
+              emulation.ToMajorMinor()};
+    case Era::kFloors:
+      return {KubeVersionFloor(binary), emulation.ToMajorMinor()};
+  }
+  return {mm, mm};
+}
+
+absl::Status FlagError(const Origin& origin, absl::string_view kubernetes,
+                       const Version& binary, absl::string_view what,
+                       const VersionRange& range) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: %s; expected major.minor such as \"%s\" (kube-apiserver %s "
+      "accepts %s %s)",
+      Describe(origin, Version()), kubernetes, range.high.MajorMinorString(),
+      binary.MajorMinorString(), what, RangeText(range)));
+}
+
+}  // namespace
+
+Version KubeVersionFloor(const Version& binary) {
+  return Max(binary.WithPatch(0).SubtractMinor(3),
+             MinimumKubeEmulationVersion());
+}
+
+absl::Status ValidateEffectiveVersionRange(const Version& binary,
+                                           const Version& emulation,
+                                           const Version& min_compatibility,
+                                           const Version& emulation_floor,
+                                           const Version& min_compat_floor) {
+  const Version binary_p0 = binary.WithPatch(0);
+  std::vector<std::string> errors;
+  if (emulation > binary_p0 || emulation < emulation_floor) {
+    errors.push_back(absl::StrFormat(
+        "emulation version %s is not between [%s, %s]", emulation.ToString(),
+        emulation_floor.ToString(), binary_p0.ToString()));
+  }
+  if (min_compatibility > emulation || min_compatibility < min_compat_floor) {
+    errors.push_back(absl::StrFormat(
+        "minCompatibilityVersion version %s is not between [%s, %s]",
+        min_compatibility.ToString(), min_compat_floor.ToString(),
+        emulation.ToString()));
+  }
+  if (errors.empty()) return absl::OkStatus();
+  if (errors.size() == 1) return absl::InvalidArgumentError(errors[0]);
+  // utilerrors.NewAggregate's wording for several errors.
+  return absl::InvalidArgumentError(
+      absl::StrCat("[", errors[0], ", ", errors[1], "]"));
+}
+
+absl::StatusOr<Version> ParseVersionFlag(absl::string_view value) {
+  Version fast;
+  if (ParsePlainMajorMinor(value, &fast)) return fast;
+  if (value.empty()) {
+    return absl::InvalidArgumentError("empty version flag");
+  }
+  // pflag's StringSlice splits the flag value on commas.
+  std::vector<std::pair<std::string, Version>> versions;
+  for (absl::string_view item : absl::StrSplit(value, ',')) {
+    absl::string_view component = "kube";
+    absl::string_view text = item;
+    const size_t eq = item.find('=');
+    if (eq != absl::string_view::npos) {
+      component = absl::StripAsciiWhitespace(item.substr(0, eq));
+      text = absl::StripAsciiWhitespace(item.substr(eq + 1));
+    }
+    absl::StatusOr<Version> parsed = Version::Parse(text);
+    if (!parsed.ok()) return parsed.status();
+    if (parsed->patch() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("patch version not allowed, got: %s=%s", component,
+                          parsed->ToString()));
+    }
+    for (const auto& [existing_component, existing] : versions) {
+      if (existing_component == component) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "duplicate version flag, %s=%s and %s=%s", component,
+            existing.ToString(), component, parsed->ToString()));
+      }
+    }
+    versions.emplace_back(std::string(component), *std::move(parsed));
+  }
+  for (const auto& [component, unused] : versions) {
+    if (component != "kube") {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("component not registered: %s", component));
+    }
+  }
+  return versions.front().second.ToMajorMinor();
+}
+
+absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
+    const Catalog& catalog, const VersionQuery& query) {
+  EffectiveVersions out;
+  if (!query.binary_version.empty()) {
+    absl::StatusOr<Version> binary = ParseAnyVersion(query.binary_version);
+    if (!binary.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "binary_version \"%s\" (request field binary_version): %s; "
+          "expected a version such as \"1.36\" or \"v1.36.2\"",
+          query.binary_version, binary.status().message()));
+    }
+    out.binary = *std::move(binary);
+  } else {
+    out.binary = catalog.binary_version;
+  }
+  const Version& binary = out.binary;
+  const Era era = EraOf(binary);
+
+  // --emulated-version: the request's, else the cluster section's.
+  Origin emulation_origin{"emulation_version",
+                          "request field emulation_version",
+                          query.emulation_version};
+  if (emulation_origin.text.empty()) {
+    emulation_origin.where = "catalog cluster.emulationVersion";
+    emulation_origin.text = catalog.cluster.emulation_version;
+  }
+  Origin min_compat_origin{"min_compatibility_version",
+                           "request field min_compatibility_version",
+                           query.min_compatibility_version};
+  if (min_compat_origin.text.empty()) {
+    min_compat_origin.where = "catalog cluster.minCompatibilityVersion";
+    min_compat_origin.text = catalog.cluster.min_compatibility_version;
+  }
+
+  // NewEffectiveVersion: emulation = binary major.minor, min-compat =
+  // binary - 1 (not floored).
+  out.emulation = binary.ToMajorMinor();
+  out.min_compatibility = binary.SubtractMinor(1);
+  if (emulation_origin.text.empty()) {
+    emulation_origin.defaulted = true;
+    emulation_origin.where = "default: the binary version";
+  } else {
+    absl::StatusOr<Version> emulation = ParseVersionFlag(emulation_origin.text);
+    if (!emulation.ok()) {
+      return FlagError(emulation_origin, emulation.status().message(), binary,
+                       "emulation versions", EmulationRange(era, binary));
+    }
+    out.emulation = *std::move(emulation);
+    // SetEmulationVersion also resets the min-compatibility version, except
+    // in 1.31 where it stayed at binary - 1.
+    if (era == Era::k132) {
+      out.min_compatibility = out.emulation.SubtractMinor(1);
+    } else if (era == Era::kFloors) {
+      out.min_compatibility =
+          Max(out.emulation.SubtractMinor(1), KubeVersionFloor(binary));
+    }
+  }
+  if (min_compat_origin.text.empty()) {
+    min_compat_origin.defaulted = true;
+    min_compat_origin.where = emulation_origin.defaulted
+                                  ? "default: the binary version - 1"
+                                  : "default for the emulation version set";
+  } else {
+    absl::StatusOr<Version> min_compat =
+        ParseVersionFlag(min_compat_origin.text);
+    if (!min_compat.ok()) {
+      return FlagError(min_compat_origin, min_compat.status().message(), binary,
+                       "min-compatibility versions",
+                       MinCompatibilityRange(era, binary, out.emulation));
+    }
+    out.min_compatibility = *std::move(min_compat);
+  }
+
+  // Validate (and ValidateKubeEffectiveVersion in 1.31-1.32).
+  const std::string emulation_error =
+      CheckEmulation(era, binary, out.emulation);
+  std::string message;
+  if (!emulation_error.empty()) {
+    absl::StrAppend(&message, Describe(emulation_origin, out.emulation), ": ",
+                    emulation_error, "; kube-apiserver ",
+                    binary.MajorMinorString(), " accepts emulation versions ",
+                    RangeText(EmulationRange(era, binary)));
+  }
+  // A defaulted min-compatibility version follows the emulation version, so
+  // it is only worth reporting on its own or when it was given.
+  if (emulation_error.empty() || !min_compat_origin.defaulted) {
+    const std::string min_compat_error = CheckMinCompatibility(
+        era, binary, out.emulation, out.min_compatibility);
+    if (!min_compat_error.empty()) {
+      if (!message.empty()) absl::StrAppend(&message, "; ");
+      absl::StrAppend(
+          &message, Describe(min_compat_origin, out.min_compatibility), ": ",
+          min_compat_error, "; at emulation version ",
+          out.emulation.MajorMinorString(), " kube-apiserver ",
+          binary.MajorMinorString(), " accepts min-compatibility versions ",
+          RangeText(MinCompatibilityRange(era, binary, out.emulation)));
+    }
+  }
+  if (!message.empty()) return absl::InvalidArgumentError(message);
+  return out;
+}
+
+}  // namespace compatd::engine

@@ -1,0 +1,418 @@
+// ResolveEffectiveVersions and its pieces, against component-base's
+// compatibility/version.go + registry.go (1.33+), component-base v0.32
+// version/version.go (1.32) and v0.31 version/version.go (1.31). Tables name
+// the Kubernetes test they are transcribed from.
+
+#include "engine/effective_version.h"
+
+#include <string>
+
+#include "engine/catalog.h"
+#include "engine/query.h"
+#include "engine/version.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace compatd::engine {
+namespace {
+
+using ::compatd::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Version V(absl::string_view text) { return *Version::Parse(text); }
+
+Catalog CatalogAt(const char* binary, const char* cluster_emulation = "",
+                  const char* cluster_min_compat = "") {
+  Catalog catalog;
+  catalog.binary_version = V(binary);
+  catalog.cluster.emulation_version = cluster_emulation;
+  catalog.cluster.min_compatibility_version = cluster_min_compat;
+  return catalog;
+}
+
+struct ResolveCase {
+  const char* name;
+  const char* binary;
+  const char* emulation;   // request field; "" = not given
+  const char* min_compat;  // request field; "" = not given
+  // Expected major.minor strings; nullptr error = success.
+  const char* want_emulation;
+  const char* want_min_compat;
+  const char* error;
+};
+
+void RunResolveCase(const ResolveCase& c) {
+  const Catalog catalog = CatalogAt(c.binary);
+  VersionQuery query;
+  query.emulation_version = c.emulation;
+  query.min_compatibility_version = c.min_compat;
+  const absl::StatusOr<EffectiveVersions> got =
+      ResolveEffectiveVersions(catalog, query);
+  if (c.error != nullptr) {
+    EXPECT_THAT(
+        got, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.error)))
+        << c.name;
+    return;
+  }
+  ASSERT_OK(got);
+  EXPECT_EQ(got->emulation.ToString(), c.want_emulation) << c.name;
+  EXPECT_EQ(got->min_compatibility.ToString(), c.want_min_compat) << c.name;
+}
+
+class ResolveTest : public ::testing::TestWithParam<ResolveCase> {};
+
+TEST_P(ResolveTest, MatchesKubernetes) { RunResolveCase(GetParam()); }
+
+std::string CaseName(const ::testing::TestParamInfo<ResolveCase>& info) {
+  return info.param.name;
+}
+
+// component-base v0.36.3 compatibility/version_test.go TestInfo (copied into
+// catalog-data/examples.json versionInfo.fixtures). The "empty binary
+// version" fixture (Info() returns nil) has no counterpart: compatd's binary
+// version defaults to the catalog's.
+const ResolveCase kTestInfoCases[] = {
+    {"NormalCase", "v1.34.0", "v1.32.0", "v1.31.0", "1.32", "1.31", nullptr},
+    {"DefaultMinCompatibilityIsEmulationMinusOne", "v1.34.0", "v1.32.0", "",
+     "1.32", "1.31", nullptr},
+    {"EmulationSameAsBinary", "v1.34.0", "v1.34.0", "", "1.34", "1.33",
+     nullptr},
+    {"WithPreReleaseAndBuildMetadata", "v1.34.0-alpha.1+abc123", "v1.32.0", "",
+     "1.32", "1.31", nullptr},
+    {"OverrideDefaultMinCompatibility", "v1.34.0", "v1.32.0", "v1.32.0", "1.32",
+     "1.32", nullptr},
+};
+INSTANTIATE_TEST_SUITE_P(TestInfo, ResolveTest,
+                         ::testing::ValuesIn(kTestInfoCases), CaseName);
+
+// component-base compatibility/version_test.go TestSetEmulationVersion (its
+// floors, 1.31, are the kube floors of binary 1.34).
+const ResolveCase kSetEmulationVersionCases[] = {
+    {"MinCompatibilityDefaultsToOneMinorLess", "v1.34", "v1.32", "", "1.32",
+     "1.31", nullptr},
+    {"MinCompatibilityDefaultsToEmulationAtTheFloor", "v1.34", "v1.31", "",
+     "1.31", "1.31", nullptr},
+};
+INSTANTIATE_TEST_SUITE_P(SetEmulationVersion, ResolveTest,
+                         ::testing::ValuesIn(kSetEmulationVersionCases),
+                         CaseName);
+
+// KEP-4330 (seeds/kep-4330-compatibility-versions.txt) and
+// KUBERNETES-SEMANTICS.md A3/A4: N-3 from beta on, the absolute 1.31 floor,
+// and "min-compatibility defaults to emulation when emulation == binary-3".
+const ResolveCase kKepCases[] = {
+    {"NoFlagsEmulationIsBinary", "1.36", "", "", "1.36", "1.35", nullptr},
+    {"EmulationNMinus1", "1.36", "1.35", "", "1.35", "1.34", nullptr},
+    {"EmulationNMinus2", "1.36", "1.34", "", "1.34", "1.33", nullptr},
+    {"EmulationNMinus3DefaultsMinCompatToEmulation", "1.36", "1.33", "", "1.33",
+     "1.33", nullptr},
+    {"EmulationNMinus4Rejected", "1.36", "1.32", "", nullptr, nullptr,
+     "emulation version 1.32 is not between [1.33, 1.36.0]"},
+    {"EmulationAboveBinaryRejected", "1.36", "1.37", "", nullptr, nullptr,
+     "emulation version 1.37 is not between [1.33, 1.36.0]"},
+    {"A3Emulation130AtBinary133Rejected", "1.33", "1.30", "", nullptr, nullptr,
+     "emulation version 1.30 is not between [1.31, 1.33.0]"},
+    {"A4MinCompatFlooredAt131", "1.33", "1.31", "", "1.31", "1.31", nullptr},
+    {"MinCompatNMinus3", "1.36", "", "1.33", "1.36", "1.33", nullptr},
+    {"MinCompatEqualToEmulation", "1.36", "1.35", "1.35", "1.35", "1.35",
+     nullptr},
+    {"MinCompatAboveEmulationRejected", "1.36", "1.34", "1.35", nullptr,
+     nullptr,
+     "minCompatibilityVersion version 1.35 is not between [1.33, "
+     "1.34]"},
+    {"MinCompatBelowFloorRejected", "1.36", "", "1.32", nullptr, nullptr,
+     "minCompatibilityVersion version 1.32 is not between [1.33, 1.36]"},
+    // Validate compares the binary with patch 0: a patch release changes
+    // nothing.
+    {"BinaryPatchIgnored", "v1.36.7", "1.36", "", "1.36", "1.35", nullptr},
+    // A generic and a semver version compare on components only.
+    {"PreReleaseBinaryAcceptsItsOwnMinor", "1.33.0-alpha.1", "1.33", "", "1.33",
+     "1.32", nullptr},
+};
+INSTANTIATE_TEST_SUITE_P(Kep4330, ResolveTest, ::testing::ValuesIn(kKepCases),
+                         CaseName);
+
+// Older release lines. 1.32: component-base v0.32.0 version/version.go
+// (Validate [N-3, N] and [N-4, emulation]; ValidateKubeEffectiveVersion >= 1.31
+// and >= 1.30; SetEmulationVersion sets min-compat to emulation-1, unfloored)
+// and its version_test.go TestValidateKubeEffectiveVersion. 1.31: v0.31.0
+// (emulation in [N-1, N] and equal to the binary at 1.31; min-compat N-1).
+const ResolveCase kOlderReleaseCases[] = {
+    {"V132Default", "1.32", "", "", "1.32", "1.31", nullptr},
+    {"V132Emulation131MinCompatUnfloored", "1.32", "1.31", "", "1.31", "1.30",
+     nullptr},
+    {"V132ValidVersions", "1.32", "1.31", "1.31", "1.31", "1.31", nullptr},
+    {"V132EmulationTooLow", "1.32", "1.30", "1.31", nullptr, nullptr,
+     "emulation version needs to be greater or equal to 1.31, got 1.30"},
+    {"V132MinCompatTooLow", "1.32", "1.31", "1.29", nullptr, nullptr,
+     "minCompatibilityVersion version needs to be greater or equal to 1.30, "
+     "got 1.29"},
+    {"V132BothTooLow", "1.32", "1.30", "1.30", nullptr, nullptr,
+     "emulation version needs to be greater or equal to 1.31, got 1.30"},
+    {"V132EmulationBelowNMinus3", "1.32", "1.28", "", nullptr, nullptr,
+     "emulation version 1.28 is not between [1.29, 1.32.0]"},
+    {"V131Default", "1.31", "", "", "1.31", "1.30", nullptr},
+    {"V131EmulationMustEqualBinary", "1.31", "1.30", "", nullptr, nullptr,
+     "emulation version needs to be equal to binary version(1.31) in "
+     "compatibility-version alpha, got 1.30"},
+    {"V131EmulationBelowNMinus1", "1.31", "1.29", "", nullptr, nullptr,
+     "emulation version 1.29 is not between [1.30, 1.31.0]"},
+    {"V131MinCompatFixed", "1.31", "", "1.31", nullptr, nullptr,
+     "minCompatibilityVersion version 1.31 is not between [1.30, 1.30]"},
+    {"V131MinCompatAtNMinus1", "1.31", "1.31", "1.30", "1.31", "1.30", nullptr},
+    {"V130HasNoEmulation", "1.30", "1.29", "", nullptr, nullptr,
+     "has no --emulated-version"},
+    {"V130Default", "1.30", "", "", "1.30", "1.29", nullptr},
+};
+INSTANTIATE_TEST_SUITE_P(OlderReleases, ResolveTest,
+                         ::testing::ValuesIn(kOlderReleaseCases), CaseName);
+
+// Flag values (registry.go toVersionMap), through the request field.
+const ResolveCase kFlagCases[] = {
+    {"PatchZeroAccepted", "1.36", "1.34.0", "", "1.34", "1.33", nullptr},
+    {"PreReleaseWithPatchZeroAccepted", "1.36", "1.34.0-alpha.1", "", "1.34",
+     "1.33", nullptr},
+    {"VPrefixAccepted", "1.36", "v1.34", "", "1.34", "1.33", nullptr},
+    {"SurroundingSpaceAccepted", "1.36", " 1.34 ", "", "1.34", "1.33", nullptr},
+    {"KubePrefixAccepted", "1.36", "kube=1.34", "", "1.34", "1.33", nullptr},
+    {"NonZeroPatchRejected", "1.36", "1.34.2", "", nullptr, nullptr,
+     "patch version not allowed, got: kube=1.34.2"},
+    {"NonZeroPatchMinCompatRejected", "1.36", "", "v1.34.1", nullptr, nullptr,
+     "patch version not allowed, got: kube=1.34.1"},
+    {"GarbageRejected", "1.36", "banana", "", nullptr, nullptr,
+     "could not parse \"banana\" as version"},
+};
+INSTANTIATE_TEST_SUITE_P(Flags, ResolveTest, ::testing::ValuesIn(kFlagCases),
+                         CaseName);
+
+// component-base compatibility/registry_test.go TestFlags, the version-flag
+// cases (our registry has one component, "kube").
+struct FlagCase {
+  const char* name;
+  const char* value;
+  const char* want;   // major.minor
+  const char* error;  // substring; nullptr = success
+};
+
+class ParseVersionFlagTest : public ::testing::TestWithParam<FlagCase> {};
+
+TEST_P(ParseVersionFlagTest, MatchesToVersionMap) {
+  const FlagCase& c = GetParam();
+  const absl::StatusOr<Version> got = ParseVersionFlag(c.value);
+  if (c.error != nullptr) {
+    EXPECT_THAT(
+        got, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.error)));
+    return;
+  }
+  ASSERT_OK(got);
+  EXPECT_EQ(got->ToString(), c.want);
+}
+
+const FlagCase kRegistryFlagCases[] = {
+    {"SettingKubeEmulationVersion", "kube=1.30", "1.30", nullptr},
+    {"SettingKubeEmulationVersionTwice", "kube=1.30,kube=1.32", nullptr,
+     "duplicate version flag, kube=1.30 and kube=1.32"},
+    {"PrefixVOk", "kube=v1.30", "1.30", nullptr},
+    {"PatchVersionNotOk", "kube=1.30.2", nullptr,
+     "patch version not allowed, got: kube=1.30.2"},
+    {"VersionMissingComponentDefaultsToKube", "1.30", "1.30", nullptr},
+    {"MissingComponentWithDuplicate", "1.30,kube=1.30", nullptr,
+     "duplicate version flag, kube=1.30 and kube=1.30"},
+    {"VersionUnregisteredComponent", "test3=1.31", nullptr,
+     "component not registered: test3"},
+    {"InvalidVersion", "test=1.foo", nullptr,
+     "illegal version string \"1.foo\""},
+    {"PatchZeroOk", "1.30.0", "1.30", nullptr},
+    {"PreReleasePatchZeroOk", "1.32.0-alpha.1", "1.32", nullptr},
+    {"EmptyItemRejected", "1.30,", nullptr, "could not parse \"\" as version"},
+};
+INSTANTIATE_TEST_SUITE_P(RegistryTestFlags, ParseVersionFlagTest,
+                         ::testing::ValuesIn(kRegistryFlagCases),
+                         [](const ::testing::TestParamInfo<FlagCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// component-base compatibility/version_test.go TestValidate (explicit floors;
+// Set() keeps major.minor of emulation and min-compat; an absent floor is
+// 0.0).
+struct ValidateCase {
+  const char* name;
+  const char* binary;
+  const char* emulation;
+  const char* min_compat;
+  const char* emulation_floor;
+  const char* min_compat_floor;
+  bool expect_errors;
+};
+
+class ValidateRangeTest : public ::testing::TestWithParam<ValidateCase> {};
+
+TEST_P(ValidateRangeTest, MatchesEffectiveVersionValidate) {
+  const ValidateCase& c = GetParam();
+  const absl::Status status = ValidateEffectiveVersionRange(
+      *Version::ParseGeneric(c.binary),
+      Version::ParseGeneric(c.emulation)->ToMajorMinor(),
+      Version::ParseGeneric(c.min_compat)->ToMajorMinor(),
+      *Version::ParseGeneric(c.emulation_floor),
+      *Version::ParseGeneric(c.min_compat_floor));
+  if (c.expect_errors) {
+    EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
+                                 HasSubstr("is not between")));
+  } else {
+    EXPECT_OK(status);
+  }
+}
+
+const ValidateCase kValidateCases[] = {
+    {"PatchVersionDiffOk", "v1.32.1", "v1.32.2", "v1.32.5", "0.0", "0.0",
+     false},
+    {"EmulationGreaterThanBinaryNotOk", "v1.32.2", "v1.33.0", "v1.31.0", "0.0",
+     "0.0", true},
+    {"MinCompatGreaterThanEmulationNotOk", "v1.32.2", "v1.31.0", "v1.32.0",
+     "0.0", "0.0", true},
+    {"BetweenFloorAndBinaryOk", "v1.32.1", "v1.31.0", "v1.30.0", "v1.31.0",
+     "v1.30.0", false},
+    {"EmulationLessThanFloorNotOk", "v1.32.1", "v1.30.0", "v1.30.0", "v1.31.0",
+     "v1.30.0", true},
+    {"MinCompatLessThanFloorNotOk", "v1.32.1", "v1.31.0", "v1.29.0", "v1.31.0",
+     "v1.30.0", true},
+};
+INSTANTIATE_TEST_SUITE_P(
+    TestValidate, ValidateRangeTest, ::testing::ValuesIn(kValidateCases),
+    [](const ::testing::TestParamInfo<ValidateCase>& info) {
+      return std::string(info.param.name);
+    });
+
+TEST(ValidateRangeMessageTest, ReportsBothErrorsLikeAnAggregate) {
+  EXPECT_THAT(
+      ValidateEffectiveVersionRange(V("1.33"), V("1.29"), V("1.34"), V("1.31"),
+                                    V("1.31")),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("emulation version 1.29 is not between [1.31, "
+                               "1.33.0]"),
+                     HasSubstr("minCompatibilityVersion version 1.34 is not "
+                               "between [1.31, 1.29]"))));
+}
+
+// component-base compatibility kubeEffectiveVersionFloors.
+TEST(KubeVersionFloorTest, IsBinaryMinusThreeFlooredAt131) {
+  EXPECT_EQ(KubeVersionFloor(V("1.33")).ToString(), "1.31");
+  EXPECT_EQ(KubeVersionFloor(V("1.34.5")).ToString(), "1.31");
+  EXPECT_EQ(KubeVersionFloor(V("1.36")).ToString(), "1.33");
+  EXPECT_EQ(KubeVersionFloor(V("v1.37.0-alpha.2")).ToString(), "1.34");
+  EXPECT_EQ(KubeVersionFloor(V("2.1")).ToString(), "2.0");
+}
+
+TEST(ResolveEffectiveVersionsTest, BinaryKeepsPatchAndPreRelease) {
+  VersionQuery query;
+  query.binary_version = "v1.36.2-rc.1";
+  ASSERT_OK_AND_ASSIGN(EffectiveVersions got,
+                       ResolveEffectiveVersions(CatalogAt("1.30"), query));
+  EXPECT_EQ(got.binary.ToString(), "1.36.2-rc.1");
+  EXPECT_EQ(got.emulation.ToString(), "1.36");
+  EXPECT_EQ(got.min_compatibility.ToString(), "1.35");
+}
+
+TEST(ResolveEffectiveVersionsTest, BinaryDefaultsToTheCatalogs) {
+  ASSERT_OK_AND_ASSIGN(EffectiveVersions got,
+                       ResolveEffectiveVersions(CatalogAt("v1.35.4"), {}));
+  EXPECT_EQ(got.binary.ToString(), "1.35.4");
+  EXPECT_EQ(got.emulation.ToString(), "1.35");
+  EXPECT_EQ(got.min_compatibility.ToString(), "1.34");
+}
+
+TEST(ResolveEffectiveVersionsTest, MalformedBinaryNamesTheField) {
+  VersionQuery query;
+  query.binary_version = "1.x";
+  EXPECT_THAT(ResolveEffectiveVersions(CatalogAt("1.36"), query),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("binary_version \"1.x\""),
+                             HasSubstr("\"v1.36.2\""))));
+}
+
+TEST(ResolveEffectiveVersionsTest, ClusterSectionGivesTheDefaults) {
+  ASSERT_OK_AND_ASSIGN(
+      EffectiveVersions got,
+      ResolveEffectiveVersions(CatalogAt("1.36", "1.35", "1.33"), {}));
+  EXPECT_EQ(got.emulation.ToString(), "1.35");
+  EXPECT_EQ(got.min_compatibility.ToString(), "1.33");
+}
+
+TEST(ResolveEffectiveVersionsTest, ClusterEmulationResetsMinCompat) {
+  ASSERT_OK_AND_ASSIGN(EffectiveVersions got,
+                       ResolveEffectiveVersions(CatalogAt("1.36", "1.34"), {}));
+  EXPECT_EQ(got.min_compatibility.ToString(), "1.33");
+}
+
+TEST(ResolveEffectiveVersionsTest, RequestOverridesClusterSection) {
+  VersionQuery query;
+  query.emulation_version = "1.36";
+  query.min_compatibility_version = "1.36";
+  ASSERT_OK_AND_ASSIGN(
+      EffectiveVersions got,
+      ResolveEffectiveVersions(CatalogAt("1.36", "1.34", "1.33"), query));
+  EXPECT_EQ(got.emulation.ToString(), "1.36");
+  EXPECT_EQ(got.min_compatibility.ToString(), "1.36");
+}
+
+// A request emulation version with the cluster's min-compatibility version:
+// both are "flags", and they must agree.
+TEST(ResolveEffectiveVersionsTest, RequestEmulationBelowClusterMinCompat) {
+  VersionQuery query;
+  query.emulation_version = "1.33";
+  EXPECT_THAT(
+      ResolveEffectiveVersions(CatalogAt("1.36", "1.36", "1.35"), query),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("min_compatibility_version \"1.35\" (catalog "
+                               "cluster.minCompatibilityVersion)"),
+                     HasSubstr("accepts min-compatibility versions 1.33"))));
+}
+
+TEST(ResolveEffectiveVersionsTest, EmulationErrorNamesFieldValueAndRange) {
+  VersionQuery query;
+  query.emulation_version = "1.29";
+  EXPECT_THAT(
+      ResolveEffectiveVersions(CatalogAt("1.33"), query),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("emulation_version \"1.29\" (request field "
+                               "emulation_version)"),
+                     HasSubstr("emulation version 1.29 is not between [1.31, "
+                               "1.33.0]"),
+                     HasSubstr("accepts emulation versions 1.31 to 1.33"),
+                     Not(HasSubstr("min_compatibility_version")))));
+}
+
+TEST(ResolveEffectiveVersionsTest, ClusterEmulationErrorNamesTheCatalog) {
+  EXPECT_THAT(ResolveEffectiveVersions(CatalogAt("1.36", "1.30"), {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("emulation_version \"1.30\" (catalog "
+                                 "cluster.emulationVersion)")));
+}
+
+TEST(ResolveEffectiveVersionsTest, FlagParseErrorNamesFieldAndRange) {
+  VersionQuery query;
+  query.min_compatibility_version = "1.34.2";
+  EXPECT_THAT(
+      ResolveEffectiveVersions(CatalogAt("1.36"), query),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("min_compatibility_version \"1.34.2\""),
+                     HasSubstr("patch version not allowed"),
+                     HasSubstr("accepts min-compatibility versions 1.33 to "
+                               "1.36"))));
+}
+
+TEST(ResolveEffectiveVersionsTest, BothErrorsWhenBothGiven) {
+  VersionQuery query;
+  query.emulation_version = "1.37";
+  query.min_compatibility_version = "1.30";
+  EXPECT_THAT(ResolveEffectiveVersions(CatalogAt("1.36"), query),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("emulation_version \"1.37\""),
+                             HasSubstr("min_compatibility_version \"1.30\""))));
+}
+
+}  // namespace
+}  // namespace compatd::engine
