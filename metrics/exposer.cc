@@ -1,9 +1,16 @@
 #include "metrics/exposer.h"
 
+#include <arpa/inet.h>
 #include <civetweb.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -49,6 +56,36 @@ absl::StatusOr<std::string> ListeningPorts(absl::string_view address) {
 // civetweb calls this for its own error messages; the exposer reports them
 // through Start()'s status instead of printing them.
 int SilenceLog(const mg_connection*, const char*) { return 1; }
+
+// Opens and closes one TCP connection to host:port (numeric host, no
+// brackets). Errors are ignored: this only wakes a poll().
+void Poke(const std::string& host, int port) {
+  addrinfo hints;
+  std::memset(&hints, 0, sizeof(hints));
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  addrinfo* result = nullptr;
+  const std::string service = std::to_string(port);
+  if (getaddrinfo(host.c_str(), service.c_str(), &hints, &result) != 0) return;
+  for (addrinfo* ai = result; ai != nullptr; ai = ai->ai_next) {
+    const int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd < 0) continue;
+    const int connected = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    close(fd);
+    if (connected == 0) break;
+  }
+  freeaddrinfo(result);
+}
+
+// The address to poke for a listening host: wildcards become loopback.
+std::string PokeHost(absl::string_view host) {
+  if (absl::StartsWith(host, "[")) {
+    host.remove_prefix(1);
+    host.remove_suffix(1);
+    return host == "::" ? "::1" : std::string(host);
+  }
+  return host == "0.0.0.0" ? "127.0.0.1" : std::string(host);
+}
 
 void InitLibraryOnce() {
   static const bool initialized = [] {
@@ -100,6 +137,7 @@ absl::StatusOr<std::unique_ptr<Exposer>> Exposer::Start(
                                                address, ": no port was bound"));
   }
   exposer->port_ = bound[0].port;
+  exposer->poke_host_ = PokeHost(address.substr(0, address.rfind(':')));
   // "/metrics$" matches only /metrics exactly; "/" catches everything else
   // (civetweb picks the longest matching handler).
   mg_set_request_handler(exposer->context_, "/metrics$",
@@ -112,10 +150,22 @@ absl::StatusOr<std::unique_ptr<Exposer>> Exposer::Start(
 Exposer::~Exposer() { Stop(); }
 
 void Exposer::Stop() {
-  if (context_ != nullptr) {
+  if (context_ == nullptr) return;
+  // civetweb's listener thread notices the stop flag only when its poll()
+  // returns, which after the first request means its 2 s timeout. A
+  // connection to our own port wakes it at once; keep poking until mg_stop()
+  // is done (the listening socket is closed early in it).
+  std::atomic<bool> stopped{false};
+  std::thread stopper([this, &stopped] {
     mg_stop(context_);
-    context_ = nullptr;
+    stopped.store(true);
+  });
+  for (int i = 0; i < 200 && !stopped.load(); ++i) {
+    Poke(poke_host_, port_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  stopper.join();
+  context_ = nullptr;
 }
 
 int Exposer::HandleMetrics(mg_connection* connection, void* self) {

@@ -52,6 +52,7 @@ class Exposer final {
   const Registry* registry_;
   mg_context* context_ = nullptr;
   int port_ = 0;
+  std::string poke_host_;  // where Stop() connects to wake civetweb
 };
 
 }  // namespace compatd::metrics
