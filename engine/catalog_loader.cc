@@ -691,8 +691,9 @@ class CatalogBuilder {
           lines_.FieldLine(bound, pb::SkewBound::kOfFieldNumber);
       if (!AlreadyReported(of_line)) {
         Error(of_line > 0 ? of_line : lines_.MessageLine(bound),
-              absl::StrFormat("skewPolicy[%d].%s.of \"%s\"; accepted: "
-                              "minCompatibility, emulation, binary",
+              absl::StrFormat("skewPolicy[%d].%s.of \"%s\" is not a base "
+                              "version; accepted: minCompatibility, "
+                              "emulation, binary",
                               rule_index, key, bound.of()));
       }
       return std::nullopt;

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -42,7 +43,8 @@ int LineOf(const YAML::Mark& mark) {
 // One YAML node as the handler sees it: a scalar, a null, or the start of a
 // container (whose children follow as further events).
 struct NodeEvent {
-  enum Kind { kNull, kScalar, kSequence, kMapping } kind;
+  // kAlias: a YAML alias, reported when seen and otherwise ignored.
+  enum Kind { kNull, kScalar, kSequence, kMapping, kAlias } kind;
   int line;
   // yaml-cpp tags plain (unquoted) scalars "?" and quoted or block ones "!".
   bool plain = true;
@@ -59,6 +61,8 @@ absl::string_view KindName(const NodeEvent& node) {
       return "a sequence";
     case NodeEvent::kMapping:
       return "a mapping";
+    case NodeEvent::kAlias:
+      return "an alias";
   }
   return "a node";
 }
@@ -147,6 +151,19 @@ const FieldDescriptor* FindByJsonName(const Descriptor& descriptor,
   return nullptr;
 }
 
+// "; did you mean \"preRelease\"?" when `name` matches a key but for case
+// (or is a field's proto name: lock_to_default), else "".
+std::string DidYouMean(const Descriptor& descriptor, const std::string& name) {
+  for (int i = 0; i < descriptor.field_count(); ++i) {
+    const FieldDescriptor& field = *descriptor.field(i);
+    if (absl::EqualsIgnoreCase(field.json_name(), name) ||
+        field.name() == name) {
+      return absl::StrFormat("; did you mean \"%s\"?", field.json_name());
+    }
+  }
+  return "";
+}
+
 // Receives yaml-cpp's parse events and fills the message tree, keeping a
 // stack of the containers being read.
 class ProtoEventHandler final : public YAML::EventHandler {
@@ -178,7 +195,7 @@ class ProtoEventHandler final : public YAML::EventHandler {
     Error(LineOf(mark),
           "YAML aliases (*name) are not supported in a catalog; write the "
           "value out");
-    OnNode(NodeEvent{NodeEvent::kNull, LineOf(mark)});
+    OnNode(NodeEvent{NodeEvent::kAlias, LineOf(mark)});
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t,
@@ -273,6 +290,21 @@ class ProtoEventHandler final : public YAML::EventHandler {
       return;
     }
     Frame& frame = stack_.back();
+    if (node.kind == NodeEvent::kAlias) {
+      // Reported already; an alias key's value is skipped with it.
+      if ((frame.kind == FrameKind::kMessage ||
+           frame.kind == FrameKind::kMapField) &&
+          !frame.have_key) {
+        frame.have_key = true;
+        frame.skip_value = true;
+      } else if (frame.kind == FrameKind::kMessage ||
+                 frame.kind == FrameKind::kMapField) {
+        frame.have_key = false;
+      } else if (frame.kind == FrameKind::kRepeated) {
+        ++frame.next_index;
+      }
+      return;
+    }
     switch (frame.kind) {
       case FrameKind::kSkip:
         Skip(node);
@@ -340,8 +372,9 @@ class ProtoEventHandler final : public YAML::EventHandler {
     const FieldDescriptor* field = FindByJsonName(descriptor, name);
     if (field == nullptr) {
       Error(node.line,
-            absl::StrFormat("unknown key \"%s\" in %s; accepted: %s", name,
-                            Where(frame), AcceptedKeys(descriptor)));
+            absl::StrFormat("unknown key \"%s\" in %s; accepted: %s%s", name,
+                            Where(frame), AcceptedKeys(descriptor),
+                            DidYouMean(descriptor, name)));
       return;
     }
     for (const auto& [index, line] : frame.seen_fields) {
