@@ -422,8 +422,9 @@ absl::Status BuildGateSet(const Catalog& catalog,
     if (spec != nullptr && spec->lock_to_default &&
         spec->default_enabled != s.value) {
       errors.push_back(absl::StrFormat(
-          "cannot set feature gate %s to %v, feature is locked to %v (%s)",
-          s.name, s.value, default_enabled, SourceName(s.source)));
+          "cannot set feature gate %s to %s, feature is locked to %s (%s)",
+          s.name, BoolName(s.value), BoolName(default_enabled),
+          SourceName(s.source)));
       continue;
     }
     if (s.name == kAllAlpha) {
@@ -445,15 +446,15 @@ absl::Status BuildGateSet(const Catalog& catalog,
       errors.push_back(
           use_min_compat
               ? absl::StrFormat(
-                    "cannot set feature gate %s to %v, feature is PreAlpha at "
+                    "cannot set feature gate %s to %s, feature is PreAlpha at "
                     "emulated version %s, min compatibility version %s (%s%s)",
-                    s.name, s.value, versions.emulation.ToString(),
+                    s.name, BoolName(s.value), versions.emulation.ToString(),
                     versions.min_compatibility.ToString(), SourceName(s.source),
                     first_spec)
               : absl::StrFormat(
-                    "cannot set feature gate %s to %v, feature is PreAlpha at "
+                    "cannot set feature gate %s to %s, feature is PreAlpha at "
                     "emulated version %s (%s%s)",
-                    s.name, s.value, versions.emulation.ToString(),
+                    s.name, BoolName(s.value), versions.emulation.ToString(),
                     SourceName(s.source), first_spec));
     }
   }
