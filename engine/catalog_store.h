@@ -5,9 +5,11 @@
 // new catalog.
 
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/mutex.h"  // kept: includers may rely on it
 #include "engine/catalog.h"
 
 namespace compatd::engine {
@@ -20,19 +22,22 @@ class CatalogStore final {
 
   // Null until the first Publish().
   std::shared_ptr<const Catalog> Current() const {
-    absl::ReaderMutexLock lock(&mu_);
+    std::shared_lock lock(mu_);
     return current_;
   }
 
   void Publish(std::shared_ptr<const Catalog> next) {
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard lock(mu_);
       current_.swap(next);
     }  // the old catalog's last reference may be dropped here, outside the lock
   }
 
  private:
-  mutable absl::Mutex mu_;
+  // std::shared_mutex rather than absl::Mutex: Debian's abseil is not built
+  // with ThreadSanitizer, so TSan cannot see absl::Mutex's synchronization
+  // and reports every reader of current_ as racing with Publish().
+  mutable std::shared_mutex mu_;
   std::shared_ptr<const Catalog> current_ ABSL_GUARDED_BY(mu_);
 };
 
