@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Generates catalog/kubernetes-1.36.yaml, compatd's embedded default catalog.
+
+Inputs (copied into catalog/data/ so that a clone of the repository is enough;
+see catalog/data/PROVENANCE.md for where each fact was read):
+  catalog/data/feature_gates.json    versioned feature gates of Kubernetes 1.36
+  catalog/data/api_lifecycles.json   API group-versions, kinds and lifecycles
+  catalog/data/storage_versions.json kube-apiserver 1.36 storage overrides
+
+Usage:
+  python3 catalog/generate.py            rewrite catalog/kubernetes-1.36.yaml
+  python3 catalog/generate.py --check    exit 1 if the committed file differs
+  python3 catalog/generate.py --output=F write F instead
+
+Python 3 standard library only; the output is deterministic (no dates, sorted
+input-independent order). The choices made here are explained in
+catalog/README.md.
+"""
+
+import argparse
+import difflib
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "data")
+DEFAULT_OUTPUT = os.path.join(HERE, "kubernetes-1.36.yaml")
+BINARY_VERSION = "1.36"
+
+# preRelease spellings of Kubernetes'
+# test/compatibility_lifecycle/reference/versioned_feature_list.yaml.
+PRE_RELEASE = {
+    "ALPHA": "Alpha",
+    "BETA": "Beta",
+    "GA": "GA",
+    "DEPRECATED": "Deprecated",
+}
+
+# The data names the Go module that defines a gate; the catalog names the
+# component that registers it (README.md, "Components").
+COMPONENTS = {
+    "kube": "kube",
+    "apiserver": "kube-apiserver",
+    "apiextensions-apiserver": "kube-apiserver",
+    "controller-manager": "kube-controller-manager",
+    "client-go": "client-go",
+    "component-base/logs": "component-base",
+    "component-base/metrics": "component-base",
+    "component-base/zpages": "component-base",
+}
+
+# Kinds the data lists in a group-version that are not resources of it: they
+# are subresources of core resources (pods/eviction, serviceaccounts/token),
+# so kube-apiserver neither lists them in that group-version's discovery nor
+# stores them. Binding is different: core/v1 also serves a top-level,
+# create-only `bindings` resource, which is kept (persisted: false).
+SUBRESOURCE_ONLY_KINDS = {"Eviction", "TokenRequest"}
+
+KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_key(text):
+    """Sort key of a "major.minor" string."""
+    return tuple(int(part) for part in text.split("."))
+
+
+def kube_priority_key(version):
+    """Sort key giving apimachinery's CompareKubeAwareVersionStrings order.
+
+    Sorted ascending, the highest priority comes first: GA > beta > alpha,
+    then the major number, then the minor one; every kube version outranks a
+    non-kube string, and non-kube strings come alphabetically.
+    """
+    match = KUBE_VERSION.match(version)
+    if not match:
+        return (1, 0, 0, 0, version)
+    major = int(match.group(1))
+    stage = {"": 0, "beta": 1, "alpha": 2}[match.group(2) or ""]
+    minor = int(match.group(3) or 0)
+    return (0, stage, -major, -minor, "")
+
+
+def default_enabled(version):
+    """kube-apiserver's default: GA versions on, beta and alpha off."""
+    match = KUBE_VERSION.match(version)
+    return bool(match) and not match.group(2)
+
+
+def quote(text):
+    """A double-quoted YAML scalar."""
+    return json.dumps(text)
+
+
+def group_scalar(group):
+    """A group name as YAML: plain, except the core group's empty string."""
+    return group if group else '""'
+
+
+def load(name):
+    with open(os.path.join(DATA, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def feature_lines(gates):
+    lines = ["features:"]
+    features = sorted(gates["features"], key=lambda f: f["name"])
+    for feature in features:
+        component = COMPONENTS[feature["component"]]
+        lines.append(f"  - name: {feature['name']}")
+        lines.append(f"    component: {component}")
+        lines.append("    versionedSpecs:")
+        specs = sorted(feature["specs"], key=lambda s: version_key(s["version"]))
+        for spec in specs:
+            if version_key(spec["version"]) > version_key(BINARY_VERSION):
+                continue
+            fields = [
+                f"version: {quote(spec['version'])}",
+                f"default: {str(spec['default']).lower()}",
+                f"lockToDefault: {str(spec['lockToDefault']).lower()}",
+                f"preRelease: {PRE_RELEASE[spec['preRelease']]}",
+            ]
+            if spec.get("minCompatibilityVersion"):
+                fields.append(
+                    f"minCompatibilityVersion: {quote(spec['minCompatibilityVersion'])}"
+                )
+            lines.append("      - {" + ", ".join(fields) + "}")
+    return lines, len(features)
+
+
+def types_deleted(resource):
+    deleted = resource.get("typesDeletedFromK8sApiIn")
+    return deleted is not None and version_key(deleted) <= version_key(BINARY_VERSION)
+
+
+def replacement_of(resource):
+    replacement = resource.get("replacement")
+    if not replacement:
+        return ""
+    group, version = replacement["group"], replacement["version"]
+    return f"{group}/{version}" if group else version
+
+
+def api_lines(lifecycles):
+    """The apis section, plus the (group, resource) -> versions it lists."""
+    lines = ["apis:"]
+    by_group = {}
+    for gv in lifecycles["groupVersions"]:
+        by_group.setdefault(gv["group"], []).append(gv)
+    served = {}
+    skipped = []
+    dropped = []
+    count = 0
+    # The core group first, then groups by name; within a group, versions in
+    # kube-aware priority order (highest first).
+    for group in sorted(by_group, key=lambda g: (g != "", g)):
+        for gv in sorted(by_group[group], key=lambda v: kube_priority_key(v["version"])):
+            resources = []
+            for resource in gv["resources"]:
+                if types_deleted(resource):
+                    skipped.append((gv, resource, "types deleted from k8s.io/api in "
+                                    + resource["typesDeletedFromK8sApiIn"]))
+                    continue
+                if resource["kind"] in SUBRESOURCE_ONLY_KINDS:
+                    skipped.append((gv, resource, "subresource " + resource["subresourceOf"]))
+                    continue
+                resources.append(resource)
+            if not resources:
+                # No kind of it is left in the 1.36 binary: kube-apiserver 1.36
+                # does not register the group-version at all.
+                dropped.append(gv)
+                continue
+            count += 1
+            lines.append(f"  - group: {group_scalar(group)}")
+            lines.append(f"    version: {gv['version']}")
+            if gv["enabledByDefault"] != default_enabled(gv["version"]):
+                lines.append(f"    enabledByDefault: {str(gv['enabledByDefault']).lower()}")
+            lines.append("    resources:")
+            for resource in resources:
+                fields = [f"resource: {resource['resource']}", f"kind: {resource['kind']}"]
+                for key in ("introduced", "deprecated", "removed"):
+                    if resource.get(key):
+                        fields.append(f"{key}: {quote(resource[key])}")
+                replacement = replacement_of(resource)
+                if replacement:
+                    fields.append(f"replacement: {replacement}")
+                if resource.get("persisted") is False:
+                    fields.append("persisted: false")
+                lines.append("      - {" + ", ".join(fields) + "}")
+                served.setdefault((group, resource["resource"]), []).append(gv["version"])
+    return lines, served, count, skipped, dropped
+
+
+def storage_override_lines(storage, served):
+    lines = ["storageOverrides:"]
+    for override in storage["overrides1_36"]:
+        key = (override["group"], override["resource"])
+        entry = (f"{{group: {group_scalar(override['group'])}, resource: {override['resource']}, "
+                 f"version: {override['version']}}}")
+        if key not in served:
+            # kube-apiserver 1.36 names resource "storagemigrations", which no
+            # group-version serves (the resource is storageversionmigrations),
+            # so the override has no effect there; it has none here either.
+            lines.append(f"  # left out (matches no resource, so kube-apiserver ignores it): {entry}")
+            continue
+        if override["version"] not in served[key]:
+            raise SystemExit(f"storage override {entry}: version not listed in apis")
+        lines.append(f"  - {entry}")
+    return lines
+
+
+def gv_name(gv):
+    return f"{gv['group']}/{gv['version']}" if gv["group"] else gv["version"]
+
+
+def header(gates, lifecycles, storage, feature_count, gv_count, skipped, dropped):
+    gate_source = gates["source"][0]
+    api_source = lifecycles["sources"][0]
+    override_source = storage["overridesSource"]
+    lines = [
+        "# compatd's embedded default catalog: Kubernetes 1.36.",
+        "#",
+        "# GENERATED by catalog/generate.py; do not edit. Regenerate with",
+        "#   python3 catalog/generate.py",
+        "# Inputs (catalog/data/, provenance in catalog/data/PROVENANCE.md):",
+        f"#   feature_gates.json     {feature_count} gates; "
+        f"{gate_source['repo']} {gate_source['path']} @ {gate_source['commit'][:12]},",
+        "#                          staging feature files at v0.36.3",
+        f"#   api_lifecycles.json    {len(lifecycles['groupVersions'])} group-versions; "
+        f"{api_source['repo']} {api_source['tag']} register.go and",
+        "#                          zz_generated.prerelease-lifecycle.go",
+        f"#   storage_versions.json  overrides1_36; {override_source['repo']} "
+        f"{override_source['path']} @ {override_source['commit'][:12]}",
+        "#",
+        "# No cluster section (emulation = binary) and no skewPolicy (the KEP-4330 table).",
+        f"# {feature_count} features and {gv_count} group-versions. Left out of the API data",
+        "# (catalog/README.md explains why):",
+        f"# - {len(skipped)} kinds:",
+    ]
+    for gv, resource, why in skipped:
+        lines.append(f"#     {gv_name(gv)} {resource['kind']}: {why}")
+    lines.append(f"# - {len(dropped)} group-versions left without a kind, which kube-apiserver 1.36 does")
+    lines.append("#   not register:")
+    names = [gv_name(gv) for gv in dropped]
+    for i in range(0, len(names), 4):
+        lines.append("#     " + ", ".join(names[i:i + 4]))
+    return lines
+
+
+def generate():
+    gates = load("feature_gates.json")
+    lifecycles = load("api_lifecycles.json")
+    storage = load("storage_versions.json")
+    if gates["binaryVersion"] != BINARY_VERSION or lifecycles["binaryVersion"] != BINARY_VERSION:
+        raise SystemExit("catalog/data is not for Kubernetes " + BINARY_VERSION)
+    features, feature_count = feature_lines(gates)
+    apis, served, gv_count, skipped, dropped = api_lines(lifecycles)
+    overrides = storage_override_lines(storage, served)
+    lines = header(gates, lifecycles, storage, feature_count, gv_count, skipped, dropped)
+    lines.append(f"binaryVersion: {quote(BINARY_VERSION)}")
+    lines.extend(features)
+    lines.extend(apis)
+    lines.extend(overrides)
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if the output file differs from what would be generated")
+    parser.add_argument("--output", default=DEFAULT_OUTPUT, help="file to write or check")
+    args = parser.parse_args()
+    text = generate()
+    if args.check:
+        try:
+            with open(args.output, encoding="utf-8") as f:
+                current = f.read()
+        except OSError as error:
+            print(f"{args.output}: {error}", file=sys.stderr)
+            return 1
+        if current != text:
+            diff = difflib.unified_diff(current.splitlines(), text.splitlines(),
+                                        args.output, "generated", lineterm="", n=1)
+            print("\n".join(list(diff)[:40]), file=sys.stderr)
+            print(f"{args.output} is out of date: run python3 catalog/generate.py",
+                  file=sys.stderr)
+            return 1
+        return 0
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
