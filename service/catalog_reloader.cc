@@ -280,7 +280,7 @@ void CatalogReloader::TriggerReload() {
   watcher_->Wake();
 }
 
-CatalogReloader::Status CatalogReloader::status() const {
+ReloaderStatus CatalogReloader::Status() const {
   std::lock_guard<std::mutex> lock(status_mu_);
   return status_;
 }

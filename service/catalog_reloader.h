@@ -56,10 +56,26 @@ class ReloadListener {
   // just published (kLoaded only, else null; the store holds it too).
   // `error` (kRejected only, else empty) is one "<path>:<line>: <message>"
   // line per error, or "<path>: <why>" when the file could not be read. Must
-  // not call ReloadNow() (it would deadlock); may call Status() and the
-  // store.
+  // not call ReloadNow() (it would deadlock); may call
+  // CatalogReloader::Status() and the store.
   virtual void OnReload(ReloadResult result, const engine::Catalog* published,
                         absl::string_view error) = 0;
+};
+
+// What a CatalogReloader has done so far (CatalogReloader::Status()).
+struct ReloaderStatus {
+  std::string path;
+  uint64_t generation = 0;  // of the catalog this reloader last published
+  uint64_t loaded = 0;      // catalogs published, the initial one included
+  uint64_t unchanged = 0;
+  uint64_t rejected = 0;
+  std::string last_error;  // the latest rejection's message; empty if none
+  absl::Time last_error_at = absl::InfinitePast();
+  ReloadResult last_result = ReloadResult::kLoaded;
+  absl::Time last_attempt_at = absl::InfinitePast();
+  // Whether the watch on the directory is in place, and why not.
+  bool watching = false;
+  std::string watch_error;
 };
 
 class CatalogReloader final {
@@ -70,21 +86,6 @@ class CatalogReloader final {
     // inotify cannot see (e.g. a symlink pointing into another directory, or
     // network filesystems). Zero: no periodic check.
     absl::Duration interval = absl::ZeroDuration();
-  };
-
-  struct Status {
-    std::string path;
-    uint64_t generation = 0;  // of the catalog this reloader last published
-    uint64_t loaded = 0;      // catalogs published, the initial one included
-    uint64_t unchanged = 0;
-    uint64_t rejected = 0;
-    std::string last_error;  // the latest rejection's message; empty if none
-    absl::Time last_error_at = absl::InfinitePast();
-    ReloadResult last_result = ReloadResult::kLoaded;
-    absl::Time last_attempt_at = absl::InfinitePast();
-    // Whether the watch on the directory is in place, and why not.
-    bool watching = false;
-    std::string watch_error;
   };
 
   // Watches the file's directory, then loads the file synchronously and
@@ -119,7 +120,7 @@ class CatalogReloader final {
   // handler). No effect unless started: use ReloadNow() then.
   void TriggerReload();
 
-  Status status() const;
+  ReloaderStatus Status() const;
   const std::string& path() const { return options_.path; }
 
   // Quiet time after the last directory event before reloading, and the
@@ -162,7 +163,7 @@ class CatalogReloader final {
   std::string read_error_ ABSL_GUARDED_BY(reload_mu_);
 
   mutable std::mutex status_mu_;
-  Status status_ ABSL_GUARDED_BY(status_mu_);
+  ReloaderStatus status_ ABSL_GUARDED_BY(status_mu_);
 
   std::mutex thread_mu_;  // serializes Start() and Stop()
   std::thread thread_ ABSL_GUARDED_BY(thread_mu_);

@@ -175,8 +175,8 @@ TEST_F(CatalogReloaderTest, CreateDoesNotNotifyTheListener) {
   CreateReloader();
 
   EXPECT_THAT(listener_.records(), IsEmpty());
-  EXPECT_EQ(reloader_->status().loaded, 1u);
-  EXPECT_EQ(reloader_->status().generation, 1u);
+  EXPECT_EQ(reloader_->Status().loaded, 1u);
+  EXPECT_EQ(reloader_->Status().generation, 1u);
 }
 
 TEST_F(CatalogReloaderTest, CreateFailsWhenTheFileIsMissing) {
@@ -296,7 +296,7 @@ TEST_F(CatalogReloaderTest, StatusCountsEveryOutcome) {
   ASSERT_OK(WriteFileContents(path_, kCatalogV2));
   ASSERT_OK(reloader_->ReloadNow());  // loaded
 
-  CatalogReloader::Status status = reloader_->status();
+  ReloaderStatus status = reloader_->Status();
 
   EXPECT_EQ(status.path, path_);
   EXPECT_EQ(status.generation, 2u);
@@ -333,7 +333,7 @@ TEST_F(CatalogReloaderTest, EachDistinctRejectionIsLoggedOnce) {
   EXPECT_EQ(count(absl::StrCat(path_, ":2:")), 1) << logged;
   EXPECT_EQ(count(absl::StrCat(path_, ":3:")), 1) << logged;
   // The listener hears every attempt (metrics count them).
-  EXPECT_EQ(reloader_->status().rejected, 6u);
+  EXPECT_EQ(reloader_->Status().rejected, 6u);
 }
 
 TEST_F(CatalogReloaderTest, MissingFileIsRejectedAndTheOldCatalogKeepsServing) {
@@ -539,13 +539,13 @@ TEST_F(CatalogReloaderTest, RemovedDirectoryIsRejectedThenReloadedWhenBack) {
            absl::StrContains(rejected->error, "No such file");
   }));
   EXPECT_EQ(store_.Current(), before);
-  EXPECT_TRUE(PollUntil([&] { return !reloader_->status().watching; }));
+  EXPECT_TRUE(PollUntil([&] { return !reloader_->Status().watching; }));
 
   ASSERT_EQ(mkdir(dir_.path().c_str(), 0755), 0);
   ASSERT_OK(WriteFileContents(path_, kCatalogV2));
 
   EXPECT_TRUE(PollUntil([&] { return Generation() == 2; }));
-  EXPECT_TRUE(reloader_->status().watching);
+  EXPECT_TRUE(reloader_->Status().watching);
 }
 
 TEST_F(CatalogReloaderTest, StopReturnsPromptly) {
