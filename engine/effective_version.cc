@@ -1,5 +1,6 @@
 #include "engine/effective_version.h"
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,7 +50,8 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // "1.33": the common case, parsed without allocating. Gives exactly what
 // Version::Parse gives (a generic major.minor) or false to let it decide.
-bool ParsePlainMajorMinor(absl::string_view text, Version* out) {
+bool ParsePlainNumbers(absl::string_view text, uint64_t* major,
+                       uint64_t* minor) {
   uint64_t parts[2] = {0, 0};
   size_t i = 0;
   for (int part = 0; part < 2; ++part) {
@@ -68,7 +70,15 @@ bool ParsePlainMajorMinor(absl::string_view text, Version* out) {
     }
   }
   if (i != text.size()) return false;
-  *out = Version::MajorMinor(parts[0], parts[1]);
+  *major = parts[0];
+  *minor = parts[1];
+  return true;
+}
+
+bool ParsePlainMajorMinor(absl::string_view text, Version* out) {
+  uint64_t major = 0, minor = 0;
+  if (!ParsePlainNumbers(text, &major, &minor)) return false;
+  *out = Version::MajorMinor(major, minor);
   return true;
 }
 
@@ -236,6 +246,50 @@ VersionRange MinCompatibilityRange(Era era, const Version& binary,
   return {mm, mm};
 }
 
+// The checks of CheckEmulation and CheckMinCompatibility on plain major.minor
+// numbers (every version compared there is major.minor, or the binary with
+// patch 0, whose pre-release does not count against a generic version).
+struct MajorMinorPair {
+  uint64_t major;
+  uint64_t minor;
+  friend bool operator<(const MajorMinorPair& a, const MajorMinorPair& b) {
+    return a.major != b.major ? a.major < b.major : a.minor < b.minor;
+  }
+};
+
+MajorMinorPair MM(const Version& v) { return {v.major(), v.minor()}; }
+
+MajorMinorPair Minus(MajorMinorPair v, uint64_t n) {
+  return {v.major, v.minor > n ? v.minor - n : 0};
+}
+
+MajorMinorPair MaxPair(MajorMinorPair a, MajorMinorPair b) {
+  return a < b ? b : a;
+}
+
+bool Within(MajorMinorPair v, MajorMinorPair low, MajorMinorPair high) {
+  return !(v < low) && !(high < v);
+}
+
+bool WithinBounds(Era era, MajorMinorPair binary, MajorMinorPair emulation,
+                  MajorMinorPair min_compat) {
+  switch (era) {
+    case Era::kBeforeEmulation:
+    case Era::k131:
+      return Within(emulation, binary, binary) &&
+             Within(min_compat, Minus(binary, 1), Minus(binary, 1));
+    case Era::k132:
+      return Within(emulation, MaxPair(Minus(binary, 3), {1, 31}), binary) &&
+             Within(min_compat, MaxPair(Minus(binary, 4), {1, 30}), emulation);
+    case Era::kFloors: {
+      const MajorMinorPair floor = MaxPair(Minus(binary, 3), {1, 31});
+      return Within(emulation, floor, binary) &&
+             Within(min_compat, floor, emulation);
+    }
+  }
+  return false;
+}
+
 absl::Status FlagError(const Origin& origin, absl::string_view kubernetes,
                        const Version& binary, absl::string_view what,
                        const VersionRange& range) {
@@ -319,9 +373,30 @@ absl::StatusOr<Version> ParseVersionFlag(absl::string_view value) {
   return versions.front().second.ToMajorMinor();
 }
 
-absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
-    const Catalog& catalog, const VersionQuery& query) {
-  EffectiveVersions out;
+namespace {
+
+// A version flag as major.minor numbers: the allocation-free form first.
+absl::Status ParseFlagPair(absl::string_view text, MajorMinorPair* out) {
+  if (ParsePlainNumbers(text, &out->major, &out->minor)) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Version> parsed = ParseVersionFlag(text);
+  if (!parsed.ok()) return parsed.status();
+  *out = MM(*parsed);
+  return absl::OkStatus();
+}
+
+Version ToVersion(MajorMinorPair v) {
+  return Version::MajorMinor(v.major, v.minor);
+}
+
+// ResolveEffectiveVersions when some version was given. Works on major.minor
+// numbers and builds the result once, so that a request that sets
+// emulation_version does not pay for Version copies.
+absl::StatusOr<EffectiveVersions> ResolveGiven(const Catalog& catalog,
+                                               const VersionQuery& query) {
+  Version parsed_binary;
+  const Version* binary_ptr = &catalog.binary_version;
   if (!query.binary_version.empty()) {
     absl::StatusOr<Version> binary = ParseAnyVersion(query.binary_version);
     if (!binary.ok()) {
@@ -330,11 +405,10 @@ absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
           "expected a version such as \"1.36\" or \"v1.36.2\"",
           query.binary_version, binary.status().message()));
     }
-    out.binary = *std::move(binary);
-  } else {
-    out.binary = catalog.binary_version;
+    parsed_binary = *std::move(binary);
+    binary_ptr = &parsed_binary;
   }
-  const Version& binary = out.binary;
+  const Version& binary = *binary_ptr;
   const Era era = EraOf(binary);
 
   // --emulated-version: the request's, else the cluster section's.
@@ -355,25 +429,26 @@ absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
 
   // NewEffectiveVersion: emulation = binary major.minor, min-compat =
   // binary - 1 (not floored).
-  out.emulation = binary.ToMajorMinor();
-  out.min_compatibility = binary.SubtractMinor(1);
+  const MajorMinorPair binary_mm = MM(binary);
+  MajorMinorPair emulation = binary_mm;
+  MajorMinorPair min_compat = Minus(binary_mm, 1);
   if (emulation_origin.text.empty()) {
     emulation_origin.defaulted = true;
     emulation_origin.where = "default: the binary version";
   } else {
-    absl::StatusOr<Version> emulation = ParseVersionFlag(emulation_origin.text);
-    if (!emulation.ok()) {
-      return FlagError(emulation_origin, emulation.status().message(), binary,
+    const absl::Status status =
+        ParseFlagPair(emulation_origin.text, &emulation);
+    if (!status.ok()) {
+      return FlagError(emulation_origin, status.message(), binary,
                        "emulation versions", EmulationRange(era, binary));
     }
-    out.emulation = *std::move(emulation);
     // SetEmulationVersion also resets the min-compatibility version, except
     // in 1.31 where it stayed at binary - 1.
     if (era == Era::k132) {
-      out.min_compatibility = out.emulation.SubtractMinor(1);
+      min_compat = Minus(emulation, 1);
     } else if (era == Era::kFloors) {
-      out.min_compatibility =
-          Max(out.emulation.SubtractMinor(1), KubeVersionFloor(binary));
+      min_compat =
+          MaxPair(Minus(emulation, 1), MaxPair(Minus(binary_mm, 3), {1, 31}));
     }
   }
   if (min_compat_origin.text.empty()) {
@@ -382,23 +457,31 @@ absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
                                   ? "default: the binary version - 1"
                                   : "default for the emulation version set";
   } else {
-    absl::StatusOr<Version> min_compat =
-        ParseVersionFlag(min_compat_origin.text);
-    if (!min_compat.ok()) {
-      return FlagError(min_compat_origin, min_compat.status().message(), binary,
-                       "min-compatibility versions",
-                       MinCompatibilityRange(era, binary, out.emulation));
+    const absl::Status status =
+        ParseFlagPair(min_compat_origin.text, &min_compat);
+    if (!status.ok()) {
+      return FlagError(
+          min_compat_origin, status.message(), binary,
+          "min-compatibility versions",
+          MinCompatibilityRange(era, binary, ToVersion(emulation)));
     }
-    out.min_compatibility = *std::move(min_compat);
   }
 
-  // Validate (and ValidateKubeEffectiveVersion in 1.31-1.32).
+  // Validate (and ValidateKubeEffectiveVersion in 1.31-1.32): first on plain
+  // numbers, then, only when something is out of range, again with
+  // Kubernetes' wording.
+  if (WithinBounds(era, binary_mm, emulation, min_compat)) {
+    return absl::StatusOr<EffectiveVersions>(
+        absl::in_place, binary, ToVersion(emulation), ToVersion(min_compat));
+  }
+  const Version emulation_version = ToVersion(emulation);
+  const Version min_compat_version = ToVersion(min_compat);
   const std::string emulation_error =
-      CheckEmulation(era, binary, out.emulation);
+      CheckEmulation(era, binary, emulation_version);
   std::string message;
   if (!emulation_error.empty()) {
-    absl::StrAppend(&message, Describe(emulation_origin, out.emulation), ": ",
-                    emulation_error, "; kube-apiserver ",
+    absl::StrAppend(&message, Describe(emulation_origin, emulation_version),
+                    ": ", emulation_error, "; kube-apiserver ",
                     binary.MajorMinorString(), " accepts emulation versions ",
                     RangeText(EmulationRange(era, binary)));
   }
@@ -406,19 +489,42 @@ absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
   // it is only worth reporting on its own or when it was given.
   if (emulation_error.empty() || !min_compat_origin.defaulted) {
     const std::string min_compat_error = CheckMinCompatibility(
-        era, binary, out.emulation, out.min_compatibility);
+        era, binary, emulation_version, min_compat_version);
     if (!min_compat_error.empty()) {
       if (!message.empty()) absl::StrAppend(&message, "; ");
       absl::StrAppend(
-          &message, Describe(min_compat_origin, out.min_compatibility), ": ",
+          &message, Describe(min_compat_origin, min_compat_version), ": ",
           min_compat_error, "; at emulation version ",
-          out.emulation.MajorMinorString(), " kube-apiserver ",
+          emulation_version.MajorMinorString(), " kube-apiserver ",
           binary.MajorMinorString(), " accepts min-compatibility versions ",
-          RangeText(MinCompatibilityRange(era, binary, out.emulation)));
+          RangeText(MinCompatibilityRange(era, binary, emulation_version)));
     }
   }
-  if (!message.empty()) return absl::InvalidArgumentError(message);
-  return out;
+  // WithinBounds and the Check functions apply the same rules.
+  if (message.empty()) {
+    return absl::InternalError(absl::StrFormat(
+        "effective versions %s/%s/%s: range checks disagree", binary.ToString(),
+        emulation_version.ToString(), min_compat_version.ToString()));
+  }
+  return absl::InvalidArgumentError(message);
+}
+
+}  // namespace
+
+absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
+    const Catalog& catalog, const VersionQuery& query) {
+  // The common case, built in place: no version given anywhere, so the
+  // catalog's binary with NewEffectiveVersion's defaults, which are within
+  // range in every release line.
+  if (query.binary_version.empty() && query.emulation_version.empty() &&
+      query.min_compatibility_version.empty() &&
+      catalog.cluster.emulation_version.empty() &&
+      catalog.cluster.min_compatibility_version.empty()) {
+    const Version& binary = catalog.binary_version;
+    return absl::StatusOr<EffectiveVersions>(
+        absl::in_place, binary, binary.ToMajorMinor(), binary.SubtractMinor(1));
+  }
+  return ResolveGiven(catalog, query);
 }
 
 }  // namespace compatd::engine

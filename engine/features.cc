@@ -1,6 +1,8 @@
 #include "engine/features.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,7 +23,8 @@ namespace compatd::engine {
 // no-transition-without-change / no-unlock rules, and spec selection the
 // min-compatibility check, in Kubernetes 1.35.
 bool FeatureGatesUseMinCompatibility(const Version& binary_version) {
-  return binary_version.CompareMajorMinor(Version::MajorMinor(1, 35)) >= 0;
+  return binary_version.major() > 1 ||
+         (binary_version.major() == 1 && binary_version.minor() >= 35);
 }
 
 namespace {
@@ -467,12 +470,43 @@ absl::Status BuildGateSet(const Catalog& catalog,
 
 absl::string_view OnOff(bool b) { return b ? "on" : "off"; }
 
+// Builds a short sentence on the stack, so that the reason costs one
+// allocation (the response's string) on the hot path.
+class ReasonBuilder {
+ public:
+  ReasonBuilder& Add(absl::string_view text) {
+    const size_t n = std::min(text.size(), sizeof(buf_) - size_);
+    std::memcpy(buf_ + size_, text.data(), n);
+    size_ += n;
+    return *this;
+  }
+  ReasonBuilder& Add(uint64_t number) {
+    char digits[20];
+    size_t n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + number % 10);
+      number /= 10;
+    } while (number != 0);
+    while (n > 0 && size_ < sizeof(buf_)) buf_[size_++] = digits[--n];
+    return *this;
+  }
+  ReasonBuilder& Add(const Version& v) {
+    return Add(v.major()).Add(".").Add(v.minor());
+  }
+  std::string Build() const { return std::string(buf_, size_); }
+
+ private:
+  char buf_[256];
+  size_t size_ = 0;
+};
+
 FeatureDecision Decide(const Feature& feature,
-                       const EffectiveVersions& versions,
-                       const GateSet& gates) {
+                       const EffectiveVersions& versions, const GateSet& gates,
+                       bool use_min_compat) {
   FeatureDecision d;
   d.feature = &feature;
-  d.spec = SelectAt(feature, versions);
+  d.spec = SelectFeatureSpec(feature.specs, versions.emulation,
+                             versions.min_compatibility, use_min_compat);
   if (d.spec != nullptr) {
     d.stage = d.spec->pre_release;
     d.default_enabled = d.spec->default_enabled;
@@ -485,8 +519,8 @@ FeatureDecision Decide(const Feature& feature,
   // at the lock), else the default.
   const GateSetting* by = gates.Find(feature.name);
   absl::string_view via;
-  if (by == nullptr && d.spec != nullptr && feature.name != kAllAlpha &&
-      feature.name != kAllBeta) {
+  if (by == nullptr && d.spec != nullptr &&
+      &feature != &PseudoGate(kAllAlpha) && &feature != &PseudoGate(kAllBeta)) {
     if (d.stage == PreRelease::kAlpha && gates.all_alpha.has_value()) {
       by = &*gates.all_alpha;
       via = kAllAlpha;
@@ -501,47 +535,40 @@ FeatureDecision Decide(const Feature& feature,
   }
 
   // The reason: one sentence.
+  ReasonBuilder reason;
   if (d.spec == nullptr) {
     if (feature.specs.empty()) {
-      d.reason = absl::StrCat(
-          "no spec at any version, so off at emulation "
-          "version ",
-          versions.emulation.major(), ".", versions.emulation.minor());
+      reason.Add("no spec at any version, so off at emulation version ")
+          .Add(versions.emulation);
     } else {
       const FeatureSpec& first = feature.specs.front();
-      d.reason = absl::StrCat(
-          "not yet introduced at emulation version ",
-          versions.emulation.major(), ".", versions.emulation.minor(),
-          " (first spec: ", PreReleaseName(first.pre_release), " in ",
-          first.version.major(), ".", first.version.minor(), ")");
+      reason.Add("not yet introduced at emulation version ")
+          .Add(versions.emulation)
+          .Add(" (first spec: ")
+          .Add(PreReleaseName(first.pre_release))
+          .Add(" in ")
+          .Add(first.version)
+          .Add(")");
     }
+    d.reason = reason.Build();
     return d;
   }
   const FeatureSpec& spec = *d.spec;
-  d.reason = absl::StrCat(PreReleaseName(spec.pre_release), " since ",
-                          spec.version.major(), ".", spec.version.minor());
-  if (spec.min_compatibility_version.has_value() &&
-      FeatureGatesUseMinCompatibility(versions.binary)) {
-    absl::StrAppend(&d.reason, " with min-compatibility version >= ",
-                    spec.min_compatibility_version->major(), ".",
-                    spec.min_compatibility_version->minor());
+  reason.Add(PreReleaseName(spec.pre_release)).Add(" since ").Add(spec.version);
+  if (spec.min_compatibility_version.has_value() && use_min_compat) {
+    reason.Add(" with min-compatibility version >= ")
+        .Add(*spec.min_compatibility_version);
   }
-  if (spec.lock_to_default) {
-    absl::StrAppend(&d.reason, ", locked to default ",
-                    OnOff(spec.default_enabled));
-  } else {
-    absl::StrAppend(&d.reason, ", default ", OnOff(spec.default_enabled));
-  }
+  reason.Add(spec.lock_to_default ? ", locked to default " : ", default ")
+      .Add(OnOff(spec.default_enabled));
   if (by != nullptr) {
-    if (via.empty()) {
-      absl::StrAppend(&d.reason, "; overridden ", OnOff(by->value), " by ",
-                      ShortSourceName(by->source));
-    } else {
-      absl::StrAppend(&d.reason, "; overridden ", OnOff(by->value), " by ", via,
-                      "=", by->value ? "true" : "false", " in ",
-                      ShortSourceName(by->source));
+    reason.Add("; overridden ").Add(OnOff(by->value)).Add(" by ");
+    if (!via.empty()) {
+      reason.Add(via).Add(by->value ? "=true in " : "=false in ");
     }
+    reason.Add(ShortSourceName(by->source));
   }
+  d.reason = reason.Build();
   return d;
 }
 
@@ -588,7 +615,8 @@ absl::StatusOr<FeatureDecision> DecideFeature(const Catalog& catalog,
   }
   GateSet gates;
   COMPATD_RETURN_IF_ERROR(BuildGateSet(catalog, versions, query, &gates));
-  return Decide(*feature, versions, gates);
+  return Decide(*feature, versions, gates,
+                FeatureGatesUseMinCompatibility(versions.binary));
 }
 
 absl::StatusOr<std::vector<FeatureDecision>> DecideFeatures(
@@ -596,11 +624,12 @@ absl::StatusOr<std::vector<FeatureDecision>> DecideFeatures(
     const VersionQuery& query, absl::string_view component) {
   GateSet gates;
   COMPATD_RETURN_IF_ERROR(BuildGateSet(catalog, versions, query, &gates));
+  const bool use_min_compat = FeatureGatesUseMinCompatibility(versions.binary);
   std::vector<FeatureDecision> decisions;
   decisions.reserve(component.empty() ? catalog.features.size() : 16);
   for (const Feature& feature : catalog.features) {
     if (!component.empty() && feature.component != component) continue;
-    decisions.push_back(Decide(feature, versions, gates));
+    decisions.push_back(Decide(feature, versions, gates, use_min_compat));
   }
   // The loader keeps features sorted by name; sort anyway so that a
   // hand-built catalog answers the same.
