@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -93,17 +93,54 @@ const Version& BaseVersion(const EffectiveVersions& versions, SkewBase base) {
   return versions.binary;
 }
 
-// Appends "min-compatibility 1.33 - 2" (or "+ 1", or nothing for offset 0).
-void AppendBound(const EffectiveVersions& versions, const SkewBound& bound,
-                 std::string* out) {
-  const Version& base = BaseVersion(versions, bound.of);
-  absl::StrAppend(out, BaseName(bound.of), " ", base.major(), ".",
-                  base.minor());
-  if (bound.offset > 0) absl::StrAppend(out, " + ", bound.offset);
-  if (bound.offset < 0) {
-    absl::StrAppend(out, " - ", -static_cast<int64_t>(bound.offset));
+// Writes the reason into a buffer sized once, so that building it costs a
+// single allocation (CheckSkew sits on the admission-webhook hot path).
+class ReasonWriter {
+ public:
+  // Every number has at most 20 digits; the fixed text of the longest reason
+  // is under 100 characters and it holds at most 10 numbers.
+  ReasonWriter(std::string* out, size_t component_size) : out_(out) {
+    out_->resize(component_size + 400);
+    next_ = out_->data();
   }
-}
+  ~ReasonWriter() { out_->resize(static_cast<size_t>(next_ - out_->data())); }
+
+  ReasonWriter& operator<<(absl::string_view s) {
+    std::memcpy(next_, s.data(), s.size());
+    next_ += s.size();
+    return *this;
+  }
+  ReasonWriter& operator<<(uint64_t n) {
+    char digits[20];
+    int len = 0;
+    do {
+      digits[len++] = static_cast<char>('0' + n % 10);
+      n /= 10;
+    } while (n != 0);
+    while (len > 0) *next_++ = digits[--len];
+    return *this;
+  }
+  ReasonWriter& MajorMinor(const Version& v) {
+    return *this << v.major() << "." << v.minor();
+  }
+  // "min-compatibility 1.33 - 2" (or "+ 1", or nothing for offset 0).
+  ReasonWriter& Bound(const EffectiveVersions& versions,
+                      const SkewBound& bound) {
+    *this << BaseName(bound.of) << " ";
+    MajorMinor(BaseVersion(versions, bound.of));
+    if (bound.offset > 0) {
+      *this << " + " << static_cast<uint64_t>(bound.offset);
+    } else if (bound.offset < 0) {
+      *this << " - "
+            << static_cast<uint64_t>(-static_cast<int64_t>(bound.offset));
+    }
+    return *this;
+  }
+
+ private:
+  std::string* out_;
+  char* next_;
+};
 
 int CompareMajorMinor(uint64_t major, uint64_t minor, const Version& v) {
   if (major != v.major()) return major < v.major() ? -1 : 1;
@@ -159,33 +196,27 @@ absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
   decision.max_version =
       BaseVersion(versions, rule->max.of).OffsetMinor(rule->max.offset);
 
-  std::string& reason = decision.reason;
-  reason.reserve(160);
-  absl::StrAppend(&reason, component, " ", major, ".", minor);
-  if (CompareMajorMinor(major, minor, decision.min_version) < 0) {
-    decision.verdict = SkewVerdict::kTooOld;
-    absl::StrAppend(&reason, " is older than the oldest allowed ",
-                    decision.min_version.major(), ".",
-                    decision.min_version.minor(), " (");
-    AppendBound(versions, rule->min, &reason);
-    reason.push_back(')');
-  } else if (CompareMajorMinor(major, minor, decision.max_version) > 0) {
-    decision.verdict = SkewVerdict::kTooNew;
-    absl::StrAppend(&reason, " is newer than the newest allowed ",
-                    decision.max_version.major(), ".",
-                    decision.max_version.minor(), " (");
-    AppendBound(versions, rule->max, &reason);
-    reason.push_back(')');
-  } else {
-    decision.verdict = SkewVerdict::kAllowed;
-    absl::StrAppend(&reason, " is within the allowed range ",
-                    decision.min_version.major(), ".",
-                    decision.min_version.minor(), " (");
-    AppendBound(versions, rule->min, &reason);
-    absl::StrAppend(&reason, ") to ", decision.max_version.major(), ".",
-                    decision.max_version.minor(), " (");
-    AppendBound(versions, rule->max, &reason);
-    reason.push_back(')');
+  {  // The writer sizes the reason on destruction: finish before returning.
+    ReasonWriter reason(&decision.reason, component.size());
+    reason << component << " " << major << "." << minor;
+    if (CompareMajorMinor(major, minor, decision.min_version) < 0) {
+      decision.verdict = SkewVerdict::kTooOld;
+      reason << " is older than the oldest allowed ";
+      reason.MajorMinor(decision.min_version) << " (";
+      reason.Bound(versions, rule->min) << ")";
+    } else if (CompareMajorMinor(major, minor, decision.max_version) > 0) {
+      decision.verdict = SkewVerdict::kTooNew;
+      reason << " is newer than the newest allowed ";
+      reason.MajorMinor(decision.max_version) << " (";
+      reason.Bound(versions, rule->max) << ")";
+    } else {
+      decision.verdict = SkewVerdict::kAllowed;
+      reason << " is within the allowed range ";
+      reason.MajorMinor(decision.min_version) << " (";
+      reason.Bound(versions, rule->min) << ") to ";
+      reason.MajorMinor(decision.max_version) << " (";
+      reason.Bound(versions, rule->max) << ")";
+    }
   }
   return decision;
 }
