@@ -32,6 +32,14 @@ struct ServedGroupVersion {
 // INVALID_ARGUMENT for what kube-apiserver refuses at start-up (bad
 // --runtime-config keys or values, forward- compatible flags at emulation ==
 // binary, explicitly enabling something not yet introduced).
+//
+// The runtime config is the catalog's cluster section with the query's
+// --runtime-config on top (a query key wins), after kube-apiserver's rewrite
+// of the legacy core keys ("v1", "api/v1", ... -> "/v1"; "api/legacy"
+// dropped). The forward-compatibility flags are the query's, else the
+// cluster section's, else false. The emulation version is checked against
+// kube-apiserver's range for the binary (1.31 floor, N-3 from 1.33). Pure and
+// thread-safe; the catalog must outlive the call only.
 absl::StatusOr<std::vector<ServedGroupVersion>> ListServedAPIs(
     const Catalog& catalog, const EffectiveVersions& versions,
     const VersionQuery& query);

@@ -25,6 +25,13 @@ struct SkewDecision {
 // versions. Pure, thread-safe. "Not allowed" is a SkewDecision, not an error.
 // INVALID_ARGUMENT for a malformed client version or a component no rule names
 // (the message lists the known ones).
+//
+// The client version is read as Version::Parse does ("1.31", "v1.31.2",
+// "1.31.0-alpha.1"); bounds are base (min-compatibility / emulation / binary)
+// + offset, minor clamped at 0. An empty catalog skewPolicy means
+// DefaultSkewPolicy(). On success the only heap allocation is the reason:
+//   "kubelet 1.30 is older than the oldest allowed 1.31 (min-compatibility
+//   1.33 - 2)"
 absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
                                        const EffectiveVersions& versions,
                                        absl::string_view component,

@@ -28,8 +28,21 @@ struct StorageVersionDecision {
 
 // The storage version of group/resource at the effective versions, by the rule
 // of the binary version's release line. NOT_FOUND for an unknown
-// group-resource. Never fails otherwise (falls back to the group's preferred
-// version, saying so).
+// group-resource; FAILED_PRECONDITION for a resource the catalog marks
+// persisted: false (review kinds have no etcd storage). Never fails otherwise:
+// where nothing qualifies it falls back (fallback = true, saying rollback to
+// min-compatibility is not safe) to the group's preferred version, or from
+// 1.37 on to the resource's preferred version (kubernetes#137375).
+//
+//   before 1.31  the group's preferred version (no compatibility version)
+//   1.31         first version (priority order) with no introduced version
+//                or introduced <= min-compatibility
+//   1.32 - 1.34  the same, skipping versions that declare a replacement
+//   1.35 - 1.36  as 1.31
+//   1.37+        first non-alpha version introduced <= min-compatibility,
+//                else first version introduced <= emulation
+// A storageOverrides entry wins in every line; min-compatibility 0.0 skips
+// the introduced checks.
 absl::StatusOr<StorageVersionDecision> DecideStorageVersion(
     const Catalog& catalog, const EffectiveVersions& versions,
     absl::string_view group, absl::string_view resource);
