@@ -519,8 +519,8 @@ FeatureDecision Decide(const Feature& feature,
   // at the lock), else the default.
   const GateSetting* by = gates.Find(feature.name);
   absl::string_view via;
-  if (by == nullptr && d.spec != nullptr &&
-      &feature != &PseudoGate(kAllAlpha) && &feature != &PseudoGate(kAllBeta)) {
+  if (by == nullptr && d.spec != nullptr && feature.name != kAllAlpha &&
+      feature.name != kAllBeta) {
     if (d.stage == PreRelease::kAlpha && gates.all_alpha.has_value()) {
       by = &*gates.all_alpha;
       via = kAllAlpha;

@@ -8,7 +8,10 @@
 #include "engine/features.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <map>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +25,20 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+
+// Counts heap allocations, for the hot-path test below. (GCC cannot see that
+// the replaced operator new and delete form a pair.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+static std::atomic<long> g_allocations{0};
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace compatd::engine {
 namespace {
@@ -958,6 +975,28 @@ TEST(DecideFeatureTest, AllAlphaIsAGateOfItsOwn) {
   EXPECT_EQ(d.stage, kAlpha);
   EXPECT_FALSE(d.default_enabled);
   EXPECT_TRUE(d.enabled);
+}
+
+// GetFeature's engine work without feature_gates: resolving the versions and
+// deciding the gate allocate nothing but the reason string.
+TEST(DecideFeatureTest, HotPathAllocatesOnlyTheReason) {
+  const Catalog& catalog = BehaviourCatalog();
+  for (const char* emulation : {"", "1.34"}) {
+    SCOPED_TRACE(emulation);
+    VersionQuery query;
+    query.emulation_version = emulation;
+    const long before = g_allocations.load();
+    {
+      absl::StatusOr<EffectiveVersions> versions =
+          ResolveEffectiveVersions(catalog, query);
+      ASSERT_TRUE(versions.ok());
+      absl::StatusOr<FeatureDecision> d =
+          DecideFeature(catalog, *versions, query, "Graduated");
+      ASSERT_TRUE(d.ok());
+      EXPECT_GT(d->reason.size(), 15u);  // beyond the small-string buffer
+    }
+    EXPECT_EQ(g_allocations.load() - before, 1);
+  }
 }
 
 // ---------------------------------------------------------------------------
