@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -132,6 +133,26 @@ TEST(ParseUserAgentTest, VersionOverflowHasNoMajorMinor) {
       ParseUserAgent("kubelet/v1.99999999999999999999999 kubernetes/a");
   EXPECT_EQ(identity.component, "kubelet");
   EXPECT_FALSE(identity.has_major_minor());
+}
+
+// The allocation-free major/minor reading agrees with Version::ParseGeneric
+// (apimachinery's generic rule) on every metadata version form.
+TEST(IdentifyClientTest, MajorMinorAgreesWithVersionParseGeneric) {
+  for (const char* version :
+       {"1.31", "v1.31.2", "1.31.2-alpha.1+build", "v1.2a.3", "1.02.3", "01.2",
+        "1", "v", "1.", "1.x", "v1.31.0.0", "99999999999999999999.1",
+        "1.99999999999999999999", "v0.0.0", "0.1", "v2.0"}) {
+    SCOPED_TRACE(version);
+    const ClientIdentity identity = IdentifyClient("kubelet", version, "");
+    absl::StatusOr<Version> parsed = Version::ParseGeneric(version);
+    if (!parsed.ok() || (parsed->major() == 0 && parsed->minor() == 0)) {
+      EXPECT_FALSE(identity.has_major_minor());
+    } else {
+      ASSERT_TRUE(identity.has_major_minor());
+      EXPECT_EQ(*identity.major, parsed->major());
+      EXPECT_EQ(*identity.minor, parsed->minor());
+    }
+  }
 }
 
 TEST(IdentifyClientTest, MetadataWins) {
