@@ -14,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -169,6 +170,42 @@ TEST_F(PromtoolTest, PrometheusRuleSpecPassesCheckRules) {
   unlink(path.c_str());
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output, HasSubstr("SUCCESS: 5 rules found"));
+}
+
+// Every "expr" of the Grafana dashboard is valid PromQL: with Grafana's
+// variables substituted, each becomes a recording rule for promtool.
+TEST_F(PromtoolTest, DashboardQueriesParse) {
+  const std::string dashboard_path = absl::StrCat(
+      COMPATD_SOURCE_DIR, "/k8s/monitoring/grafana-dashboard.json");
+  std::ifstream in(dashboard_path);
+  ASSERT_TRUE(in) << dashboard_path;
+  std::string rules = "groups:\n  - name: dashboard\n    rules:\n";
+  int count = 0;
+  std::string line;
+  constexpr absl::string_view kExpr = "\"expr\": \"";
+  while (std::getline(in, line)) {
+    const size_t at = absl::string_view(line).find(kExpr);
+    if (at == std::string::npos) continue;
+    absl::string_view quoted =
+        absl::string_view(line).substr(at + kExpr.size());
+    ASSERT_TRUE(absl::ConsumeSuffix(&quoted, "\",") ||
+                absl::ConsumeSuffix(&quoted, "\""))
+        << line;
+    std::string expr;
+    for (size_t i = 0; i < quoted.size(); ++i) {
+      if (quoted[i] == '\\' && i + 1 < quoted.size()) ++i;  // JSON escape
+      expr.push_back(quoted[i]);
+    }
+    expr =
+        absl::StrReplaceAll(expr, {{"$__rate_interval", "5m"}, {"$job", ".*"}});
+    absl::StrAppend(&rules, "      - record: dashboard:expr", count++,
+                    "\n        expr: |-\n          ", expr, "\n");
+  }
+  ASSERT_GE(count, 10);
+  const std::string path = WriteTemp("compatd-dashboard-rules.yaml", rules);
+  const CommandResult result = RunPromtool("check rules /dev/stdin", path);
+  unlink(path.c_str());
+  EXPECT_EQ(result.exit_code, 0) << result.output << rules;
 }
 
 }  // namespace
