@@ -179,7 +179,7 @@ TEST(ReflectionIndexTest, FindsTheFileOfEverySymbolKind) {
       {"compatd.v1.SKEW_VERDICT_ALLOWED", kApiFile},  // value, protobuf scope
       {"compatd.v1.SkewVerdict.SKEW_VERDICT_ALLOWED",
        kApiFile},  // value under enum
-      {"compatd.v1.Catalog", "compatd/v1/catalog.proto"},
+      {"compatd.catalog.v1.Catalog", "compatd/v1/catalog.proto"},
       {"grpc.health.v1.Health", kHealthFile},
       {"grpc.health.v1.Health.Check", kHealthFile},
       {"grpc.health.v1.HealthCheckResponse.ServingStatus",
