@@ -544,6 +544,20 @@ TEST(CatalogLoaderTest, ExtremelyDeepNestingIsAnErrorNotACrash) {
                        HasSubstr("deep.yaml:2: invalid YAML")));
 }
 
+TEST(CatalogLoaderTest, EveryPrefixOfACatalogLoadsOrIsRejected) {
+  // A catalog cut anywhere (a half-written ConfigMap) is valid or rejected
+  // with INVALID_ARGUMENT; never a crash, never another code.
+  const std::string full = ReadTestdata("good/small.yaml");
+  for (size_t n = 0; n <= full.size(); ++n) {
+    absl::StatusOr<std::unique_ptr<Catalog>> catalog =
+        ParseCatalog(absl::string_view(full).substr(0, n), "cut.yaml");
+    if (!catalog.ok()) {
+      ASSERT_EQ(catalog.status().code(), absl::StatusCode::kInvalidArgument)
+          << n << ": " << catalog.status();
+    }
+  }
+}
+
 TEST(CatalogLoaderTest, FeatureSpecRulesFollowTheBinaryReleaseLine) {
   // Two entries at the same version differing only in minCompatibilityVersion
   // are valid from Kubernetes 1.35 and rejected before (versions must strictly
