@@ -6,7 +6,6 @@
 
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"  // kept: includers may rely on it
@@ -22,7 +21,7 @@ class CatalogStore final {
 
   // Null until the first Publish().
   std::shared_ptr<const Catalog> Current() const {
-    std::shared_lock lock(mu_);
+    std::lock_guard lock(mu_);
     return current_;
   }
 
@@ -34,10 +33,13 @@ class CatalogStore final {
   }
 
  private:
-  // std::shared_mutex rather than absl::Mutex: Debian's abseil is not built
-  // with ThreadSanitizer, so TSan cannot see absl::Mutex's synchronization
-  // and reports every reader of current_ as racing with Publish().
-  mutable std::shared_mutex mu_;
+  // std::mutex rather than absl::Mutex: Debian's abseil is not built with
+  // ThreadSanitizer, so TSan cannot see absl::Mutex's synchronization and
+  // reports every reader of current_ as racing with Publish(). Not
+  // std::shared_mutex: glibc's rwlock prefers readers, so a steady stream of
+  // requests could starve Publish(); the critical section is one shared_ptr
+  // copy either way.
+  mutable std::mutex mu_;
   std::shared_ptr<const Catalog> current_ ABSL_GUARDED_BY(mu_);
 };
 
