@@ -14,7 +14,7 @@
 //
 //   CatalogReloader::Options options{.path = "/etc/compatd/catalog.yaml",
 //                                    .interval = absl::Minutes(1)};
-//   ASSIGN_OR_RETURN(auto reloader,
+//   COMPATD_ASSIGN_OR_RETURN(auto reloader,
 //                    CatalogReloader::Create(options, &store, &listener));
 //   reloader->Start();          // watcher thread
 //   ... reloader->TriggerReload();  // on SIGHUP

@@ -17,7 +17,7 @@
 // trigger itself.
 //
 // Example:
-//   ASSIGN_OR_RETURN(auto watcher, DirWatcher::Create("/etc/compatd"));
+//   COMPATD_ASSIGN_OR_RETURN(auto watcher, DirWatcher::Create("/etc/compatd"));
 //   DirWatcher::WaitResult r = watcher->Wait(absl::Seconds(1));
 //   for (const DirEvent& e : r.events) ...  // e.g. {kMovedIn, "..data"}
 
