@@ -25,7 +25,7 @@
 namespace compatd::engine {
 namespace {
 
-namespace pb = ::compatd::v1;
+namespace pb = ::compatd::catalog::v1;
 
 constexpr absl::string_view kAllAlpha = "AllAlpha";
 constexpr absl::string_view kAllBeta = "AllBeta";
