@@ -289,6 +289,9 @@ ResourceConfig DefaultResourceConfig(const Registry& registry) {
 // Validation (ServerRunOptions.Validate, APIEnablementOptions.Validate, and
 // the emulation range of the effective version).
 
+// Where this differs from KUBERNETES-SEMANTICS.md section 2, the code wins:
+// at binary 1.31 component-base raised the N-1 floor to 1.31, so 1.31 allows
+// only emulation 1.31.
 absl::Status ValidateEmulationRange(const EffectiveVersions& versions) {
   const Version binary = versions.binary.ToMajorMinor();
   const Version floor_131 = Version::MajorMinor(1, 31);
@@ -743,7 +746,8 @@ absl::StatusOr<std::vector<ServedGroupVersion>> ListServedAPIs(
           false));
 
   // The cluster section's runtime config, then the query's (query key wins),
-  // then kube-apiserver's legacy core-group rewrite (Options.Complete).
+  // then kube-apiserver's legacy core-group rewrite (Options.Complete; not in
+  // KUBERNETES-SEMANTICS.md, but kube-apiserver runs it before validating).
   RuntimeConfigMap rc;
   for (const auto& [key, value] : catalog.cluster.runtime_config) {
     rc[key] = value;

@@ -284,6 +284,8 @@ absl::StatusOr<StorageVersionDecision> DecideStorageVersion(
     if (chosen == nullptr) {
       // Since 1.37 the fallback is the kind's preferred version, not the
       // group's (the kind may not exist in the group's top version).
+      // KUBERNETES-SEMANTICS.md section 6 says the group's for every line;
+      // the 1.37 code (kubernetes#137375) differs, and the code wins.
       decision.version = candidates.front().gv->version;
       decision.fallback = true;
       decision.reason = absl::StrFormat(
