@@ -8,7 +8,7 @@ namespace compatd::service {
 void CatalogEvents::Published(std::shared_ptr<const engine::Catalog> catalog) {
   std::vector<std::shared_ptr<Subscriber>> subscribers;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     last_error_ = Error{};
     subscribers = subscribers_;
   }
@@ -17,29 +17,29 @@ void CatalogEvents::Published(std::shared_ptr<const engine::Catalog> catalog) {
 }
 
 void CatalogEvents::Unchanged() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   last_error_ = Error{};
 }
 
 void CatalogEvents::Rejected(std::string message, absl::Time at) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   last_error_ = Error{std::move(message), at};
 }
 
 CatalogEvents::Error CatalogEvents::LastError() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return last_error_;
 }
 
 bool CatalogEvents::Subscribe(std::shared_ptr<Subscriber> subscriber) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return false;
   subscribers_.push_back(std::move(subscriber));
   return true;
 }
 
 void CatalogEvents::Unsubscribe(const Subscriber* subscriber) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   subscribers_.erase(
       std::remove_if(subscribers_.begin(), subscribers_.end(),
                      [&](const auto& s) { return s.get() == subscriber; }),
@@ -49,7 +49,7 @@ void CatalogEvents::Unsubscribe(const Subscriber* subscriber) {
 void CatalogEvents::Close() {
   std::vector<std::shared_ptr<Subscriber>> subscribers;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
     subscribers.swap(subscribers_);
   }

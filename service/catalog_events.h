@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include <mutex>
 #include "absl/time/time.h"
 #include "engine/catalog.h"
 
@@ -55,7 +55,7 @@ class CatalogEvents final {
   void Close();
 
  private:
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   Error last_error_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::shared_ptr<Subscriber>> subscribers_ ABSL_GUARDED_BY(mu_);

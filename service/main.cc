@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (version) {
-    std::cout << "compatd " << COMPATD_VERSION_STRING << "\n";
+    std::cout << "compatd " << COMPATD_VERSION << " (" << COMPATD_REVISION << ")\n";
     return 0;
   }
   const bool is_eval = !positional.empty() && positional[0] == "eval";

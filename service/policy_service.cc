@@ -4,7 +4,9 @@
 #include <string>
 #include <utility>
 
-#include "absl/synchronization/mutex.h"
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
 #include "absl/time/clock.h"
 
 namespace compatd::service {
@@ -35,7 +37,7 @@ class WatchCatalogReactor final
   // construction.
   void Start(std::shared_ptr<const engine::Catalog> current) {
     if (current == nullptr) {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       FinishLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                 "no catalog is loaded yet"));
       return;
@@ -45,7 +47,7 @@ class WatchCatalogReactor final
   }
 
   void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     writing_ = false;
     if (!ok) {
       FinishLocked(
@@ -58,7 +60,7 @@ class WatchCatalogReactor final
   }
 
   void OnCancel() override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     cancelled_ = true;
     if (!writing_) {
       FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED,
@@ -83,37 +85,37 @@ class WatchCatalogReactor final
    public:
     explicit Subscriber(WatchCatalogReactor* reactor) : reactor_(reactor) {}
     void OnPublished(std::shared_ptr<const engine::Catalog> catalog) override {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       if (reactor_ != nullptr) reactor_->Enqueue(std::move(catalog));
     }
     void OnClose() override {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       if (reactor_ != nullptr) reactor_->Close();
     }
     void Detach() {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       reactor_ = nullptr;
     }
 
    private:
-    absl::Mutex mu_;
+    std::mutex mu_;
     WatchCatalogReactor* reactor_ ABSL_GUARDED_BY(mu_);
   };
 
   void Enqueue(std::shared_ptr<const engine::Catalog> catalog) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (finished_ || cancelled_) return;
     pending_ = std::move(catalog);  // only the newest matters
     if (!writing_) WriteNextLocked();
   }
 
   void Close() {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     close_requested_ = true;
     if (!writing_) FinishLocked(grpc::Status::OK);
   }
 
-  void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void WriteNextLocked() {
     message_.Clear();
     handlers_->DescribeCatalog(*pending_, &message_);
     pending_.reset();
@@ -122,7 +124,7 @@ class WatchCatalogReactor final
   }
 
   void FinishLocked(const grpc::Status& status)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      {
     if (finished_) return;
     finished_ = true;
     final_code_ = status.error_code();
@@ -135,7 +137,7 @@ class WatchCatalogReactor final
   const absl::Time start_;
   std::shared_ptr<Subscriber> subscriber_;
 
-  absl::Mutex mu_;
+  std::mutex mu_;
   v1::GetCatalogResponse message_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const engine::Catalog> pending_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;

@@ -4,43 +4,192 @@
 #include <signal.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "catalog/embedded_catalog.h"
 #include "engine/catalog_loader.h"
 #include "engine/catalog_store.h"
+#include "engine/user_agent.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "metrics/exposer.h"
+#include "metrics/process_metrics.h"
+#include "metrics/registry.h"
+#include "metrics/service_metrics.h"
 #include "service/catalog_events.h"
 #include "service/catalog_reloader.h"
+#include "service/client_tracker.h"
 #include "service/handlers.h"
 #include "service/log.h"
 #include "service/policy_service.h"
+#include "service/reflection.h"
+#include "service/rpc_observer.h"
 
 namespace compatd::service {
 namespace {
+
+absl::string_view MetadataValue(const ClientMetadata& metadata,
+                                absl::string_view key) {
+  auto it = metadata.find(grpc::string_ref(key.data(), key.size()));
+  if (it == metadata.end()) return {};
+  return absl::string_view(it->second.data(), it->second.size());
+}
+
+// Feeds every call to the gRPC metrics and the client tracker.
+class ServerObserver final : public RpcObserver {
+ public:
+  ServerObserver(const engine::CatalogStore* store,
+                 const metrics::ServiceMetrics* metrics, ClientTracker* clients)
+      : store_(store), clients_(clients) {
+    for (int i = 0; i < kRpcMethodCount; ++i) {
+      methods_[i] = metrics->Method(kPolicyServiceName,
+                                    RpcMethodName(static_cast<RpcMethod>(i)));
+    }
+  }
+
+  void OnStart(RpcMethod method, const ClientMetadata& metadata) override {
+    methods_[static_cast<int>(method)]->Started();
+    const std::shared_ptr<const engine::Catalog> catalog = store_->Current();
+    if (catalog == nullptr) return;
+    clients_->Record(*catalog,
+                     engine::IdentifyClient(
+                         MetadataValue(metadata, "x-kubernetes-component"),
+                         MetadataValue(metadata, "x-kubernetes-version"),
+                         MetadataValue(metadata, "user-agent")));
+  }
+
+  void OnFinish(RpcMethod method, absl::StatusCode code,
+                absl::Duration latency) override {
+    methods_[static_cast<int>(method)]->Handled(code, latency);
+  }
+
+ private:
+  const engine::CatalogStore* store_;
+  ClientTracker* clients_;
+  std::array<const metrics::MethodMetrics*, kRpcMethodCount> methods_{};
+};
+
+std::vector<metrics::RpcMethod> ServedMethods() {
+  std::vector<metrics::RpcMethod> methods;
+  for (int i = 0; i < kRpcMethodCount; ++i) {
+    const auto method = static_cast<RpcMethod>(i);
+    methods.push_back(metrics::RpcMethod{
+        std::string(kPolicyServiceName), std::string(RpcMethodName(method)),
+        method == RpcMethod::kWatchCatalog ? metrics::RpcType::kServerStream
+                                           : metrics::RpcType::kUnary});
+  }
+  return methods;
+}
+
+void FillClients(const ClientTracker& tracker, absl::string_view component,
+                 const engine::Catalog& catalog,
+                 v1::ListClientsResponse* response) {
+  auto timestamp = [](absl::Time t, google::protobuf::Timestamp* out) {
+    const int64_t nanos = absl::ToUnixNanos(t);
+    out->set_seconds(nanos / 1000000000);
+    out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  };
+  for (const ObservedClientInfo& info : tracker.List(catalog, component)) {
+    v1::ObservedClient* out = response->add_clients();
+    out->set_component(info.component);
+    out->set_version(info.version);
+    switch (info.verdict) {
+      case metrics::ClientVerdict::kAllowed:
+        out->set_verdict(v1::SKEW_VERDICT_ALLOWED);
+        break;
+      case metrics::ClientVerdict::kTooOld:
+        out->set_verdict(v1::SKEW_VERDICT_TOO_OLD);
+        break;
+      case metrics::ClientVerdict::kTooNew:
+        out->set_verdict(v1::SKEW_VERDICT_TOO_NEW);
+        break;
+      case metrics::ClientVerdict::kUnknown:
+        out->set_verdict(v1::SKEW_VERDICT_UNKNOWN);
+        break;
+    }
+    out->set_min_version(info.min_version);
+    out->set_max_version(info.max_version);
+    timestamp(info.first_seen, out->mutable_first_seen());
+    timestamp(info.last_seen, out->mutable_last_seen());
+    out->set_requests(info.requests);
+  }
+}
 
 class ServerImpl final : public Server, private ReloadListener {
  public:
   explicit ServerImpl(const ServerOptions& options)
       : options_(options),
-        handlers_(&store_, &events_),
-        service_(&handlers_, &events_, &store_, /*observer=*/nullptr) {}
+        handlers_(
+            &store_, &events_,
+            [this](absl::string_view component, const engine::Catalog& catalog,
+                   v1::ListClientsResponse* response) {
+              FillClients(*clients_, component, catalog, response);
+            }) {}
 
   ~ServerImpl() override { Shutdown(); }
 
   absl::Status Init() {
+    metrics::ServiceMetrics::Options metric_options;
+    metric_options.methods = ServedMethods();
+    metric_options.version = COMPATD_VERSION;
+    metric_options.revision = COMPATD_REVISION;
+    metric_options.max_client_label_sets =
+        static_cast<size_t>(options_.max_client_series);
+    absl::StatusOr<std::unique_ptr<metrics::ServiceMetrics>> service_metrics =
+        metrics::ServiceMetrics::Create(&registry_, std::move(metric_options));
+    if (!service_metrics.ok()) return service_metrics.status();
+    metrics_ = std::move(*service_metrics);
+    if (absl::Status s = metrics::RegisterProcessMetrics(&registry_); !s.ok()) {
+      return s;
+    }
+    ClientTracker::Options tracker_options;
+    tracker_options.max_entries =
+        static_cast<size_t>(options_.max_client_series);
+    tracker_options.idle_ttl = options_.client_ttl;
+    clients_ = std::make_unique<ClientTracker>(&store_, metrics_.get(),
+                                               tracker_options);
+    observer_ = std::make_unique<ServerObserver>(&store_, metrics_.get(),
+                                                 clients_.get());
+    service_ = std::make_unique<PolicyService>(&handlers_, &events_, &store_,
+                                               observer_.get());
+    absl::StatusOr<std::vector<std::unique_ptr<grpc::Service>>> reflection =
+        CreateReflectionServices({std::string(kPolicyServiceName),
+                                  "grpc.health.v1.Health",
+                                  "grpc.reflection.v1.ServerReflection",
+                                  "grpc.reflection.v1alpha.ServerReflection"});
+    if (!reflection.ok()) return reflection.status();
+    reflection_ = std::move(*reflection);
+
+    if (!options_.metrics_listen.empty()) {
+      absl::StatusOr<std::unique_ptr<metrics::Exposer>> exposer =
+          metrics::Exposer::Start(&registry_, options_.metrics_listen);
+      if (!exposer.ok()) {
+        return absl::Status(
+            exposer.status().code(),
+            absl::StrCat("--metrics-listen=", options_.metrics_listen, ": ",
+                         exposer.status().message()));
+      }
+      exposer_ = std::move(*exposer);
+      LogInfo(absl::StrCat("metrics on http://",
+                           HostOf(options_.metrics_listen), ":",
+                           exposer_->port(), "/metrics"));
+    }
+
     grpc::EnableDefaultHealthCheckService(true);
     grpc::ServerBuilder builder;
     builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(),
                              &port_);
-    builder.RegisterService(&service_);
+    builder.RegisterService(service_.get());
+    for (const auto& service : reflection_) {
+      builder.RegisterService(service.get());
+    }
     grpc_server_ = builder.BuildAndStart();
     if (grpc_server_ == nullptr || port_ == 0) {
       return absl::UnavailableError(absl::StrCat(
@@ -65,6 +214,7 @@ class ServerImpl final : public Server, private ReloadListener {
       (*catalog)->loaded_at = absl::Now();
       std::shared_ptr<const engine::Catalog> published = std::move(*catalog);
       store_.Publish(published);
+      metrics_->RecordCatalogPublished(published->generation, absl::Now());
       LogInfo(absl::StrCat("serving catalog ", published->source, " ",
                            published->digest, " generation 1"));
     } else {
@@ -77,6 +227,7 @@ class ServerImpl final : public Server, private ReloadListener {
       reloader_ = std::move(*reloader);
       reloader_->Start();
       const auto current = store_.Current();
+      metrics_->RecordCatalogPublished(current->generation, absl::Now());
       LogInfo(absl::StrCat("serving catalog ", current->source, " ",
                            current->digest, " generation ",
                            current->generation));
@@ -86,7 +237,9 @@ class ServerImpl final : public Server, private ReloadListener {
   }
 
   int port() const override { return port_; }
-  int metrics_port() const override { return 0; }
+  int metrics_port() const override {
+    return exposer_ == nullptr ? 0 : exposer_->port();
+  }
 
   void TriggerReload() override {
     if (reloader_ != nullptr) {
@@ -96,7 +249,7 @@ class ServerImpl final : public Server, private ReloadListener {
   }
 
   void Shutdown() override {
-    absl::MutexLock lock(&shutdown_mu_);
+    std::lock_guard<std::mutex> lock(shutdown_mu_);
     if (shut_down_) return;
     shut_down_ = true;
     if (grpc_server_ == nullptr) return;
@@ -111,6 +264,7 @@ class ServerImpl final : public Server, private ReloadListener {
         absl::ToChronoTime(absl::Now() + options_.shutdown_grace));
     grpc_server_->Wait();
     if (reloader_ != nullptr) reloader_->Stop();
+    if (exposer_ != nullptr) exposer_->Stop();
     LogInfo("stopped");
   }
 
@@ -129,31 +283,42 @@ class ServerImpl final : public Server, private ReloadListener {
   // ReloadListener: runs on the reloader's thread.
   void OnReload(ReloadResult result, const engine::Catalog* published,
                 absl::string_view error) override {
+    const absl::Time now = absl::Now();
     switch (result) {
       case ReloadResult::kLoaded:
+        metrics_->RecordReload(metrics::ReloadResult::kLoaded, now);
+        metrics_->RecordCatalogPublished(published->generation, now);
         events_.Published(store_.Current());
-        (void)published;
         break;
       case ReloadResult::kUnchanged:
+        metrics_->RecordReload(metrics::ReloadResult::kUnchanged, now);
         events_.Unchanged();
         break;
       case ReloadResult::kRejected:
-        events_.Rejected(std::string(error), absl::Now());
+        metrics_->RecordReload(metrics::ReloadResult::kRejected, now);
+        events_.Rejected(std::string(error), now);
         break;
     }
   }
 
   const ServerOptions options_;
+  // Declared before everything that reads them, so they are destroyed last.
+  metrics::Registry registry_;
+  std::unique_ptr<metrics::ServiceMetrics> metrics_;
   engine::CatalogStore store_;
   CatalogEvents events_;
+  std::unique_ptr<ClientTracker> clients_;
   PolicyHandlers handlers_;
-  PolicyService service_;
+  std::unique_ptr<ServerObserver> observer_;
+  std::unique_ptr<PolicyService> service_;
+  std::vector<std::unique_ptr<grpc::Service>> reflection_;
+  std::unique_ptr<metrics::Exposer> exposer_;
   std::unique_ptr<grpc::Server> grpc_server_;
   grpc::HealthCheckServiceInterface* health_ = nullptr;
   std::unique_ptr<CatalogReloader> reloader_;
   int port_ = 0;
 
-  absl::Mutex shutdown_mu_;
+  std::mutex shutdown_mu_;
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
 };
 

@@ -12,7 +12,7 @@ namespace compatd {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::Run;
+using testing::RunCompatd;
 using testing::RunResult;
 using ::testing::StartsWith;
 
@@ -20,7 +20,7 @@ const std::string kGood = std::string(COMPATD_TESTDATA_DIR) + "/cli/good.yaml";
 const std::string kBad = std::string(COMPATD_TESTDATA_DIR) + "/cli/bad.yaml";
 
 TEST(CliTest, HelpListsEveryFlagWithItsDefault) {
-  const RunResult r = Run(COMPATD_BINARY, {"--help"});
+  const RunResult r = RunCompatd(COMPATD_BINARY, {"--help"});
   EXPECT_EQ(r.exit_code, 0);
   for (const char* flag :
        {"--listen", "--metrics-listen", "--catalog", "--check-catalog",
@@ -32,21 +32,21 @@ TEST(CliTest, HelpListsEveryFlagWithItsDefault) {
 }
 
 TEST(CliTest, UnknownFlagIsUsageError) {
-  const RunResult r = Run(COMPATD_BINARY, {"--no-such-flag=1"});
+  const RunResult r = RunCompatd(COMPATD_BINARY, {"--no-such-flag=1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown flag --no-such-flag"));
 }
 
 TEST(CliTest, BadDurationNamesTheFlag) {
-  const RunResult r = Run(COMPATD_BINARY, {"--reload-interval=soon"});
+  const RunResult r = RunCompatd(COMPATD_BINARY, {"--reload-interval=soon"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--reload-interval=soon"));
 }
 
 TEST(CliTest, EvalPrintsJsonResponse) {
-  const RunResult r =
-      Run(COMPATD_BINARY, {"eval", "--catalog=" + kGood, "--rpc=GetFeature",
-                           "--request={\"name\":\"Alpha1\"}"});
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY, {"eval", "--catalog=" + kGood, "--rpc=GetFeature",
+                       "--request={\"name\":\"Alpha1\"}"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\"name\": \"Alpha1\""));
   EXPECT_THAT(r.out, HasSubstr("\"stage\": \"STAGE_ALPHA\""));
@@ -54,24 +54,24 @@ TEST(CliTest, EvalPrintsJsonResponse) {
 }
 
 TEST(CliTest, EvalUsesTheEmbeddedCatalogByDefault) {
-  const RunResult r = Run(COMPATD_BINARY, {"eval", "--rpc=GetCatalog"});
+  const RunResult r = RunCompatd(COMPATD_BINARY, {"eval", "--rpc=GetCatalog"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("embedded:kubernetes-1.36"));
 }
 
 TEST(CliTest, EvalAcceptsTheFullMethodName) {
   const RunResult r =
-      Run(COMPATD_BINARY,
-          {"eval", "--catalog=" + kGood,
-           "--rpc=/compatd.v1.CompatibilityPolicy/ResolveVersions"});
+      RunCompatd(COMPATD_BINARY,
+                 {"eval", "--catalog=" + kGood,
+                  "--rpc=/compatd.v1.CompatibilityPolicy/ResolveVersions"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\"emulationMinor\""));
 }
 
 TEST(CliTest, EvalRpcErrorPrintsCodeAndExitsOne) {
-  const RunResult r =
-      Run(COMPATD_BINARY, {"eval", "--catalog=" + kGood, "--rpc=GetFeature",
-                           "--request={\"name\":\"NoSuchGate\"}"});
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY, {"eval", "--catalog=" + kGood, "--rpc=GetFeature",
+                       "--request={\"name\":\"NoSuchGate\"}"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, StartsWith("ERROR: NOT_FOUND: "));
   EXPECT_EQ(r.out, "");
@@ -79,50 +79,51 @@ TEST(CliTest, EvalRpcErrorPrintsCodeAndExitsOne) {
 
 TEST(CliTest, EvalInvalidArgumentPrintsCode) {
   const RunResult r =
-      Run(COMPATD_BINARY,
-          {"eval", "--catalog=" + kGood, "--rpc=ResolveVersions",
-           "--request={\"versions\":{\"emulationVersion\":\"1.x\"}}"});
+      RunCompatd(COMPATD_BINARY,
+                 {"eval", "--catalog=" + kGood, "--rpc=ResolveVersions",
+                  "--request={\"versions\":{\"emulationVersion\":\"1.x\"}}"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, StartsWith("ERROR: INVALID_ARGUMENT: "));
 }
 
 TEST(CliTest, EvalBadJsonIsUsageError) {
-  const RunResult r = Run(COMPATD_BINARY, {"eval", "--catalog=" + kGood,
-                                           "--rpc=GetFeature", "--request={"});
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY,
+      {"eval", "--catalog=" + kGood, "--rpc=GetFeature", "--request={"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("compatd.v1.GetFeatureRequest"));
 }
 
 TEST(CliTest, EvalUnknownFieldIsUsageError) {
-  const RunResult r =
-      Run(COMPATD_BINARY, {"eval", "--catalog=" + kGood, "--rpc=GetFeature",
-                           "--request={\"nmae\":\"Alpha1\"}"});
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY, {"eval", "--catalog=" + kGood, "--rpc=GetFeature",
+                       "--request={\"nmae\":\"Alpha1\"}"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("nmae"));
 }
 
 TEST(CliTest, EvalUnknownRpcListsTheAcceptedOnes) {
-  const RunResult r = Run(COMPATD_BINARY, {"eval", "--rpc=GetFeatures"});
+  const RunResult r = RunCompatd(COMPATD_BINARY, {"eval", "--rpc=GetFeatures"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown --rpc \"GetFeatures\""));
   EXPECT_THAT(r.err, HasSubstr("GetFeature, ListFeatures"));
 }
 
 TEST(CliTest, EvalWithoutRpcIsUsageError) {
-  const RunResult r = Run(COMPATD_BINARY, {"eval"});
+  const RunResult r = RunCompatd(COMPATD_BINARY, {"eval"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--rpc"));
 }
 
 TEST(CliTest, EvalBadCatalogPrintsItsErrorsAndExitsOne) {
-  const RunResult r =
-      Run(COMPATD_BINARY, {"eval", "--catalog=" + kBad, "--rpc=GetCatalog"});
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY, {"eval", "--catalog=" + kBad, "--rpc=GetCatalog"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("bad.yaml:3:"));
 }
 
 TEST(CliTest, CheckCatalogPrintsCountsAndDigest) {
-  const RunResult r = Run(COMPATD_BINARY, {"--check-catalog=" + kGood});
+  const RunResult r = RunCompatd(COMPATD_BINARY, {"--check-catalog=" + kGood});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("OK"));
   EXPECT_THAT(r.out, HasSubstr("2 features"));
@@ -130,7 +131,7 @@ TEST(CliTest, CheckCatalogPrintsCountsAndDigest) {
 }
 
 TEST(CliTest, CheckCatalogPrintsEveryErrorWithItsLine) {
-  const RunResult r = Run(COMPATD_BINARY, {"--check-catalog=" + kBad});
+  const RunResult r = RunCompatd(COMPATD_BINARY, {"--check-catalog=" + kBad});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("bad.yaml:3:"));
   EXPECT_THAT(r.err, HasSubstr("bad.yaml:7:"));
@@ -139,7 +140,7 @@ TEST(CliTest, CheckCatalogPrintsEveryErrorWithItsLine) {
 
 TEST(CliTest, CheckCatalogMissingFileSaysSo) {
   const RunResult r =
-      Run(COMPATD_BINARY, {"--check-catalog=/nonexistent.yaml"});
+      RunCompatd(COMPATD_BINARY, {"--check-catalog=/nonexistent.yaml"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("/nonexistent.yaml"));
 }

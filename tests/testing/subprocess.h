@@ -11,12 +11,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "absl/synchronization/mutex.h"
 
 extern char** environ;
 
@@ -91,11 +90,11 @@ class Subprocess {
   }
 
   std::string Stdout() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return out_;
   }
   std::string Stderr() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return err_;
   }
 
@@ -133,7 +132,7 @@ class Subprocess {
           --open;
           continue;
         }
-        absl::MutexLock lock(&mu_);
+        std::lock_guard<std::mutex> lock(mu_);
         (i == 0 ? out_ : err_).append(buffer, static_cast<size_t>(n));
       }
     }
@@ -142,7 +141,7 @@ class Subprocess {
   pid_t pid_ = -1;
   std::optional<int> exit_code_;
   std::thread reader_;
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   std::string out_;
   std::string err_;
 };
@@ -154,8 +153,8 @@ struct RunResult {
   std::string err;
 };
 
-inline RunResult Run(const std::string& binary,
-                     const std::vector<std::string>& args) {
+inline RunResult RunCompatd(const std::string& binary,
+                            const std::vector<std::string>& args) {
   Subprocess p;
   RunResult result;
   if (!p.Start(binary, args)) return result;
