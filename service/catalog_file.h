@@ -11,8 +11,9 @@
 
 namespace compatd::service {
 
-// The file's bytes. NOT_FOUND / PERMISSION_DENIED / FAILED_PRECONDITION (a
-// directory, or larger than engine::kMaxCatalogBytes) with "<path>: <why>".
+// The file's bytes, read without ever blocking (a FIFO in its place fails at
+// once). NOT_FOUND / PERMISSION_DENIED / FAILED_PRECONDITION (not a regular
+// file, or larger than engine::kMaxCatalogBytes) with "<path>: <why>".
 absl::StatusOr<std::string> ReadCatalogFile(const std::string& path);
 
 // Reads and parses `path` (source = path). `errors` receives the parse errors,

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "engine/catalog_loader.h"
+#include "service/catalog_file.h"
 #include "service/log.h"
 
 namespace compatd::service {
@@ -31,67 +32,6 @@ std::string ContainingDir(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
-}
-
-// Reads the catalog without ever blocking: O_NONBLOCK so that a FIFO put in
-// the file's place fails instead of waiting for a writer, and only regular
-// files are read. Error codes follow service/catalog_file.h.
-absl::StatusOr<std::string> ReadCatalogBytes(const std::string& path) {
-  const int fd =
-      open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) {
-    const int error = errno;
-    const std::string why =
-        absl::StrCat(path, ": cannot open the catalog: ", std::strerror(error));
-    if (error == ENOENT || error == ENOTDIR) return absl::NotFoundError(why);
-    if (error == EACCES || error == EPERM) {
-      return absl::PermissionDeniedError(why);
-    }
-    return absl::FailedPreconditionError(why);
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int error = errno;
-    close(fd);
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": cannot stat the catalog: ", std::strerror(error)));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": not a regular file",
-        S_ISDIR(st.st_mode) ? " (it is a directory; give the file inside it)"
-                            : ""));
-  }
-  const std::string too_large =
-      absl::StrCat(path, ": the catalog is larger than the limit of ",
-                   engine::kMaxCatalogBytes, " bytes");
-  if (static_cast<uint64_t>(st.st_size) > engine::kMaxCatalogBytes) {
-    close(fd);
-    return absl::FailedPreconditionError(too_large);
-  }
-  std::string bytes;
-  bytes.reserve(static_cast<size_t>(st.st_size));
-  char buffer[64 * 1024];
-  for (;;) {
-    const ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int error = errno;
-      close(fd);
-      return absl::FailedPreconditionError(absl::StrCat(
-          path, ": cannot read the catalog: ", std::strerror(error)));
-    }
-    if (n == 0) break;
-    // The file may grow while we read it.
-    if (bytes.size() + static_cast<size_t>(n) > engine::kMaxCatalogBytes) {
-      close(fd);
-      return absl::FailedPreconditionError(too_large);
-    }
-    bytes.append(buffer, static_cast<size_t>(n));
-  }
-  close(fd);
-  return bytes;
 }
 
 // Errors come one per line; a log line shows the first few, joined.
@@ -170,7 +110,7 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
     std::lock_guard<std::mutex> lock(status_mu_);
     status_.last_attempt_at = absl::Now();
   }
-  absl::StatusOr<std::string> bytes = ReadCatalogBytes(options_.path);
+  absl::StatusOr<std::string> bytes = ReadCatalogFile(options_.path);
   if (!bytes.ok()) {
     if (initial) return bytes.status();
     has_rejected_bytes_ = false;
