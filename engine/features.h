@@ -58,7 +58,11 @@ struct FeatureDecision {
 // query's feature_gates applied (the whole flag set is validated, as
 // kube-apiserver would at start-up: unknown gate, locked gate set to a
 // non-default value, gate not yet introduced, bad value -> INVALID_ARGUMENT).
-// Unknown `name` -> NOT_FOUND.
+// Unknown `name` -> NOT_FOUND ("unknown feature gate \"X\"; did you mean
+// ..."). "AllAlpha" and "AllBeta" are gates too (ALPHA/BETA since 0.0, default
+// off), as in component-base. `feature` and `spec` of the decision point into
+// the catalog (or a static for AllAlpha/AllBeta): keep the catalog alive.
+// Without feature_gates, allocates nothing but `reason`.
 absl::StatusOr<FeatureDecision> DecideFeature(const Catalog& catalog,
                                               const EffectiveVersions& versions,
                                               const VersionQuery& query,
