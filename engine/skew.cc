@@ -20,55 +20,6 @@ const std::vector<SkewRule>& DefaultRules() {
   return *rules;
 }
 
-// Go's regexp \s, as Version::Parse uses it.
-bool IsRegexpSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
-}
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// The major and minor version Version::Parse would return for `text`, without
-// allocating. Version::Parse tries semantic, then generic parsing, and every
-// semantic version also parses as a generic one with the same numbers, so
-// acceptance is exactly the generic rule: `^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)$`
-// with at least two components, no leading zero in the first, every
-// component within uint64, and no newline after the numbers. Returns false
-// where Version::Parse fails (the caller then asks it for the message).
-bool ParseMajorMinor(absl::string_view text, uint64_t* major, uint64_t* minor) {
-  size_t pos = 0;
-  while (pos < text.size() && IsRegexpSpace(text[pos])) ++pos;
-  if (pos < text.size() && text[pos] == 'v') ++pos;
-  uint64_t values[2] = {0, 0};
-  int components = 0;
-  while (true) {
-    const size_t start = pos;
-    uint64_t value = 0;
-    while (pos < text.size() && IsDigit(text[pos])) {
-      const uint64_t d = static_cast<uint64_t>(text[pos] - '0');
-      if (value > (std::numeric_limits<uint64_t>::max() - d) / 10) {
-        return false;  // "value out of range"
-      }
-      value = value * 10 + d;
-      ++pos;
-    }
-    if (pos == start) return false;
-    if (components == 0 && pos - start > 1 && text[start] == '0') {
-      return false;  // "illegal zero-prefixed version component"
-    }
-    if (components < 2) values[components] = value;
-    ++components;
-    if (pos + 1 < text.size() && text[pos] == '.' && IsDigit(text[pos + 1])) {
-      ++pos;
-      continue;
-    }
-    break;
-  }
-  if (components < 2) return false;
-  if (text.substr(pos).find('\n') != absl::string_view::npos) return false;
-  *major = values[0];
-  *minor = values[1];
-  return true;
-}
-
 absl::string_view BaseName(SkewBase base) {
   switch (base) {
     case SkewBase::kMinCompatibility:
@@ -181,7 +132,7 @@ absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
 
   uint64_t major = 0;
   uint64_t minor = 0;
-  if (!ParseMajorMinor(client_version, &major, &minor)) {
+  if (!Version::ParseMajorMinorNoAlloc(client_version, &major, &minor)) {
     absl::StatusOr<Version> parsed = Version::Parse(client_version);
     return absl::InvalidArgumentError(absl::StrFormat(
         "client version \"%s\" of %s: %s (expected e.g. \"1.31\" or "

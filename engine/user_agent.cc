@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "engine/version.h"
 
 namespace compatd::engine {
 namespace {
@@ -41,51 +42,6 @@ absl::string_view NormalizeComponent(absl::string_view component) {
   return component;
 }
 
-// apimachinery's generic version rule, as Version::ParseGeneric applies it
-// (`^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)$`, at least two components, no leading
-// zero in the first, every component within uint64, no newline after the
-// numbers), keeping only major and minor and without allocating.
-bool ParseGenericMajorMinor(absl::string_view text, uint64_t* major,
-                            uint64_t* minor) {
-  size_t pos = 0;
-  while (pos < text.size() &&
-         (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\n' ||
-          text[pos] == '\f' || text[pos] == '\r')) {
-    ++pos;
-  }
-  if (pos < text.size() && text[pos] == 'v') ++pos;
-  uint64_t values[2] = {0, 0};
-  int components = 0;
-  while (true) {
-    const size_t start = pos;
-    uint64_t value = 0;
-    while (pos < text.size() &&
-           absl::ascii_isdigit(static_cast<unsigned char>(text[pos]))) {
-      const uint64_t digit = static_cast<uint64_t>(text[pos] - '0');
-      if (value > (std::numeric_limits<uint64_t>::max() - digit) / 10) {
-        return false;
-      }
-      value = value * 10 + digit;
-      ++pos;
-    }
-    if (pos == start) return false;
-    if (components == 0 && pos - start > 1 && text[start] == '0') return false;
-    if (components < 2) values[components] = value;
-    ++components;
-    if (pos + 1 < text.size() && text[pos] == '.' &&
-        absl::ascii_isdigit(static_cast<unsigned char>(text[pos + 1]))) {
-      ++pos;
-      continue;
-    }
-    break;
-  }
-  if (components < 2) return false;
-  if (text.substr(pos).find('\n') != absl::string_view::npos) return false;
-  *major = values[0];
-  *minor = values[1];
-  return true;
-}
-
 // Fills major/minor from a generic-parsed version; `require_v` for the
 // User-Agent form.
 void FillMajorMinor(absl::string_view version, bool require_v,
@@ -93,7 +49,7 @@ void FillMajorMinor(absl::string_view version, bool require_v,
   if (require_v && !absl::StartsWith(version, "v")) return;
   uint64_t major = 0;
   uint64_t minor = 0;
-  if (!ParseGenericMajorMinor(version, &major, &minor)) return;
+  if (!Version::ParseMajorMinorNoAlloc(version, &major, &minor)) return;
   if (major == 0 && minor == 0) return;  // client-go's v0.0.0 placeholder
   identity->major = major;
   identity->minor = minor;

@@ -166,6 +166,43 @@ absl::StatusOr<Version> Version::ParseImpl(absl::string_view text,
   return v;
 }
 
+bool Version::ParseMajorMinorNoAlloc(absl::string_view text, uint64_t* major,
+                                     uint64_t* minor) {
+  size_t pos = 0;
+  while (pos < text.size() && IsGoSpace(text[pos])) ++pos;
+  if (pos < text.size() && text[pos] == 'v') ++pos;
+  uint64_t values[2] = {0, 0};
+  int components = 0;
+  while (true) {
+    const size_t start = pos;
+    uint64_t value = 0;
+    while (pos < text.size() && IsDigit(text[pos])) {
+      const uint64_t d = static_cast<uint64_t>(text[pos] - '0');
+      if (value > (std::numeric_limits<uint64_t>::max() - d) / 10) {
+        return false;  // "value out of range"
+      }
+      value = value * 10 + d;
+      ++pos;
+    }
+    if (pos == start) return false;
+    if (components == 0 && pos - start > 1 && text[start] == '0') {
+      return false;  // "illegal zero-prefixed version component"
+    }
+    if (components < 2) values[components] = value;
+    ++components;
+    if (pos + 1 < text.size() && text[pos] == '.' && IsDigit(text[pos + 1])) {
+      ++pos;
+      continue;
+    }
+    break;
+  }
+  if (components < 2) return false;
+  if (text.substr(pos).find('\n') != absl::string_view::npos) return false;
+  *major = values[0];
+  *minor = values[1];
+  return true;
+}
+
 int Version::Compare(const Version& other) const {
   const size_t v_len = components_.size();
   const size_t o_len = other.components_.size();

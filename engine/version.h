@@ -40,6 +40,14 @@ class Version final {
   // ParseSemantic, else ParseGeneric (apimachinery's version.Parse).
   static absl::StatusOr<Version> Parse(absl::string_view text);
 
+  // The major and minor version Parse() would return for `text`, without
+  // allocating (the hot paths of CheckSkew and client capture). Parse() accepts
+  // exactly what the generic rule accepts (every semantic version is also a
+  // generic one with the same numbers), so this checks the generic rule. False
+  // where Parse() fails: ask Parse() for the message.
+  static bool ParseMajorMinorNoAlloc(absl::string_view text, uint64_t* major,
+                                     uint64_t* minor);
+
   uint64_t major() const { return components_[0]; }
   uint64_t minor() const { return components_[1]; }
   // 0 when there is no third component.
