@@ -20,6 +20,7 @@
 // cache the returned handle. Thread-safe.
 
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,7 +28,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "metrics/registry.h"
 
 namespace compatd::metrics {
@@ -61,7 +61,7 @@ class BoundedLabelTable final {
   // The handle for these label values, or for their overflow label set.
   // Errors are the family's (wrong arity, non-UTF-8 values).
   absl::StatusOr<T*> Get(const std::vector<std::string>& label_values) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = admitted_.find(label_values);
     if (it != admitted_.end()) return it->second;
     if (admitted_.size() <
@@ -89,7 +89,7 @@ class BoundedLabelTable final {
 
   // Label sets created through the table (admitted + overflow).
   size_t size() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return admitted_.size() + overflow_.size();
   }
 
@@ -104,7 +104,7 @@ class BoundedLabelTable final {
 
   Family<T>* const family_;
   BoundedLabelTableOptions options_;
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   absl::flat_hash_map<std::vector<std::string>, T*> admitted_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::vector<std::string>, T*> overflow_

@@ -249,7 +249,7 @@ template <typename T>
 absl::StatusOr<Family<T>*> Registry::AddFamily(
     absl::string_view name, absl::string_view help, MetricType type,
     std::vector<std::string> label_names, std::vector<double> buckets) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (!IsValidUtf8(help)) {
     return absl::InvalidArgumentError(
         absl::StrCat("help of metric ", name, " is not valid UTF-8"));
@@ -304,7 +304,7 @@ absl::Status Registry::AddCallbackFamily(absl::string_view name,
     return absl::InvalidArgumentError(
         absl::StrCat("callback metric ", name, ": no function"));
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (!IsValidUtf8(help)) {
     return absl::InvalidArgumentError(
         absl::StrCat("help of metric ", name, " is not valid UTF-8"));
@@ -337,7 +337,7 @@ absl::Status Registry::AddCallbackValue(
 std::vector<FamilySnapshot> Registry::Collect() const {
   std::vector<const FamilyBase*> families;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     families.reserve(families_.size());
     for (const auto& [name, family] : families_)
       families.push_back(family.get());

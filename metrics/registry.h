@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -35,7 +36,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 
 namespace compatd::metrics {
 
@@ -184,7 +184,7 @@ class Family final : public FamilyBase {
                                           " is not valid UTF-8");
       }
     }
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = metrics_.find(label_values);
     if (it != metrics_.end()) return it->second.get();
     std::unique_ptr<T> metric;
@@ -200,7 +200,7 @@ class Family final : public FamilyBase {
 
   // The number of label sets (series) created so far.
   size_t size() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return metrics_.size();
   }
 
@@ -208,7 +208,7 @@ class Family final : public FamilyBase {
 
   FamilySnapshot Collect() const override {
     FamilySnapshot snapshot = EmptySnapshot();
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     snapshot.metrics.reserve(metrics_.size());
     for (const auto& [labels, metric] : metrics_) {  // std::map: sorted
       MetricSnapshot& out = snapshot.metrics.emplace_back();
@@ -224,7 +224,7 @@ class Family final : public FamilyBase {
 
  private:
   const std::vector<double> buckets_;  // histograms only
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::vector<std::string>, std::unique_ptr<T>> metrics_
       ABSL_GUARDED_BY(mu_);
 };
@@ -283,7 +283,7 @@ class Registry final {
                                        std::vector<std::string> label_names,
                                        std::vector<double> buckets);
 
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   // By family name, so Collect() is sorted.
   std::map<std::string, std::unique_ptr<FamilyBase>, std::less<>> families_
       ABSL_GUARDED_BY(mu_);

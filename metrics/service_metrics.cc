@@ -1,5 +1,6 @@
 #include "metrics/service_metrics.h"
 
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -8,7 +9,7 @@
 namespace compatd::metrics {
 
 struct ServiceMetrics::SourceState {
-  absl::Mutex mu;
+  std::mutex mu;
   OutOfAllowanceSource source ABSL_GUARDED_BY(mu);
 };
 
@@ -256,7 +257,7 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
       [state]() -> std::vector<CallbackSample> {
         // Called under the lock, so that resetting the source (e.g. in the
         // source owner's destructor) waits for a scrape that is using it.
-        absl::MutexLock lock(&state->mu);
+        std::lock_guard<std::mutex> lock(state->mu);
         std::vector<CallbackSample> samples;
         if (state->source == nullptr) return samples;
         for (auto& [component, count] : state->source()) {
@@ -326,7 +327,7 @@ void ServiceMetrics::RecordClient(absl::string_view component,
 
 void ServiceMetrics::SetClientsOutOfAllowanceSource(
     OutOfAllowanceSource source) {
-  absl::MutexLock lock(&source_->mu);
+  std::lock_guard<std::mutex> lock(source_->mu);
   source_->source = std::move(source);
 }
 

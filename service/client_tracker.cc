@@ -94,7 +94,7 @@ bool ClientTracker::Live(const Entry& entry, absl::Time now) const {
 
 absl::StatusOr<engine::EffectiveVersions> ClientTracker::ClusterVersions(
     const engine::Catalog& catalog) const {
-  absl::MutexLock lock(&versions_mu_);
+  std::lock_guard<std::mutex> lock(versions_mu_);
   if (!versions_valid_ || versions_generation_ != catalog.generation) {
     // An empty query: the catalog's cluster section, then Kubernetes'
     // defaults.
@@ -198,7 +198,7 @@ void ClientTracker::Record(const engine::Catalog& catalog,
   // each shard's map still sees well-spread low bits.
   Shard& shard = shards_[(KeyHash{}(key) >> 40) % kShards];
   {
-    absl::ReaderMutexLock lock(&shard.mu);
+    std::shared_lock<std::shared_mutex> lock(shard.mu);
     auto it = shard.entries.find(key);
     if (it != shard.entries.end()) {
       Entry& entry = *it->second;
@@ -214,7 +214,7 @@ void ClientTracker::Record(const engine::Catalog& catalog,
       Judge(catalog, key.component, key.version, has_major_minor).verdict;
   Entry* entry = nullptr;
   {
-    absl::MutexLock lock(&shard.mu);
+    std::unique_lock<std::shared_mutex> lock(shard.mu);
     auto it = shard.entries.find(key);
     if (it != shard.entries.end()) {  // another caller inserted it meanwhile
       entry = it->second.get();
@@ -250,7 +250,7 @@ size_t ClientTracker::Sweep() {
   const absl::Time now = Now();
   size_t removed = 0;
   for (Shard& shard : shards_) {
-    absl::MutexLock lock(&shard.mu);
+    std::unique_lock<std::shared_mutex> lock(shard.mu);
     for (auto it = shard.entries.begin(); it != shard.entries.end();) {
       if (Live(*it->second, now)) {
         ++it;
@@ -290,7 +290,7 @@ std::vector<ObservedClientInfo> ClientTracker::List(
   const absl::Time now = Now();
   std::vector<ObservedClientInfo> clients;
   for (const Shard& shard : shards_) {
-    absl::ReaderMutexLock lock(&shard.mu);
+    std::shared_lock<std::shared_mutex> lock(shard.mu);
     for (const auto& [key, entry] : shard.entries) {
       if (!component.empty() && entry->component != component) continue;
       if (!Live(*entry, now)) continue;
@@ -323,7 +323,7 @@ std::vector<std::pair<std::string, int64_t>> ClientTracker::OutOfAllowance(
     for (const std::string& name : rule.components) counts.emplace(name, 0);
   }
   for (const Shard& shard : shards_) {
-    absl::ReaderMutexLock lock(&shard.mu);
+    std::shared_lock<std::shared_mutex> lock(shard.mu);
     for (const auto& [key, entry] : shard.entries) {
       if (!Live(*entry, now)) continue;
       if (OutOfAllowanceVerdict(VerdictOf(catalog, *entry))) {

@@ -44,6 +44,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,7 +54,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine/catalog.h"
 #include "engine/catalog_store.h"
@@ -164,7 +165,7 @@ class ClientTracker final {
 
   static constexpr size_t kShards = 16;
   struct Shard {
-    mutable absl::Mutex mu;
+    mutable std::shared_mutex mu;
     absl::flat_hash_map<Key, std::unique_ptr<Entry>, KeyHash, KeyEq> entries
         ABSL_GUARDED_BY(mu);
   };
@@ -204,7 +205,7 @@ class ClientTracker final {
   // Where calls go when the table is full.
   std::unique_ptr<Entry> overflow_;
 
-  mutable absl::Mutex versions_mu_;
+  mutable std::mutex versions_mu_;
   mutable uint64_t versions_generation_ ABSL_GUARDED_BY(versions_mu_) = 0;
   mutable bool versions_valid_ ABSL_GUARDED_BY(versions_mu_) = false;
   mutable absl::StatusOr<engine::EffectiveVersions> versions_

@@ -4,14 +4,14 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
-#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "google/protobuf/descriptor_database.h"
@@ -553,16 +553,24 @@ TYPED_TEST(ReflectionServiceTest,
                        std::chrono::seconds(30));
   grpc::ByteBuffer response_buffer;
   grpc::Status status;
-  absl::Notification done;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
   generic.UnaryCall(
       &context,
       absl::StrCat("/", check->service()->full_name(), "/", check->name()),
       grpc::StubOptions(), &request_buffer, &response_buffer,
       [&](grpc::Status s) {
+        std::lock_guard<std::mutex> lock(mu);
         status = std::move(s);
-        done.Notify();
+        done = true;
+        cv.notify_one();
       });
-  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(
+        cv.wait_for(lock, std::chrono::seconds(60), [&] { return done; }));
+  }
   ASSERT_TRUE(status.ok()) << status.error_message();
 
   grpc::Slice response_slice;
