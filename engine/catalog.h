@@ -42,6 +42,9 @@ struct Feature {
   std::string name;
   std::string component;           // may be empty
   std::vector<FeatureSpec> specs;  // validated, in version order
+  // A planned removal: the first release without the gate (major.minor, after
+  // the catalog's binary version). Checked by `compatd lint` only.
+  std::optional<Version> removed;
   int line = 0;
 };
 
@@ -119,6 +122,9 @@ struct CRDHistory {
   std::string project;
   int upgrade_span = 3;
   int deprecation_releases = 1;
+  // Releases right after a version stops being served that may serve it
+  // again; they do not count as cleanup releases (Cluster API: 1).
+  int revert_buffer_releases = 0;
   std::vector<CRDRelease> releases;  // oldest first
   int line = 0;
 };

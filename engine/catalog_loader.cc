@@ -396,6 +396,10 @@ class CatalogBuilder {
       built.name = feature.name();
       built.component = feature.component();
       built.line = line;
+      if (!feature.removed().empty() &&
+          !BuildFeatureRemoved(feature, where, binary_ok, out, built)) {
+        continue;
+      }
       if (feature.versioned_specs_size() == 0) {
         if (!AlreadyReported(lines_.FieldLine(
                 feature, pb::Feature::kVersionedSpecsFieldNumber))) {
@@ -433,6 +437,34 @@ class CatalogBuilder {
       out.feature_index.emplace(out.features[i].name, i);
     }
     features_by_name_ = std::move(first_line);
+  }
+
+  // A gate's planned removal: major.minor, after the binary version (a binary
+  // at or past the removal does not have the gate).
+  bool BuildFeatureRemoved(const pb::Feature& feature, const std::string& where,
+                           bool binary_ok, const Catalog& out, Feature& built) {
+    const int line =
+        LineOr(lines_.FieldLine(feature, pb::Feature::kRemovedFieldNumber),
+               built.line);
+    absl::StatusOr<Version> removed =
+        ParseCatalogVersion(feature.removed(), /*allow_patch=*/false);
+    if (!removed.ok()) {
+      Error(line, absl::StrFormat("%s: removed %s", where,
+                                  removed.status().message()));
+      return false;
+    }
+    if (binary_ok && removed->CompareMajorMinor(out.binary_version) <= 0) {
+      Error(line, absl::StrFormat(
+                      "%s: removed %s is not after binaryVersion %s: a "
+                      "%s binary no longer registers the gate, so leave "
+                      "it out of features (removed records a planned "
+                      "removal)",
+                      where, feature.removed(), out.binary_version.ToString(),
+                      out.binary_version.MajorMinorString()));
+      return false;
+    }
+    built.removed = *std::move(removed);
+    return true;
   }
 
   void CheckClusterFeatureGates(const pb::Catalog& in, const Catalog& out) {
@@ -801,6 +833,17 @@ class CatalogBuilder {
           ok = false;
         }
         built.deprecation_releases = crd.deprecation_releases();
+      }
+      if (crd.has_revert_buffer_releases()) {
+        if (crd.revert_buffer_releases() < 0) {
+          Error(lines_.FieldLine(
+                    crd, pb::CRDHistory::kRevertBufferReleasesFieldNumber),
+                absl::StrFormat("%s: revertBufferReleases %d must not be "
+                                "negative",
+                                where, crd.revert_buffer_releases()));
+          ok = false;
+        }
+        built.revert_buffer_releases = crd.revert_buffer_releases();
       }
       for (int j = 0; j < crd.releases_size(); ++j) {
         std::optional<CRDRelease> release =
