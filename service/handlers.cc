@@ -265,7 +265,8 @@ void EvaluateItem(const Catalog& catalog, const v1::VersionContext& batch,
     v1::VersionContext merged = batch;
     merged.MergeFrom(request.versions());
     const VersionQuery query = ToQuery(merged);
-    absl::Status status;
+    absl::Status status = ValidateRequest(request);
+    if (!status.ok()) return ToRpcStatus(status, result->mutable_error());
     using Request = std::decay_t<decltype(request)>;
     if constexpr (std::is_same_v<Request, v1::GetFeatureRequest>) {
       status = DoGetFeature(catalog, query, request, response);
@@ -325,10 +326,11 @@ void EvaluateItem(const Catalog& catalog, const v1::VersionContext& batch,
 
 PolicyHandlers::PolicyHandlers(const engine::CatalogStore* store,
                                const CatalogEvents* events,
-                               ClientLister client_lister)
+                               ClientLister client_lister, RequestLimits limits)
     : store_(store),
       events_(events),
-      client_lister_(std::move(client_lister)) {}
+      client_lister_(std::move(client_lister)),
+      limits_(limits) {}
 
 absl::StatusOr<std::shared_ptr<const Catalog>> PolicyHandlers::Snapshot()
     const {
@@ -343,6 +345,7 @@ absl::StatusOr<std::shared_ptr<const Catalog>> PolicyHandlers::Snapshot()
 #define COMPATD_UNARY_HANDLER(Name)                                            \
   absl::Status PolicyHandlers::Name(const v1::Name##Request& request,          \
                                     v1::Name##Response* response) const {      \
+    COMPATD_RETURN_IF_ERROR(ValidateRequest(request));                         \
     COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog,           \
                              Snapshot());                                      \
     return Do##Name(*catalog, ToQuery(request.versions()), request, response); \
@@ -361,6 +364,7 @@ COMPATD_UNARY_HANDLER(PlanVersionRemoval)
 
 absl::Status PolicyHandlers::Evaluate(const v1::EvaluateRequest& request,
                                       v1::EvaluateResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request, limits_));
   COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
   COMPATD_ASSIGN_OR_RETURN(
       EffectiveVersions versions,
@@ -426,7 +430,9 @@ void PolicyHandlers::DescribeCatalog(const Catalog& catalog,
 }
 
 absl::Status PolicyHandlers::GetCatalog(
-    const v1::GetCatalogRequest&, v1::GetCatalogResponse* response) const {
+    const v1::GetCatalogRequest& request,
+    v1::GetCatalogResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
   COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
   DescribeCatalog(*catalog, response);
   return absl::OkStatus();
@@ -435,6 +441,7 @@ absl::Status PolicyHandlers::GetCatalog(
 absl::Status PolicyHandlers::ListClients(
     const v1::ListClientsRequest& request,
     v1::ListClientsResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
   COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
   COMPATD_ASSIGN_OR_RETURN(
       EffectiveVersions versions,

@@ -14,6 +14,7 @@
 #include "engine/catalog_store.h"
 #include "engine/query.h"
 #include "service/catalog_events.h"
+#include "service/request_validation.h"
 
 namespace compatd::service {
 
@@ -25,10 +26,14 @@ class PolicyHandlers final {
                                           v1::ListClientsResponse* response)>;
 
   // `store` must outlive the handlers; `events` (GetCatalog's last error) may
-  // be null.
+  // be null. Every request is first checked by service/request_validation.h
+  // (INVALID_ARGUMENT), with `limits` for what the server's flags bound.
   explicit PolicyHandlers(const engine::CatalogStore* store,
                           const CatalogEvents* events = nullptr,
-                          ClientLister client_lister = nullptr);
+                          ClientLister client_lister = nullptr,
+                          RequestLimits limits = RequestLimits());
+
+  const RequestLimits& limits() const { return limits_; }
 
   absl::Status GetFeature(const v1::GetFeatureRequest& request,
                           v1::GetFeatureResponse* response) const;
@@ -66,6 +71,7 @@ class PolicyHandlers final {
   const engine::CatalogStore* store_;
   const CatalogEvents* events_;
   ClientLister client_lister_;
+  RequestLimits limits_;
 };
 
 }  // namespace compatd::service
