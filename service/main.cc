@@ -61,6 +61,38 @@ int main(int argc, char** argv) {
   flags.AddInt("max-client-series", &server.max_client_series, 1, 100000,
                "bound on distinct client label sets per metric family "
                "(overflow is counted as component=\"other\")");
+  flags.AddString("tls-cert", &server.tls.cert,
+                  "PEM certificate chain of the gRPC port (with --tls-key); "
+                  "empty: plaintext gRPC. Re-read when it changes");
+  flags.AddString("tls-key", &server.tls.key, "PEM private key of --tls-cert");
+  flags.AddString("tls-client-ca", &server.tls.client_ca,
+                  "PEM CA bundle: gRPC clients must present a certificate "
+                  "signed by it (mutual TLS)");
+  flags.AddString("metrics-tls-cert", &server.metrics_tls.cert,
+                  "PEM certificate chain of /metrics (with "
+                  "--metrics-tls-key); empty: plain HTTP");
+  flags.AddString("metrics-tls-key", &server.metrics_tls.key,
+                  "PEM private key of --metrics-tls-cert");
+  flags.AddString("metrics-tls-client-ca", &server.metrics_tls.client_ca,
+                  "PEM CA bundle: scrapers must present a certificate "
+                  "signed by it");
+  flags.AddDuration("tls-refresh-interval", &server.tls_refresh_interval,
+                    "how often certificate files are checked for a "
+                    "rotation (at least 1s)");
+  flags.AddInt("max-recv-message-bytes", &server.max_recv_message_bytes, 1024,
+               64 * 1024 * 1024,
+               "largest gRPC request message; larger ones fail with "
+               "RESOURCE_EXHAUSTED");
+  flags.AddInt("max-concurrent-streams", &server.max_concurrent_streams, 1,
+               1000000,
+               "calls one connection may have in flight (HTTP/2 "
+               "SETTINGS_MAX_CONCURRENT_STREAMS); more wait on the client");
+  flags.AddInt("max-evaluate-items", &server.limits.max_evaluate_items, 1,
+               1000000, "items per Evaluate call; more is INVALID_ARGUMENT");
+  flags.AddDuration("max-call-duration", &server.limits.max_call_duration,
+                    "cap on a call's deadline: longer or missing deadlines "
+                    "are clamped to it (WatchCatalog streams end with OK "
+                    "after it; clients reconnect)");
   flags.AddString("rpc", &eval.rpc, "eval: the RPC to run, e.g. GetFeature");
   flags.AddString("request", &eval.request_json,
                   "eval: the request message as JSON, e.g. "
@@ -78,7 +110,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (version) {
-    std::cout << "compatd " << COMPATD_VERSION << " (" << COMPATD_REVISION << ")\n";
+    std::cout << "compatd " << COMPATD_VERSION << " (" << COMPATD_REVISION
+              << ")\n";
     return 0;
   }
   const bool is_eval = !positional.empty() && positional[0] == "eval";

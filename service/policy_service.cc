@@ -1,13 +1,13 @@
 #include "service/policy_service.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
-#include <mutex>
-
 #include "absl/base/thread_annotations.h"
 #include "absl/time/clock.h"
+#include "grpcpp/alarm.h"
 
 namespace compatd::service {
 
@@ -44,6 +44,22 @@ class WatchCatalogReactor final
     }
     Enqueue(std::move(current));
     if (!events_->Subscribe(subscriber_)) Close();  // already shutting down
+  }
+
+  // Ends the stream with OK once `cap` (--max-call-duration) has passed,
+  // unless the client's own deadline comes first: the deadline is clamped,
+  // never refused. The client reconnects and gets the current catalog first.
+  // Call before Start().
+  void CapDuration(absl::Duration cap,
+                   std::chrono::system_clock::time_point client_deadline) {
+    const absl::Time end = absl::Now() + cap;
+    if (absl::FromChrono(client_deadline) <= end) return;
+    // The alarm holds the subscriber, not the reactor: once the stream is
+    // done the subscriber is detached and the alarm's call does nothing.
+    cap_alarm_.Set(absl::ToChronoTime(end),
+                   [subscriber = subscriber_](bool fired) {
+                     if (fired) subscriber->OnClose();
+                   });
   }
 
   void OnWriteDone(bool ok) override {
@@ -123,8 +139,7 @@ class WatchCatalogReactor final
     StartWrite(&message_);
   }
 
-  void FinishLocked(const grpc::Status& status)
-      {
+  void FinishLocked(const grpc::Status& status) {
     if (finished_) return;
     finished_ = true;
     final_code_ = status.error_code();
@@ -136,6 +151,7 @@ class WatchCatalogReactor final
   RpcObserver* observer_;
   const absl::Time start_;
   std::shared_ptr<Subscriber> subscriber_;
+  grpc::Alarm cap_alarm_;  // cancelled when the reactor is deleted
 
   std::mutex mu_;
   v1::GetCatalogResponse message_ ABSL_GUARDED_BY(mu_);
@@ -203,6 +219,8 @@ grpc::ServerWriteReactor<v1::GetCatalogResponse>* PolicyService::WatchCatalog(
     observer_->OnStart(RpcMethod::kWatchCatalog, context->client_metadata());
   }
   auto* reactor = new WatchCatalogReactor(handlers_, events_, observer_);
+  reactor->CapDuration(handlers_->limits().max_call_duration,
+                       context->deadline());
   reactor->Start(store_->Current());
   return reactor;
 }

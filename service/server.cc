@@ -31,6 +31,7 @@
 #include "service/policy_service.h"
 #include "service/reflection.h"
 #include "service/rpc_observer.h"
+#include "service/tls.h"
 
 namespace compatd::service {
 namespace {
@@ -131,11 +132,30 @@ class ServerImpl final : public Server, private ReloadListener {
             [this](absl::string_view component, const engine::Catalog& catalog,
                    v1::ListClientsResponse* response) {
               FillClients(*clients_, component, catalog, response);
-            }) {}
+            },
+            options.limits) {}
 
   ~ServerImpl() override { Shutdown(); }
 
   absl::Status Init() {
+    if (absl::Status s = CheckTlsFiles(options_.tls, "--tls"); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckTlsFiles(options_.metrics_tls, "--metrics-tls");
+        !s.ok()) {
+      return s;
+    }
+    if (options_.tls_refresh_interval < absl::Seconds(1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--tls-refresh-interval=",
+          absl::FormatDuration(options_.tls_refresh_interval),
+          ": must be at least 1s (gRPC's certificate watcher polls at most "
+          "once a second)"));
+    }
+    if (options_.limits.max_call_duration <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          "--max-call-duration=0: must be positive, e.g. 30m");
+    }
     metrics::ServiceMetrics::Options metric_options;
     metric_options.methods = ServedMethods();
     metric_options.version = COMPATD_VERSION;
@@ -168,8 +188,12 @@ class ServerImpl final : public Server, private ReloadListener {
     reflection_ = std::move(*reflection);
 
     if (!options_.metrics_listen.empty()) {
+      // With TLS, the exposer listens on loopback only and a TlsTerminator
+      // takes the metrics address (service/tls.h says why).
+      const bool https = options_.metrics_tls.enabled();
       absl::StatusOr<std::unique_ptr<metrics::Exposer>> exposer =
-          metrics::Exposer::Start(&registry_, options_.metrics_listen);
+          metrics::Exposer::Start(
+              &registry_, https ? "127.0.0.1:0" : options_.metrics_listen);
       if (!exposer.ok()) {
         return absl::Status(
             exposer.status().code(),
@@ -177,15 +201,41 @@ class ServerImpl final : public Server, private ReloadListener {
                          exposer.status().message()));
       }
       exposer_ = std::move(*exposer);
-      LogInfo(absl::StrCat("metrics on http://",
-                           HostOf(options_.metrics_listen), ":",
-                           exposer_->port(), "/metrics"));
+      if (https) {
+        absl::StatusOr<std::unique_ptr<TlsFileContext>> context =
+            TlsFileContext::Create(options_.metrics_tls,
+                                   options_.tls_refresh_interval,
+                                   "--metrics-tls");
+        if (!context.ok()) return context.status();
+        metrics_tls_ = std::move(*context);
+        absl::StatusOr<std::unique_ptr<TlsTerminator>> terminator =
+            TlsTerminator::Start(options_.metrics_listen, exposer_->port(),
+                                 metrics_tls_.get());
+        if (!terminator.ok()) {
+          return absl::Status(
+              terminator.status().code(),
+              absl::StrCat("--metrics-listen=", options_.metrics_listen, ": ",
+                           terminator.status().message()));
+        }
+        metrics_terminator_ = std::move(*terminator);
+      }
+      LogInfo(absl::StrCat(https ? "metrics on https://" : "metrics on http://",
+                           HostOf(options_.metrics_listen), ":", metrics_port(),
+                           "/metrics",
+                           https && !options_.metrics_tls.client_ca.empty()
+                               ? " (client certificates required)"
+                               : ""));
     }
 
     grpc::EnableDefaultHealthCheckService(true);
     grpc::ServerBuilder builder;
-    builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(),
-                             &port_);
+    builder.AddListeningPort(
+        options_.listen,
+        GrpcServerCredentials(options_.tls, options_.tls_refresh_interval),
+        &port_);
+    builder.SetMaxReceiveMessageSize(options_.max_recv_message_bytes);
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                               options_.max_concurrent_streams);
     builder.RegisterService(service_.get());
     for (const auto& service : reflection_) {
       builder.RegisterService(service.get());
@@ -199,7 +249,10 @@ class ServerImpl final : public Server, private ReloadListener {
     health_ = grpc_server_->GetHealthCheckService();
     SetServing(false);
     LogInfo(absl::StrCat("gRPC listening on ", HostOf(options_.listen), ":",
-                         port_));
+                         port_,
+                         !options_.tls.enabled()          ? " (plaintext)"
+                         : options_.tls.client_ca.empty() ? " (TLS)"
+                                                          : " (mutual TLS)"));
 
     if (options_.catalog_path.empty()) {
       absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
@@ -238,6 +291,7 @@ class ServerImpl final : public Server, private ReloadListener {
 
   int port() const override { return port_; }
   int metrics_port() const override {
+    if (metrics_terminator_ != nullptr) return metrics_terminator_->port();
     return exposer_ == nullptr ? 0 : exposer_->port();
   }
 
@@ -264,6 +318,7 @@ class ServerImpl final : public Server, private ReloadListener {
         absl::ToChronoTime(absl::Now() + options_.shutdown_grace));
     grpc_server_->Wait();
     if (reloader_ != nullptr) reloader_->Stop();
+    if (metrics_terminator_ != nullptr) metrics_terminator_->Stop();
     if (exposer_ != nullptr) exposer_->Stop();
     LogInfo("stopped");
   }
@@ -313,6 +368,8 @@ class ServerImpl final : public Server, private ReloadListener {
   std::unique_ptr<PolicyService> service_;
   std::vector<std::unique_ptr<grpc::Service>> reflection_;
   std::unique_ptr<metrics::Exposer> exposer_;
+  std::unique_ptr<TlsFileContext> metrics_tls_;  // outlives the terminator
+  std::unique_ptr<TlsTerminator> metrics_terminator_;
   std::unique_ptr<grpc::Server> grpc_server_;
   grpc::HealthCheckServiceInterface* health_ = nullptr;
   std::unique_ptr<CatalogReloader> reloader_;

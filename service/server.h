@@ -9,6 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "service/request_validation.h"
+#include "service/tls.h"
 
 namespace compatd::service {
 
@@ -30,6 +32,23 @@ struct ServerOptions {
   // Bound on distinct client label sets per metric family (overflow:
   // component="other").
   int max_client_series = 256;
+
+  // TLS of the gRPC port (--tls-cert, --tls-key, --tls-client-ca); no cert
+  // and key: plaintext. A client CA makes client certificates required.
+  TlsFiles tls;
+  // TLS of /metrics (--metrics-tls-*), separate so that Prometheus can scrape
+  // over TLS without a client certificate while gRPC requires one.
+  TlsFiles metrics_tls;
+  // How often certificate files are checked for a rotation (at least 1s).
+  absl::Duration tls_refresh_interval = absl::Minutes(1);
+  // Largest request message in bytes; larger ones fail with
+  // RESOURCE_EXHAUSTED before any handler runs.
+  int max_recv_message_bytes = 4 * 1024 * 1024;
+  // HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS: calls one connection may have in
+  // flight at once; further calls wait on the client side until one ends.
+  int max_concurrent_streams = 100;
+  // Evaluate batch size and the per-call duration cap.
+  RequestLimits limits;
 };
 
 class Server {
