@@ -1,7 +1,5 @@
 #include "engine/catalog_loader.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -12,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -20,6 +19,7 @@
 #include "engine/api_availability.h"
 #include "engine/effective_version.h"
 #include "engine/features.h"
+#include "engine/sha256.h"
 #include "engine/yaml_to_proto.h"
 
 namespace compatd::engine {
@@ -31,20 +31,11 @@ constexpr absl::string_view kAllAlpha = "AllAlpha";
 constexpr absl::string_view kAllBeta = "AllBeta";
 
 std::string Sha256Digest(absl::string_view bytes) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int md_len = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), md, &md_len, EVP_sha256(),
-                 nullptr) != 1) {
-    return "";
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "sha256:";
-  out.reserve(out.size() + 2 * md_len);
-  for (unsigned int i = 0; i < md_len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 0xf]);
-  }
-  return out;
+  const std::array<uint8_t, 32> digest = Sha256(bytes);
+  return absl::StrCat(
+      "sha256:",
+      absl::BytesToHexString(absl::string_view(
+          reinterpret_cast<const char*>(digest.data()), digest.size())));
 }
 
 bool AllDigits(absl::string_view text) {

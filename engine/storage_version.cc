@@ -1,8 +1,5 @@
 #include "engine/storage_version.h"
 
-#include <openssl/evp.h>
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -11,10 +8,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "engine/sha256.h"
 
 namespace compatd::engine {
 namespace {
@@ -86,15 +85,16 @@ std::string IntroducedList(const std::vector<Candidate>& candidates) {
 std::string StorageVersionHash(absl::string_view group,
                                absl::string_view version,
                                absl::string_view kind) {
-  const std::string gvk = absl::StrCat(group, "/", version, "/", kind);
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(gvk.data()), gvk.size(),
-         digest);
+  Sha256Hasher hasher;
+  hasher.Update(group);
+  hasher.Update("/");
+  hasher.Update(version);
+  hasher.Update("/");
+  hasher.Update(kind);
+  const std::array<uint8_t, 32> digest = hasher.Finish();
   // base64.StdEncoding of the first 8 bytes: 12 characters, "=" padded.
-  unsigned char encoded[16] = {};
-  const int n = EVP_EncodeBlock(encoded, digest, 8);
-  return std::string(reinterpret_cast<const char*>(encoded),
-                     static_cast<size_t>(n));
+  return absl::Base64Escape(
+      absl::string_view(reinterpret_cast<const char*>(digest.data()), 8));
 }
 
 absl::StatusOr<StorageVersionDecision> DecideStorageVersion(
