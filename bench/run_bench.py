@@ -1,0 +1,618 @@
+#!/usr/bin/env python3
+"""Runs compatd's benchmarks and checks them against the targets of BENCHMARKS.md.
+
+  python3 bench/run_bench.py --build=build [--out=bench/results/latest.md]
+  python3 bench/run_bench.py --smoke --compatd=... --load=... --null-server=...
+
+The full run (what `make bench` does, under 5 minutes on 2 cores):
+  1. engine_benchmark (Google Benchmark, real 1.36 catalog): medians, allocs/op;
+  2. compatd and bench/null_server pinned to CPU 0, compatd-load pinned to
+     CPU 1: saturation QPS (alternating rounds, median ratio), latency at
+     concurrency 1, an open loop at 10k req/s, RSS idle and under load;
+  3. reload under load: compatd serving a catalog file that compatd-load
+     rewrites every 100 ms, against the same run without rewrites;
+then prints one table (target, measured, result) and writes it, with the
+machine, commit, date, load average and every command, to --out.
+
+--smoke: about 3 s against an unpinned compatd and null_server: the harness
+still runs, QPS is sane and no call fails (a ctest test; exit 1 otherwise).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LISTENING = re.compile(r"gRPC listening on (\S+):(\d+)")
+MIX = "GetFeature:8,CheckSkew:2"
+USER_AGENT = "kube-apiserver/v1.36.0 (linux/amd64) kubernetes/0000000"
+
+# The canned answers of the null server are compatd's own, for the requests
+# compatd-load sends by default.
+CANNED_REQUESTS = {
+    "GetFeature": '{"name":"WatchList"}',
+    "CheckSkew": '{"component":"kubelet","clientVersion":"1.34"}',
+    "GetStorageVersion": '{"group":"apps","resource":"deployments"}',
+    "ListAPIVersions": "{}",
+    "ResolveVersions": "{}",
+}
+
+
+class Failure(Exception):
+    pass
+
+
+class Recorder:
+    """Runs commands and remembers them for the report."""
+
+    def __init__(self):
+        self.commands = []
+
+    def note(self, argv):
+        self.commands.append(" ".join(shlex.quote(a) for a in argv))
+
+    def run(self, argv, timeout, check=True):
+        self.note(argv)
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise Failure("%s exited %d:\n%s%s" % (argv[0], p.returncode, p.stdout[-2000:],
+                                                  p.stderr[-2000:]))
+        return p
+
+
+def pin(cpu, argv, pinning):
+    return ["taskset", "-c", str(cpu)] + argv if pinning else argv
+
+
+class Server:
+    """A server process (compatd or null_server) on 127.0.0.1:<free port>."""
+
+    def __init__(self, name, argv, recorder, workdir):
+        self.name = name
+        self.log_path = os.path.join(workdir, name + ".log")
+        self.log = open(self.log_path, "w")
+        recorder.note(argv)
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=self.log)
+        self.port = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with open(self.log_path) as f:
+                m = LISTENING.search(f.read())
+            if m:
+                self.port = int(m.group(2))
+                break
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        if self.port is None:
+            self.stop()
+            with open(self.log_path) as f:
+                raise Failure("%s did not start:\n%s" % (name, f.read()[-2000:]))
+
+    @property
+    def target(self):
+        return "127.0.0.1:%d" % self.port
+
+    def status_kib(self, field):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        return 0
+
+    def cpu_seconds(self):
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        # utime and stime are fields 14 and 15 of the whole line.
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def log_text(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def load(args, recorder, server, extra, pinning, timeout=120, sample=None):
+    """Runs compatd-load against `server`; returns its JSON report, plus the
+    server's CPU use and peak RSS over the run."""
+    argv = pin(1, [args.load, "--target=" + server.target, "--json",
+                   "--user-agent=" + USER_AGENT] + extra, pinning)
+    recorder.note(argv)
+    cpu0 = server.cpu_seconds()
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak_rss = 0
+    while p.poll() is None:
+        peak_rss = max(peak_rss, server.status_kib("VmRSS"))
+        if time.monotonic() - t0 > timeout:
+            p.kill()
+            raise Failure("compatd-load did not finish in %d s" % timeout)
+        time.sleep(0.1)
+    out, err = p.communicate()
+    wall = time.monotonic() - t0
+    if p.returncode not in (0, 1) or not out.strip():
+        raise Failure("compatd-load exited %d: %s" % (p.returncode, err[-2000:]))
+    result = json.loads(out)
+    result["server_cpu"] = (server.cpu_seconds() - cpu0) / wall
+    result["server_peak_rss_kib"] = peak_rss
+    return result
+
+
+def canned_responses(args, recorder, workdir):
+    directory = os.path.join(workdir, "canned")
+    os.makedirs(directory, exist_ok=True)
+    for rpc, request in CANNED_REQUESTS.items():
+        p = recorder.run([args.compatd, "eval", "--rpc=" + rpc, "--request=" + request],
+                         timeout=60)
+        with open(os.path.join(directory, rpc + ".json"), "w") as f:
+            f.write(p.stdout)
+    return directory
+
+
+# ---------------------------------------------------------------------------
+# The engine benchmarks
+
+
+def engine_benchmarks(args, recorder, workdir, pinning):
+    out = os.path.join(workdir, "engine.json")
+    argv = pin(1, [args.engine_benchmark, "--benchmark_repetitions=%d" % args.repetitions,
+                   "--benchmark_report_aggregates_only=true",
+                   "--benchmark_min_time=%s" % args.min_time,
+                   "--benchmark_out_format=json", "--benchmark_out=" + out], pinning)
+    recorder.run(argv, timeout=240)
+    with open(out) as f:
+        data = json.load(f)
+    medians = {}
+    # With one repetition there are no aggregates: the run itself is the median.
+    wanted = "median" if args.repetitions > 1 else None
+    for b in data["benchmarks"]:
+        if b.get("aggregate_name") != wanted:
+            continue
+        scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[b.get("time_unit", "ns")]
+        medians[b["run_name"]] = {
+            "ns": b["real_time"] * scale,
+            "cpu_ns": b["cpu_time"] * scale,
+            "allocs": b.get("allocs/op", 0.0),
+        }
+    return medians
+
+
+# ---------------------------------------------------------------------------
+# Report
+
+
+def fmt_ns(ns):
+    if ns >= 1e6:
+        return "%.2f ms" % (ns / 1e6)
+    if ns >= 1e4:
+        return "%.1f µs" % (ns / 1e3)
+    return "%.0f ns" % ns
+
+
+def fmt_us(us):
+    return "%.0f µs" % us if us >= 100 else "%.1f µs" % us
+
+
+def mib(kib):
+    return "%.1f MiB" % (kib / 1024)
+
+
+def machine():
+    model = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short=12", "HEAD"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True).stdout.strip()
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "commit": commit + (" (with uncommitted changes)" if dirty else ""),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "kernel": os.uname().release,
+    }
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def build_type(build_dir):
+    cache = os.path.join(build_dir, "CMakeCache.txt")
+    if not os.path.exists(cache):
+        return None
+    with open(cache) as f:
+        for line in f:
+            if line.startswith("CMAKE_BUILD_TYPE:"):
+                return line.split("=", 1)[1].strip()
+    return None
+
+
+def row(rows, what, target, measured, ok, note=""):
+    rows.append((what, target, measured, "PASS" if ok else "MISS", note))
+
+
+def full_run(args):
+    recorder = Recorder()
+    pinning = shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
+    info = machine()
+    load_start = loadavg()
+    started = time.monotonic()
+    workdir = tempfile.mkdtemp(prefix="compatd-bench-")
+    servers = []
+    runs = []  # (label, result) for the details table
+    try:
+        print("engine benchmarks ...", flush=True)
+        engine = engine_benchmarks(args, recorder, workdir, pinning)
+        canned = canned_responses(args, recorder, workdir)
+
+        print("servers: compatd and null_server on CPU 0, compatd-load on CPU 1 ...",
+              flush=True)
+        compatd = Server("compatd", pin(0, [args.compatd, "--listen=127.0.0.1:0",
+                                            "--metrics-listen=127.0.0.1:0"], pinning),
+                         recorder, workdir)
+        servers.append(compatd)
+        null = Server("null_server", pin(0, [args.null_server, "--listen=127.0.0.1:0",
+                                             "--responses=" + canned], pinning),
+                      recorder, workdir)
+        servers.append(null)
+        time.sleep(1.0)
+        idle_rss = {"compatd": compatd.status_kib("VmRSS"), "null": null.status_kib("VmRSS")}
+
+        secs = args.seconds
+        warm = ["--warmup=0.5s"]
+        for s in (null, compatd):
+            load(args, recorder, s, ["--concurrency=8", "--channels=2", "--duration=1s",
+                                     "--mix=" + MIX], pinning)
+
+        print("saturation (closed loop, concurrency 32, 4 channels) ...", flush=True)
+        sat = {"compatd": [], "null": []}
+        for _ in range(args.rounds):
+            for key, s in (("null", null), ("compatd", compatd)):
+                r = load(args, recorder, s, ["--concurrency=32", "--channels=4",
+                                             "--duration=%gs" % secs, "--mix=" + MIX] + warm,
+                         pinning)
+                sat[key].append(r)
+                runs.append(("%s saturation" % s.name, r))
+        ratios = [c["qps"] / n["qps"] for c, n in zip(sat["compatd"], sat["null"])]
+        sat_rss = {k: max(r["server_peak_rss_kib"] for r in v) for k, v in sat.items()}
+
+        print("latency at concurrency 1 ...", flush=True)
+        c1 = {}
+        for key, s in (("null", null), ("compatd", compatd)):
+            c1[key] = load(args, recorder, s, ["--concurrency=1", "--channels=1",
+                                               "--duration=%gs" % secs, "--mix=" + MIX] + warm,
+                           pinning)
+            runs.append(("%s concurrency 1" % s.name, c1[key]))
+
+        print("open loop at 10000 req/s ...", flush=True)
+        ol = {}
+        for key, s in (("null", null), ("compatd", compatd)):
+            ol[key] = load(args, recorder, s, ["--rate=10000", "--channels=4",
+                                               "--duration=%gs" % secs, "--mix=" + MIX] + warm,
+                           pinning)
+            runs.append(("%s open loop 10k/s" % s.name, ol[key]))
+        for s in servers:
+            s.stop()
+        servers = []
+
+        print("reload under load (catalog rewritten every 100 ms) ...", flush=True)
+        catalog_dir = os.path.join(workdir, "catalog")
+        os.makedirs(catalog_dir)
+        source = os.path.join(REPO, "catalog", "kubernetes-1.36.yaml")
+        variant_a = os.path.join(workdir, "variant-a.yaml")
+        variant_b = os.path.join(workdir, "variant-b.yaml")
+        shutil.copyfile(source, variant_a)
+        with open(source) as f, open(variant_b, "w") as g:
+            g.write(f.read() + "\n# variant B: same facts, other bytes, so a real reload\n")
+        served = os.path.join(catalog_dir, "catalog.yaml")
+        shutil.copyfile(source, served)
+        reloading = Server("compatd-reload",
+                           pin(0, [args.compatd, "--listen=127.0.0.1:0", "--metrics-listen=",
+                                   "--catalog=" + served], pinning), recorder, workdir)
+        servers.append(reloading)
+        rate = ["--rate=%d" % args.reload_rate, "--channels=4", "--duration=%gs" % secs,
+                "--mix=" + MIX] + warm
+        load(args, recorder, reloading, ["--concurrency=8", "--duration=1s"], pinning)
+        steady = load(args, recorder, reloading, rate, pinning)
+        runs.append(("compatd --catalog, no swaps, %d/s" % args.reload_rate, steady))
+        swapping = load(args, recorder, reloading, rate + [
+            "--swap-catalog=" + served, "--swap-variants=%s,%s" % (variant_b, variant_a),
+            "--swap-interval=100ms"], pinning)
+        runs.append(("compatd --catalog, swap every 100 ms, %d/s" % args.reload_rate, swapping))
+        reload_log = reloading.log_text()
+        reloading.stop()
+        servers = []
+    finally:
+        for s in servers:
+            s.stop()
+    load_end = loadavg()
+    elapsed = time.monotonic() - started
+
+    # ---- the table of targets
+    rows = []
+    gf = engine["BM_GetFeature_Engine"]
+    df = engine["BM_DecideFeature"]
+    cs = engine["BM_CheckSkew/too_old:0"]
+    row(rows, "engine GetFeature (resolve versions + DecideFeature), 1 thread",
+        "median <= 100 ns, 0 allocs beyond the response",
+        "%s, %.0f alloc/op (DecideFeature alone %s)" % (fmt_ns(gf["ns"]), gf["allocs"],
+                                                       fmt_ns(df["ns"])),
+        gf["ns"] <= 100 and gf["allocs"] <= 1,
+        "the one allocation is the reason string, moved into the response")
+    row(rows, "engine CheckSkew (kubelet 1.34), 1 thread",
+        "median <= 100 ns, 0 allocs beyond the response",
+        "%s, %.0f alloc/op" % (fmt_ns(cs["ns"]), cs["allocs"]),
+        cs["ns"] <= 100 and cs["allocs"] <= 1,
+        "the one allocation is the reason string, moved into the response")
+    ratio = statistics.median(ratios)
+    row(rows, "service QPS / null-server QPS (server on 1 core, %s)" % MIX, ">= 85%",
+        "%.0f%% (%s vs %s req/s, median of %d rounds: %s)" % (
+            100 * ratio, "%.0f" % statistics.median(r["qps"] for r in sat["compatd"]),
+            "%.0f" % statistics.median(r["qps"] for r in sat["null"]), len(ratios),
+            ", ".join("%.0f%%" % (100 * x) for x in ratios)),
+        ratio >= 0.85,
+        "server CPU %.0f%% (compatd) / %.0f%% (null); client CPU %.0f%%" % (
+            100 * statistics.median(r["server_cpu"] for r in sat["compatd"]),
+            100 * statistics.median(r["server_cpu"] for r in sat["null"]),
+            100 * statistics.median(r["client_cpu"] for r in sat["compatd"])))
+    lat = c1["compatd"]["latency_us"]
+    row(rows, "loopback round trip, concurrency 1: p50", "<= 60 µs",
+        "%s (null server %s)" % (fmt_us(lat["p50"]), fmt_us(c1["null"]["latency_us"]["p50"])),
+        lat["p50"] <= 60)
+    row(rows, "loopback round trip, concurrency 1: p99", "<= 150 µs",
+        "%s (null server %s)" % (fmt_us(lat["p99"]), fmt_us(c1["null"]["latency_us"]["p99"])),
+        lat["p99"] <= 150)
+    o = ol["compatd"]
+    row(rows, "open loop 10k req/s: p99", "<= 1 ms",
+        "%s (achieved %.0f req/s; null server %s)" % (
+            fmt_us(o["latency_us"]["p99"]), o["qps"], fmt_us(ol["null"]["latency_us"]["p99"])),
+        o["latency_us"]["p99"] <= 1000 and o["failed"] == 0)
+    row(rows, "open loop 10k req/s: p99.9", "<= 3 ms",
+        "%s (null server %s)" % (fmt_us(o["latency_us"]["p999"]),
+                                 fmt_us(ol["null"]["latency_us"]["p999"])),
+        o["latency_us"]["p999"] <= 3000 and o["failed"] == 0)
+    row(rows, "idle RSS with the 1.36 catalog", "<= 20 MiB",
+        "%s (null server %s)" % (mib(idle_rss["compatd"]), mib(idle_rss["null"])),
+        idle_rss["compatd"] <= 20 * 1024)
+    rss_ratio = sat_rss["compatd"] / max(1, sat_rss["null"])
+    row(rows, "RSS under saturation vs null server", "<= 1.3x",
+        "%.2fx (%s vs %s, peak VmRSS)" % (rss_ratio, mib(sat_rss["compatd"]),
+                                          mib(sat_rss["null"])),
+        rss_ratio <= 1.3)
+    parse = engine["BM_ParseCatalog"]
+    reload_info = swapping["reload"] or {}
+    latencies = reload_info.get("rename_to_publish_ms", [])
+    row(rows, "catalog reload work (read + parse + validate + index + publish)", "<= 20 ms",
+        "%s (BM_ParseCatalog median, real 1.36 catalog)" % fmt_ns(parse["ns"]),
+        parse["ns"] <= 20e6)
+    if latencies:
+        e2e = "p50 %.1f ms, max %.1f ms over %d publishes" % (
+            statistics.median(latencies), max(latencies), len(latencies))
+    else:
+        e2e = "no publish seen"
+    row(rows, "catalog reload, rename -> WatchCatalog message (inotify, 50 ms debounce)",
+        "<= 20 ms from event to publish",
+        e2e, bool(latencies) and max(latencies) <= 20,
+        "includes the reloader's deliberate 50 ms debounce of directory events")
+    row(rows, "failed calls during catalog swaps every 100 ms", "0",
+        "%d of %d (%d swaps, %d publishes)" % (swapping["failed"], swapping["calls"],
+                                              reload_info.get("swaps", 0),
+                                              reload_info.get("publishes", 0)),
+        swapping["failed"] == 0 and reload_info.get("publishes", 0) > 0)
+    d99 = swapping["latency_us"]["p99"] - steady["latency_us"]["p99"]
+    row(rows, "p99 with swaps minus p99 without (open loop %d req/s)" % args.reload_rate,
+        "reported", "%+.0f µs (%s vs %s)" % (d99, fmt_us(swapping["latency_us"]["p99"]),
+                                             fmt_us(steady["latency_us"]["p99"])), True)
+    m = engine["BM_MethodMetrics_StartedHandled/threads:1"]
+    m2 = engine.get("BM_MethodMetrics_StartedHandled/threads:2")
+    row(rows, "metrics recording per request (Started + Handled)", "<= 30 ns, no shared lock",
+        "%s, %.0f alloc/op%s" % (fmt_ns(m["ns"]), m["allocs"],
+                                 "; 2 threads: %s" % fmt_ns(m2["ns"]) if m2 else ""),
+        m["ns"] <= 30 and m["allocs"] == 0, "relaxed atomic adds on pre-resolved handles")
+
+    table = ["| what | target | measured | result |", "|---|---|---|---|"]
+    for what, target, measured, result, note in rows:
+        table.append("| %s | %s | %s%s | %s |" % (what, target, measured,
+                                                  " — " + note if note else "", result))
+
+    details = ["| benchmark (median of %d) | time | CPU time | allocs/op |" % args.repetitions,
+               "|---|---|---|---|"]
+    for name, b in engine.items():
+        details.append("| %s | %s | %s | %.1f |" % (name, fmt_ns(b["ns"]), fmt_ns(b["cpu_ns"]),
+                                                    b["allocs"]))
+    load_rows = ["| run | req/s | p50 | p90 | p99 | p99.9 | max | failed | server CPU | "
+                 "client CPU | server peak RSS |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for label, r in runs:
+        lu = r["latency_us"]
+        load_rows.append("| %s | %.0f | %s | %s | %s | %s | %s | %d | %.0f%% | %.0f%% | %s |" % (
+            label, r["qps"], fmt_us(lu["p50"]), fmt_us(lu["p90"]), fmt_us(lu["p99"]),
+            fmt_us(lu["p999"]), fmt_us(lu["max"]), r["failed"], 100 * r["server_cpu"],
+            100 * r["client_cpu"], mib(r["server_peak_rss_kib"])))
+
+    published = len(re.findall(r"catalog reloaded:", reload_log))
+    passed = sum(1 for r in rows if r[3] == "PASS")
+    text = "\n".join([
+        "# compatd benchmark results (latest `make bench`)",
+        "",
+        "- machine: %d CPUs, %s, Linux %s" % (info["nproc"], info["cpu"], info["kernel"]),
+        "- commit: %s" % info["commit"],
+        "- date: %s; whole run %.0f s" % (info["date"], elapsed),
+        "- build: %s (%s)" % (args.build or "given binaries", args.build_type),
+        "- load average (1, 5, 15 min) at start: %s; at end: %s%s" % (
+            load_start, load_end,
+            " — other work was running on this machine, so absolute numbers are noisy"
+            if float(load_start.split()[0]) > 0.5 else ""),
+        "- pinning: %s" % ("servers on CPU 0, compatd-load and engine_benchmark on CPU 1 "
+                           "(taskset)" if pinning else "none (taskset missing or 1 CPU)"),
+        "- %d of %d targets met" % (passed, len(rows)),
+        "",
+        "## Targets",
+        "",
+    ] + table + [
+        "",
+        "## Engine benchmarks",
+        "",
+    ] + details + [
+        "",
+        "## Load runs (compatd-load, mix %s, User-Agent %s)" % (MIX, USER_AGENT),
+        "",
+    ] + load_rows + [
+        "",
+        "Reload run: the server logged %d catalog reloads." % published,
+        "",
+        "## Commands",
+        "",
+        "```",
+    ] + recorder.commands + ["```", ""])
+    print()
+    print("\n".join(table))
+    print()
+    print("%d of %d targets met; load average at start %s, at end %s; %.0f s" % (
+        passed, len(rows), load_start, load_end, elapsed))
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as f:
+            f.write(text)
+        print("written to %s" % args.out)
+    shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Smoke test (ctest)
+
+
+def check(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+def sane(result, what, min_qps, seconds=None, calls=None):
+    check(result["failed"] == 0, "%s: %d calls failed: %s" % (
+        what, result["failed"], result["errors_by_code"]))
+    check(result["ok"] > 0, "%s: no call completed" % what)
+    check(result["qps"] >= min_qps, "%s: %.1f req/s is not sane (< %d)" % (
+        what, result["qps"], min_qps))
+    lu = result["latency_us"]
+    check(0 < lu["p50"] <= lu["p99"] <= lu["max"], "%s: latencies out of order: %s" % (
+        what, lu))
+    if seconds is not None:
+        check(0.9 * seconds <= result["seconds"] <= seconds + 2.0,
+              "%s: measured %.2f s for --duration=%gs" % (what, result["seconds"], seconds))
+    if calls is not None:
+        check(result["calls"] == calls, "%s: %d calls for --requests=%d" % (
+            what, result["calls"], calls))
+
+
+def smoke(args):
+    recorder = Recorder()
+    workdir = tempfile.mkdtemp(prefix="compatd-bench-smoke-")
+    servers = []
+    try:
+        compatd = Server("compatd", [args.compatd, "--listen=127.0.0.1:0", "--metrics-listen="],
+                         recorder, workdir)
+        servers.append(compatd)
+        closed = load(args, recorder, compatd, ["--concurrency=4", "--channels=2",
+                                                "--duration=1s", "--mix=" + MIX], False)
+        sane(closed, "compatd closed loop", 50, seconds=1.0)
+        check(set(closed["rpcs"]) == {"GetFeature", "CheckSkew"},
+              "the mix sent %s" % sorted(closed["rpcs"]))
+        opened = load(args, recorder, compatd, ["--rate=200", "--duration=0.5s",
+                                                "--mix=GetStorageVersion,ListAPIVersions"],
+                      False)
+        sane(opened, "compatd open loop", 100, seconds=0.5)
+        null = Server("null_server", [args.null_server, "--listen=127.0.0.1:0"], recorder,
+                      workdir)
+        servers.append(null)
+        sane(load(args, recorder, null, ["--concurrency=2", "--requests=200",
+                                         "--duration=0s", "--mix=" + MIX], False),
+             "null_server", 20, calls=200)
+        refused = subprocess.run([args.load, "--target=10.0.0.1:50051", "--duration=1s"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        check(refused.returncode == 2 and "loopback" in refused.stderr,
+              "compatd-load did not refuse a non-loopback target")
+        print("bench smoke: compatd %.0f req/s closed (p50 %s), %.0f req/s open; "
+              "null_server ok; non-loopback refused" % (
+                  closed["qps"], fmt_us(closed["latency_us"]["p50"]), opened["qps"]))
+        return 0
+    finally:
+        for s in servers:
+            s.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", help="CMake build directory with the binaries")
+    parser.add_argument("--compatd")
+    parser.add_argument("--load")
+    parser.add_argument("--null-server")
+    parser.add_argument("--engine-benchmark")
+    parser.add_argument("--out", default=os.path.join(REPO, "bench", "results", "latest.md"))
+    parser.add_argument("--seconds", type=float, default=5.0,
+                        help="measured seconds of each load run")
+    parser.add_argument("--rounds", type=int, default=3, help="saturation rounds per server")
+    parser.add_argument("--repetitions", type=int, default=5,
+                        help="engine benchmark repetitions (the median is reported)")
+    parser.add_argument("--min-time", default="0.2", help="engine benchmark min time, seconds")
+    parser.add_argument("--reload-rate", type=int, default=5000,
+                        help="open-loop rate of the reload-under-load runs")
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args()
+    if args.build:
+        b = os.path.abspath(args.build)
+        args.compatd = args.compatd or os.path.join(b, "service", "compatd")
+        args.load = args.load or os.path.join(b, "bench", "compatd-load")
+        args.null_server = args.null_server or os.path.join(b, "bench", "null_server")
+        args.engine_benchmark = args.engine_benchmark or os.path.join(
+            b, "bench", "engine_benchmark")
+    try:
+        if args.smoke:
+            for name in ("compatd", "load", "null_server"):
+                if not getattr(args, name):
+                    parser.error("--smoke needs --%s (or --build)" % name.replace("_", "-"))
+            return smoke(args)
+        if not args.build:
+            parser.error("give --build=DIR (an optimized CMake build)")
+        args.build_type = build_type(args.build)
+        if args.build_type not in ("Release", "RelWithDebInfo"):
+            raise Failure("%s is a %r build; benchmark numbers need Release or RelWithDebInfo"
+                          % (args.build, args.build_type))
+        return full_run(args)
+    except (Failure, subprocess.TimeoutExpired, OSError, KeyError, ValueError) as e:
+        print("run_bench: %s" % e, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
