@@ -69,9 +69,11 @@ absl::Status CheckCount(absl::string_view field, int count) {
 absl::Status CheckName(absl::string_view field, absl::string_view value,
                        bool (*matches)(absl::string_view),
                        absl::string_view grammar, absl::string_view example) {
-  COMPATD_RETURN_IF_ERROR(
-      CheckLength(field, value, kMaxNameBytes,
-                  absl::StrCat(grammar, " (e.g. ", example, ")")));
+  // Every request passes here: the message text is built only on error.
+  if (value.size() > kMaxNameBytes) {
+    return TooLong(field, value.size(), kMaxNameBytes,
+                   absl::StrCat(grammar, " (e.g. ", example, ")"));
+  }
   if (value.empty() || matches(value)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       field, " ", Quoted(value), ": not ", grammar, " (e.g. ", example, ")"));
@@ -169,6 +171,15 @@ bool IsComponentName(absl::string_view value) {
 
 absl::Status ValidateVersionContext(const v1::VersionContext& versions,
                                     absl::string_view field) {
+  // Every request passes here: compare the lengths first, and build the
+  // field paths of the messages below only when one is over its limit.
+  if (versions.binary_version().size() <= kMaxVersionBytes &&
+      versions.emulation_version().size() <= kMaxVersionBytes &&
+      versions.min_compatibility_version().size() <= kMaxVersionBytes &&
+      versions.feature_gates().size() <= kMaxFlagStringBytes &&
+      versions.runtime_config().size() <= kMaxFlagStringBytes) {
+    return absl::OkStatus();
+  }
   COMPATD_RETURN_IF_ERROR(
       CheckVersion(Child(field, "binary_version"), versions.binary_version()));
   COMPATD_RETURN_IF_ERROR(CheckVersion(Child(field, "emulation_version"),
