@@ -230,7 +230,9 @@ void ClientTracker::Record(const engine::Catalog& catalog,
       return;
     }
   }
-  Count(*overflow_, ClientVerdict::kUnknown, now);
+  // Past the bound the pair is "other", but the call keeps the verdict just
+  // judged: an out-of-allowance client must not pass as "unknown".
+  Count(*overflow_, verdict, now);
 }
 
 void ClientTracker::MaybeSweep(absl::Time now, bool table_full) {

@@ -26,7 +26,8 @@
 //
 // Bounds: entries idle for longer than `idle_ttl` expire; at most
 // `max_entries` entries exist. When full, new pairs are aggregated into one
-// entry with component and version "other". Pairs whose verdict is unknown
+// entry with component and version "other" (their calls still count under
+// their own verdict in the metric). Pairs whose verdict is unknown
 // (names no rule knows, unreadable versions: what a hostile caller can
 // invent) may take at most half of the entries, so they cannot crowd out the
 // components the skew policy is about.

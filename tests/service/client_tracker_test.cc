@@ -202,9 +202,18 @@ TEST_F(ClientTrackerTest, EntriesAreBoundedWithOverflowAsOther) {
   EXPECT_EQ(other.version, "other");
   EXPECT_EQ(other.verdict, ClientVerdict::kUnknown);
   EXPECT_EQ(other.requests, 93u);
-  EXPECT_THAT(Scrape(), HasSubstr("compatd_client_requests_total{component="
-                                  "\"other\",version=\"other\",verdict="
-                                  "\"unknown\"} 93\n"));
+  // Overflowed calls keep their verdict: kubelet 1.7..1.32 too old,
+  // 1.33..1.36 allowed, 1.37..1.99 too new.
+  const std::string text = Scrape();
+  EXPECT_THAT(text, HasSubstr("compatd_client_requests_total{component="
+                              "\"other\",version=\"other\",verdict="
+                              "\"too_old\"} 26\n"));
+  EXPECT_THAT(text, HasSubstr("compatd_client_requests_total{component="
+                              "\"other\",version=\"other\",verdict="
+                              "\"allowed\"} 4\n"));
+  EXPECT_THAT(text, HasSubstr("compatd_client_requests_total{component="
+                              "\"other\",version=\"other\",verdict="
+                              "\"too_new\"} 63\n"));
 }
 
 TEST_F(ClientTrackerTest, UnknownClientsCannotCrowdOutKnownOnes) {
