@@ -124,8 +124,13 @@ class CatalogReloader final {
   const std::string& path() const { return options_.path; }
 
   // Quiet time after the last directory event before reloading, and the
-  // longest a continuous stream of events can delay the reload.
-  static constexpr absl::Duration kDebounce = absl::Milliseconds(50);
+  // longest a continuous stream of events can delay the reload. The events
+  // watched mark completed writes (close after write, rename, create), and a
+  // burst such as the kubelet's update comes within a millisecond, so a few
+  // milliseconds coalesce it; a reload that still lands mid-burst finds the
+  // file unchanged and costs one read. Short, because it adds to every
+  // reload's event-to-publish time (target 20 ms, BENCHMARKS.md).
+  static constexpr absl::Duration kDebounce = absl::Milliseconds(5);
   static constexpr absl::Duration kMaxDebounce = absl::Milliseconds(500);
 
  private:
