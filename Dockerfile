@@ -1,0 +1,65 @@
+# compatd container image, built on Debian 12 from Debian's own packages only.
+#
+#   docker build -t compatd .
+#   docker run --rm -p 50051:50051 -p 9464:9464 --read-only --user 65532 compatd
+#
+# Invariants checked by tests/deploy/dockerfile_test.cc (the image is not built
+# in CI: there is no container engine there):
+#  * the build stage installs exactly scripts/install-deps.sh's PACKAGES, by
+#    running that script, so the two lists cannot drift;
+#  * the runtime stage installs a Debian package for every shared library the
+#    built binary needs (ldd + dpkg -S), and nothing else;
+#  * a numeric non-root user, ENTRYPOINT ["compatd"], ports 50051 and 9464
+#    on all interfaces of the container's network namespace, OCI labels.
+
+ARG DEBIAN_IMAGE=debian:12
+
+FROM ${DEBIAN_IMAGE} AS build
+WORKDIR /src
+COPY scripts/install-deps.sh scripts/install-deps.sh
+RUN apt-get update \
+ && bash scripts/install-deps.sh \
+ && rm -rf /var/lib/apt/lists/*
+COPY . .
+# Release, no tests (they run in CI on the source tree, not in the image).
+RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+ && cmake --build /build -j"$(nproc)" --target compatd \
+ && install -D -m 0755 -s /build/service/compatd /out/usr/local/bin/compatd
+
+FROM ${DEBIAN_IMAGE} AS runtime
+# The shared libraries of `ldd compatd`, by Debian package (dpkg -S).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      libabsl20220623 \
+      libc-ares2 \
+      libc6 \
+      libcivetweb1 \
+      libgcc-s1 \
+      libgrpc++1.51 \
+      libgrpc29 \
+      libprotobuf32 \
+      libre2-9 \
+      libssl3 \
+      libstdc++6 \
+      libyaml-cpp0.7 \
+      zlib1g \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/usr/local/bin/compatd /usr/local/bin/compatd
+
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="compatd" \
+      org.opencontainers.image.description="Kubernetes compatibility-version answers (KEP-4330) over gRPC" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="docker.io/library/debian:12"
+
+# compatd writes nothing to disk (logs go to stderr, the catalog is read
+# only), so the root filesystem can be mounted read-only; TMPDIR points at
+# the one place a tmp volume may be mounted.
+ENV TMPDIR=/tmp
+# Numeric, so that Kubernetes' runAsNonRoot can verify it without /etc/passwd.
+USER 65532:65532
+EXPOSE 50051 9464
+ENTRYPOINT ["compatd"]
+CMD ["--listen=0.0.0.0:50051", "--metrics-listen=0.0.0.0:9464"]

@@ -1,0 +1,365 @@
+// Static checks of the Dockerfile and .dockerignore (no container engine runs
+// on the build machines, so the image itself is not built here): the build
+// stage installs exactly scripts/install-deps.sh's packages, the runtime
+// stage a Debian package for every shared library of the built compatd
+// (ldd + dpkg -S) and nothing else, a numeric non-root user, the entrypoint,
+// ports, flags and OCI labels.
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace compatd {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(std::string(COMPATD_SOURCE_DIR) + "/" + relative);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// Runs a shell command; its stdout, and its exit code in `code`.
+std::string RunShell(const std::string& command, int* code) {
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  if (pipe == nullptr) {
+    *code = -1;
+    return out;
+  }
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    out.append(buffer, n);
+  const int status = pclose(pipe);
+  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+struct Instruction {
+  std::string keyword;  // upper case
+  std::string args;     // continuation lines joined, comments dropped
+};
+
+struct Stage {
+  std::string from;
+  std::string name;
+  std::vector<Instruction> instructions;
+};
+
+struct Dockerfile {
+  std::vector<Instruction> global;  // before the first FROM (ARGs)
+  std::vector<Stage> stages;
+};
+
+Dockerfile ParseDockerfile(const std::string& text) {
+  Dockerfile file;
+  std::string logical;
+  auto flush = [&file](std::string line) {
+    line = std::string(absl::StripAsciiWhitespace(line));
+    if (line.empty()) return;
+    const size_t space = line.find_first_of(" \t");
+    Instruction in{
+        absl::AsciiStrToUpper(line.substr(0, space)),
+        space == std::string::npos
+            ? ""
+            : std::string(absl::StripAsciiWhitespace(line.substr(space + 1)))};
+    if (in.keyword == "FROM") {
+      Stage stage;
+      std::vector<std::string> parts =
+          absl::StrSplit(in.args, ' ', absl::SkipWhitespace());
+      stage.from = parts.empty() ? "" : parts[0];
+      if (parts.size() == 3 && absl::AsciiStrToUpper(parts[1]) == "AS") {
+        stage.name = parts[2];
+      }
+      file.stages.push_back(stage);
+    } else if (file.stages.empty()) {
+      file.global.push_back(in);
+    } else {
+      file.stages.back().instructions.push_back(in);
+    }
+  };
+  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+    absl::string_view line = absl::StripAsciiWhitespace(raw);
+    if (absl::StartsWith(line, "#")) continue;  // comments, also inside RUNs
+    if (absl::EndsWith(line, "\\")) {
+      line.remove_suffix(1);
+      absl::StrAppend(&logical, line, " ");
+      continue;
+    }
+    absl::StrAppend(&logical, line);
+    flush(logical);
+    logical.clear();
+  }
+  flush(logical);
+  return file;
+}
+
+// The package names of every `apt-get install` in `stage`'s RUNs.
+std::vector<std::string> AptInstalls(const Stage& stage) {
+  std::vector<std::string> packages;
+  for (const Instruction& in : stage.instructions) {
+    if (in.keyword != "RUN") continue;
+    for (absl::string_view command : absl::StrSplit(in.args, "&&")) {
+      std::vector<std::string> words =
+          absl::StrSplit(command, ' ', absl::SkipWhitespace());
+      if (words.size() < 2 || words[0] != "apt-get" || words[1] != "install") {
+        continue;
+      }
+      for (size_t i = 2; i < words.size(); ++i) {
+        if (!absl::StartsWith(words[i], "-")) packages.push_back(words[i]);
+      }
+    }
+  }
+  return packages;
+}
+
+// PACKAGES=( ... ) of scripts/install-deps.sh.
+std::vector<std::string> InstallerPackages() {
+  const std::string script = ReadSource("scripts/install-deps.sh");
+  std::smatch match;
+  std::vector<std::string> packages;
+  if (!std::regex_search(script, match,
+                         std::regex(R"(PACKAGES=\(([^)]*)\))"))) {
+    return packages;
+  }
+  for (absl::string_view word : absl::StrSplit(
+           match[1].str(), absl::ByAnyChar(" \n\t"), absl::SkipWhitespace())) {
+    packages.emplace_back(word);
+  }
+  return packages;
+}
+
+class DockerfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dockerfile_ = ParseDockerfile(ReadSource("Dockerfile"));
+    ASSERT_EQ(dockerfile_.stages.size(), 2u) << "build and runtime stages";
+  }
+  const Stage& build() const { return dockerfile_.stages[0]; }
+  const Stage& runtime() const { return dockerfile_.stages[1]; }
+
+  std::vector<std::string> Args(const Stage& stage,
+                                const std::string& keyword) const {
+    std::vector<std::string> out;
+    for (const Instruction& in : stage.instructions) {
+      if (in.keyword == keyword) out.push_back(in.args);
+    }
+    return out;
+  }
+
+  Dockerfile dockerfile_;
+};
+
+TEST_F(DockerfileTest, BothStagesAreDebian12) {
+  ASSERT_THAT(dockerfile_.global, Not(IsEmpty()));
+  EXPECT_EQ(dockerfile_.global[0].keyword, "ARG");
+  EXPECT_EQ(dockerfile_.global[0].args, "DEBIAN_IMAGE=debian:12");
+  EXPECT_EQ(build().from, "${DEBIAN_IMAGE}");
+  EXPECT_EQ(runtime().from, "${DEBIAN_IMAGE}");
+  EXPECT_EQ(build().name, "build");
+}
+
+TEST_F(DockerfileTest, InstallerListsPackages) {
+  // Sanity of the parser the next test relies on.
+  EXPECT_THAT(InstallerPackages(), Contains("libgrpc++-dev"));
+  EXPECT_THAT(InstallerPackages(), Contains("cmake"));
+}
+
+TEST_F(DockerfileTest, BuildStageInstallsExactlyTheInstallersPackages) {
+  // The build stage runs scripts/install-deps.sh itself, copied in before,
+  // and installs nothing else: its package list is PACKAGES by construction.
+  EXPECT_THAT(Args(build(), "COPY"),
+              Contains("scripts/install-deps.sh scripts/install-deps.sh"));
+  bool runs_installer = false;
+  for (const std::string& run : Args(build(), "RUN")) {
+    runs_installer |= absl::StrContains(run, "bash scripts/install-deps.sh");
+  }
+  EXPECT_TRUE(runs_installer);
+  EXPECT_THAT(AptInstalls(build()), IsEmpty());
+}
+
+TEST_F(DockerfileTest, BuildStageBuildsReleaseWithoutTests) {
+  const std::string runs = absl::StrJoin(Args(build(), "RUN"), "\n");
+  EXPECT_THAT(runs, HasSubstr("-DCMAKE_BUILD_TYPE=Release"));
+  EXPECT_THAT(runs, HasSubstr("-DBUILD_TESTING=OFF"));
+  EXPECT_THAT(runs, HasSubstr("--target compatd"));
+  EXPECT_THAT(runs, Not(HasSubstr("ctest")));
+}
+
+TEST_F(DockerfileTest, RuntimeStageInstallsAPackageForEveryLibraryAndNoMore) {
+  std::set<std::string> installed;
+  for (const std::string& p : AptInstalls(runtime())) installed.insert(p);
+  ASSERT_THAT(installed, Not(IsEmpty()));
+  int code = 0;
+  const std::string ldd = RunShell(std::string("ldd ") + COMPATD_BINARY, &code);
+  ASSERT_EQ(code, 0) << ldd;
+  // "\tlibfoo.so.1 => /lib/x86_64-linux-gnu/libfoo.so.1 (0x...)" and
+  // "\t/lib64/ld-linux-x86-64.so.2 (0x...)".
+  std::vector<std::string> paths;
+  const std::regex library(R"((?:=> )?(/[^ ]+) \(0x)");
+  for (auto it = std::sregex_iterator(ldd.begin(), ldd.end(), library);
+       it != std::sregex_iterator(); ++it) {
+    paths.push_back((*it)[1]);
+  }
+  ASSERT_GT(paths.size(), 5u) << ldd;
+  // dpkg -S knows the paths packages installed; /lib is a symlink to
+  // /usr/lib on Debian 12, so a path not found as ldd prints it is looked up
+  // again as its canonical path.
+  std::map<std::string, std::string> owners;  // path -> package
+  auto look_up = [&owners](const std::vector<std::string>& query,
+                           const std::vector<std::string>& as) {
+    std::string command = "dpkg -S";
+    for (const std::string& path : query) command += " '" + path + "'";
+    int ignored = 0;
+    const std::string out = RunShell(command + " 2>/dev/null", &ignored);
+    for (absl::string_view line : absl::StrSplit(out, '\n')) {
+      // "libfoo1:amd64: /usr/lib/x86_64-linux-gnu/libfoo.so.1"
+      const size_t separator = line.find(": /");
+      if (separator == absl::string_view::npos) continue;
+      const std::string path(line.substr(separator + 2));
+      const std::string package(line.substr(0, line.find(':')));
+      for (size_t i = 0; i < query.size(); ++i) {
+        if (query[i] == path) owners[as[i]] = package;
+      }
+    }
+  };
+  look_up(paths, paths);
+  std::vector<std::string> canonical, original;
+  for (const std::string& path : paths) {
+    if (owners.count(path)) continue;
+    original.push_back(path);
+    canonical.push_back(std::string(absl::StripTrailingAsciiWhitespace(
+        RunShell("readlink -f '" + path + "'", &code))));
+  }
+  if (!canonical.empty()) look_up(canonical, original);
+  std::set<std::string> needed;
+  std::vector<std::string> unowned;
+  for (const std::string& path : paths) {
+    auto it = owners.find(path);
+    if (it == owners.end()) {
+      unowned.push_back(path);
+    } else {
+      needed.insert(it->second);
+    }
+  }
+  EXPECT_THAT(unowned, IsEmpty()) << "libraries no package owns";
+  for (const std::string& package : needed) {
+    EXPECT_THAT(installed, Contains(package))
+        << "the runtime stage must install " << package;
+  }
+  for (const std::string& package : installed) {
+    EXPECT_THAT(needed, Contains(package))
+        << package << " is installed but compatd does not link it";
+  }
+}
+
+TEST_F(DockerfileTest, RuntimeCopiesOnlyTheBinaryFromTheBuildStage) {
+  EXPECT_THAT(Args(runtime(), "COPY"),
+              ElementsAre("--from=build /out/usr/local/bin/compatd "
+                          "/usr/local/bin/compatd"));
+}
+
+TEST_F(DockerfileTest, RunsAsANumericNonRootUser) {
+  const std::vector<std::string> users = Args(runtime(), "USER");
+  ASSERT_EQ(users.size(), 1u);
+  std::smatch match;
+  ASSERT_TRUE(std::regex_match(users[0], match,
+                               std::regex(R"(([0-9]+)(?::([0-9]+))?)")))
+      << users[0];
+  EXPECT_NE(std::stoi(match[1]), 0);
+  if (match[2].matched) {
+    EXPECT_NE(std::stoi(match[2]), 0);
+  }
+}
+
+TEST_F(DockerfileTest, EntrypointIsCompatdListeningOnAllInterfaces) {
+  EXPECT_THAT(Args(runtime(), "ENTRYPOINT"), ElementsAre("[\"compatd\"]"));
+  EXPECT_THAT(Args(runtime(), "CMD"),
+              ElementsAre("[\"--listen=0.0.0.0:50051\", "
+                          "\"--metrics-listen=0.0.0.0:9464\"]"));
+  EXPECT_THAT(Args(runtime(), "EXPOSE"), ElementsAre("50051 9464"));
+}
+
+TEST_F(DockerfileTest, CmdFlagsAreFlagsOfTheBinary) {
+  int code = 0;
+  const std::string help =
+      RunShell(std::string(COMPATD_BINARY) + " --help 2>&1", &code);
+  ASSERT_EQ(code, 0);
+  EXPECT_THAT(help, HasSubstr("--listen="));
+  EXPECT_THAT(help, HasSubstr("--metrics-listen="));
+}
+
+TEST_F(DockerfileTest, HasOciLabels) {
+  const std::string labels = absl::StrJoin(Args(runtime(), "LABEL"), " ");
+  for (const char* key :
+       {"org.opencontainers.image.title=", "org.opencontainers.image.version=",
+        "org.opencontainers.image.revision=",
+        "org.opencontainers.image.description=",
+        "org.opencontainers.image.base.name="}) {
+    EXPECT_THAT(labels, HasSubstr(key));
+  }
+}
+
+TEST_F(DockerfileTest, RuntimeWritesNothingOutsideTmp) {
+  // No VOLUME (an anonymous volume), no RUN after the binary is copied that
+  // could expect a writable root; TMPDIR points at the tmp volume.
+  EXPECT_THAT(Args(runtime(), "VOLUME"), IsEmpty());
+  EXPECT_THAT(Args(runtime(), "ENV"), Contains("TMPDIR=/tmp"));
+}
+
+TEST(DockerignoreTest, KeepsWhatTheBuildReadsAndDropsTheRest) {
+  std::vector<std::string> patterns;
+  for (absl::string_view line :
+       absl::StrSplit(ReadSource(".dockerignore"), '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!line.empty() && !absl::StartsWith(line, "#")) {
+      patterns.emplace_back(line);
+    }
+  }
+  EXPECT_THAT(patterns, Contains(".git"));
+  EXPECT_THAT(patterns, Contains("build*/"));
+  // Every directory the top-level CMakeLists.txt adds (tests/ only with
+  // BUILD_TESTING, which the image turns off) is in the context.
+  const std::string cmake = ReadSource("CMakeLists.txt");
+  const std::regex subdirectory(R"(add_subdirectory\(([a-z_]+)\))");
+  int checked = 0;
+  for (auto it = std::sregex_iterator(cmake.begin(), cmake.end(), subdirectory);
+       it != std::sregex_iterator(); ++it) {
+    const std::string dir = (*it)[1];
+    if (dir == "tests") continue;
+    ++checked;
+    for (const std::string& pattern : patterns) {
+      EXPECT_NE(absl::StripSuffix(pattern, "/"), dir)
+          << dir << " is built but ignored";
+    }
+  }
+  EXPECT_GE(checked, 5);
+  for (const char* needed : {"scripts", "cmake", "proto"}) {
+    EXPECT_THAT(patterns, Not(Contains(needed)));
+  }
+}
+
+}  // namespace
+}  // namespace compatd

@@ -1,0 +1,290 @@
+// Renders k8s/ with `kubectl kustomize` (offline) and checks what a safe,
+// hot-reloading deployment of compatd needs: probes, security context,
+// resources, the catalog ConfigMap mounted as a directory without a name
+// hash, the Services, PDB, HPA, NetworkPolicy and monitoring objects.
+
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "yaml-cpp/yaml.h"
+
+namespace compatd {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+std::string RunShell(const std::string& command, int* code) {
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  if (pipe == nullptr) {
+    *code = -1;
+    return out;
+  }
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    out.append(buffer, n);
+  const int status = pclose(pipe);
+  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+class KustomizeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    int code = 0;
+    RunShell("command -v kubectl >/dev/null 2>&1", &code);
+    kubectl_missing_ = code != 0;
+    if (kubectl_missing_) return;
+    rendered_ = new std::string(RunShell(
+        std::string("kubectl kustomize ") + COMPATD_SOURCE_DIR + "/k8s",
+        &code));
+    render_code_ = code;
+  }
+  static void TearDownTestSuite() {
+    delete rendered_;
+    rendered_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (kubectl_missing_) {
+      GTEST_SKIP() << "kubectl is not installed: cannot render k8s/";
+    }
+    ASSERT_EQ(render_code_, 0) << "kubectl kustomize k8s/ failed";
+    try {
+      for (const YAML::Node& doc : YAML::LoadAll(*rendered_)) {
+        objects_[doc["kind"].as<std::string>() + "/" +
+                 doc["metadata"]["name"].as<std::string>()] = doc;
+      }
+    } catch (const YAML::Exception& e) {
+      FAIL() << "rendered YAML does not parse: " << e.what();
+    }
+  }
+
+  YAML::Node Object(const std::string& key) {
+    auto it = objects_.find(key);
+    EXPECT_NE(it, objects_.end()) << key << " is not rendered";
+    return it == objects_.end() ? YAML::Node() : it->second;
+  }
+  YAML::Node PodSpec() {
+    return Object("Deployment/compatd")["spec"]["template"]["spec"];
+  }
+  YAML::Node Container() { return PodSpec()["containers"][0]; }
+
+  static std::set<std::string> Strings(const YAML::Node& list) {
+    std::set<std::string> out;
+    for (const YAML::Node& item : list) out.insert(item.as<std::string>());
+    return out;
+  }
+
+  static bool kubectl_missing_;
+  static int render_code_;
+  static std::string* rendered_;
+  std::map<std::string, YAML::Node> objects_;
+};
+
+bool KustomizeTest::kubectl_missing_ = false;
+int KustomizeTest::render_code_ = 0;
+std::string* KustomizeTest::rendered_ = nullptr;
+
+TEST_F(KustomizeTest, RendersEveryObject) {
+  for (const char* key :
+       {"Deployment/compatd", "Service/compatd", "Service/compatd-headless",
+        "ConfigMap/compatd-catalog", "ConfigMap/compatd-grafana-dashboard",
+        "PodDisruptionBudget/compatd", "HorizontalPodAutoscaler/compatd",
+        "NetworkPolicy/compatd", "ServiceMonitor/compatd",
+        "PrometheusRule/compatd"}) {
+    EXPECT_TRUE(objects_.count(key)) << key;
+  }
+  EXPECT_EQ(
+      Object("HorizontalPodAutoscaler/compatd")["apiVersion"].as<std::string>(),
+      "autoscaling/v2");
+  EXPECT_EQ(Object("ServiceMonitor/compatd")["apiVersion"].as<std::string>(),
+            "monitoring.coreos.com/v1");
+  EXPECT_EQ(
+      Object("PodDisruptionBudget/compatd")["apiVersion"].as<std::string>(),
+      "policy/v1");
+}
+
+TEST_F(KustomizeTest, DeploymentRunsAtLeastTwoReplicas) {
+  EXPECT_GE(Object("Deployment/compatd")["spec"]["replicas"].as<int>(), 2);
+  EXPECT_GE(Object("HorizontalPodAutoscaler/compatd")["spec"]["minReplicas"]
+                .as<int>(),
+            2);
+}
+
+TEST_F(KustomizeTest, ProbesAreNativeGrpcOnThePolicyPort) {
+  for (const char* probe :
+       {"livenessProbe", "readinessProbe", "startupProbe"}) {
+    const YAML::Node grpc = Container()[probe]["grpc"];
+    ASSERT_TRUE(grpc.IsMap()) << probe;
+    EXPECT_EQ(grpc["port"].as<int>(), 50051) << probe;
+  }
+}
+
+TEST_F(KustomizeTest, ContainerIsLockedDown) {
+  const YAML::Node pod = PodSpec()["securityContext"];
+  EXPECT_TRUE(pod["runAsNonRoot"].as<bool>());
+  EXPECT_GT(pod["runAsUser"].as<int>(), 0);
+  EXPECT_EQ(pod["seccompProfile"]["type"].as<std::string>(), "RuntimeDefault");
+  const YAML::Node c = Container()["securityContext"];
+  EXPECT_TRUE(c["runAsNonRoot"].as<bool>());
+  EXPECT_GT(c["runAsUser"].as<int>(), 0);
+  EXPECT_TRUE(c["readOnlyRootFilesystem"].as<bool>());
+  EXPECT_FALSE(c["allowPrivilegeEscalation"].as<bool>());
+  EXPECT_EQ(Strings(c["capabilities"]["drop"]), std::set<std::string>{"ALL"});
+  EXPECT_FALSE(c["capabilities"]["add"].IsDefined());
+  EXPECT_EQ(c["seccompProfile"]["type"].as<std::string>(), "RuntimeDefault");
+}
+
+TEST_F(KustomizeTest, UserMatchesTheImage) {
+  // The Dockerfile's USER 65532:65532.
+  EXPECT_EQ(Container()["securityContext"]["runAsUser"].as<int>(), 65532);
+}
+
+TEST_F(KustomizeTest, ResourcesHaveRequestsAndLimits) {
+  const YAML::Node resources = Container()["resources"];
+  for (const char* kind : {"requests", "limits"}) {
+    EXPECT_TRUE(resources[kind]["cpu"].IsDefined()) << kind;
+    EXPECT_TRUE(resources[kind]["memory"].IsDefined()) << kind;
+  }
+}
+
+TEST_F(KustomizeTest, ListensOnAllInterfacesOfThePod) {
+  const std::set<std::string> args = Strings(Container()["args"]);
+  EXPECT_THAT(args, Contains("--listen=0.0.0.0:50051"));
+  EXPECT_THAT(args, Contains("--metrics-listen=0.0.0.0:9464"));
+}
+
+TEST_F(KustomizeTest, CatalogConfigMapIsMountedAsADirectoryAndServed) {
+  // kustomize keeps the name as written only with disableNameSuffixHash.
+  const YAML::Node config_map = Object("ConfigMap/compatd-catalog");
+  ASSERT_TRUE(config_map["data"]["catalog.yaml"].IsDefined());
+  std::string volume_name;
+  for (const YAML::Node& volume : PodSpec()["volumes"]) {
+    const YAML::Node config = volume["configMap"];
+    if (config && config["name"].as<std::string>() == "compatd-catalog") {
+      volume_name = volume["name"].as<std::string>();
+      EXPECT_FALSE(volume["configMap"]["items"].IsDefined());
+    }
+  }
+  ASSERT_FALSE(volume_name.empty()) << "no volume of the catalog ConfigMap";
+  std::string mount_path;
+  for (const YAML::Node& mount : Container()["volumeMounts"]) {
+    if (mount["name"].as<std::string>() != volume_name) continue;
+    EXPECT_FALSE(mount["subPath"].IsDefined())
+        << "a subPath mount never sees ConfigMap updates";
+    mount_path = mount["mountPath"].as<std::string>();
+  }
+  ASSERT_FALSE(mount_path.empty());
+  EXPECT_THAT(Strings(Container()["args"]),
+              Contains("--catalog=" + mount_path + "/catalog.yaml"));
+}
+
+TEST_F(KustomizeTest, ShippedCatalogIsValid) {
+  int code = 0;
+  const std::string out = RunShell(
+      std::string(COMPATD_BINARY) + " --check-catalog=" + COMPATD_SOURCE_DIR +
+          "/k8s/catalog/catalog.yaml 2>&1",
+      &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_THAT(out, HasSubstr("OK"));
+}
+
+TEST_F(KustomizeTest, TmpIsTheOnlyWritableVolume) {
+  for (const YAML::Node& mount : Container()["volumeMounts"]) {
+    const bool read_only =
+        mount["readOnly"].IsDefined() && mount["readOnly"].as<bool>();
+    if (!read_only) {
+      EXPECT_EQ(mount["mountPath"].as<std::string>(), "/tmp");
+    }
+  }
+}
+
+TEST_F(KustomizeTest, ServicesAndHeadlessServiceSelectThePods) {
+  const YAML::Node labels =
+      Object("Deployment/compatd")["spec"]["template"]["metadata"]["labels"];
+  for (const char* name : {"Service/compatd", "Service/compatd-headless"}) {
+    const YAML::Node service = Object(name);
+    for (const auto& kv : service["spec"]["selector"]) {
+      EXPECT_EQ(labels[kv.first.as<std::string>()].as<std::string>(),
+                kv.second.as<std::string>())
+          << name;
+    }
+    bool grpc = false;
+    for (const YAML::Node& port : service["spec"]["ports"]) {
+      grpc |= port["port"].as<int>() == 50051;
+    }
+    EXPECT_TRUE(grpc) << name;
+  }
+  EXPECT_EQ(
+      Object("Service/compatd-headless")["spec"]["clusterIP"].as<std::string>(),
+      "None");
+}
+
+TEST_F(KustomizeTest, DisruptionBudgetAndAutoscalerTargetTheDeployment) {
+  const YAML::Node labels =
+      Object("Deployment/compatd")["spec"]["template"]["metadata"]["labels"];
+  for (const auto& kv : Object(
+           "PodDisruptionBudget/compatd")["spec"]["selector"]["matchLabels"]) {
+    EXPECT_EQ(labels[kv.first.as<std::string>()].as<std::string>(),
+              kv.second.as<std::string>());
+  }
+  const YAML::Node hpa = Object("HorizontalPodAutoscaler/compatd")["spec"];
+  EXPECT_EQ(hpa["scaleTargetRef"]["kind"].as<std::string>(), "Deployment");
+  EXPECT_EQ(hpa["scaleTargetRef"]["name"].as<std::string>(), "compatd");
+  EXPECT_EQ(hpa["metrics"][0]["resource"]["name"].as<std::string>(), "cpu");
+}
+
+TEST_F(KustomizeTest, NetworkPolicyAdmitsOnlyTheTwoPorts) {
+  const YAML::Node spec = Object("NetworkPolicy/compatd")["spec"];
+  std::set<int> ports;
+  for (const YAML::Node& rule : spec["ingress"]) {
+    for (const YAML::Node& port : rule["ports"])
+      ports.insert(port["port"].as<int>());
+  }
+  EXPECT_EQ(ports, (std::set<int>{50051, 9464}));
+  EXPECT_THAT(Strings(spec["policyTypes"]), Contains("Egress"));
+  EXPECT_EQ(spec["egress"].size(), 0u);
+}
+
+TEST_F(KustomizeTest, ServiceMonitorScrapesTheMetricsPortOfTheService) {
+  const YAML::Node spec = Object("ServiceMonitor/compatd")["spec"];
+  EXPECT_EQ(spec["endpoints"][0]["port"].as<std::string>(), "metrics");
+  EXPECT_EQ(spec["endpoints"][0]["path"].as<std::string>(), "/metrics");
+  const YAML::Node service_labels =
+      Object("Service/compatd")["metadata"]["labels"];
+  const YAML::Node headless_labels =
+      Object("Service/compatd-headless")["metadata"]["labels"];
+  bool headless_matches = true;
+  for (const auto& kv : spec["selector"]["matchLabels"]) {
+    const std::string key = kv.first.as<std::string>();
+    EXPECT_EQ(service_labels[key].as<std::string>(),
+              kv.second.as<std::string>());
+    headless_matches &=
+        headless_labels[key].IsDefined() &&
+        headless_labels[key].as<std::string>() == kv.second.as<std::string>();
+  }
+  EXPECT_FALSE(headless_matches) << "the headless Service would be scraped too";
+}
+
+TEST_F(KustomizeTest, PrometheusRuleIsTheMonitoringOne) {
+  EXPECT_EQ(Object("PrometheusRule/compatd")["apiVersion"].as<std::string>(),
+            "monitoring.coreos.com/v1");
+  EXPECT_TRUE(Object("PrometheusRule/compatd")["spec"]["groups"].IsSequence());
+  EXPECT_TRUE(
+      Object("ConfigMap/compatd-grafana-dashboard")["data"]["compatd.json"]
+          .IsDefined());
+}
+
+}  // namespace
+}  // namespace compatd
