@@ -66,6 +66,9 @@ class Subprocess {
     return true;
   }
 
+  // The child's process id (-1 before a successful Start()).
+  pid_t pid() const { return pid_; }
+
   void Signal(int signal_number) {
     if (pid_ > 0) ::kill(pid_, signal_number);
   }
