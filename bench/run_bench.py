@@ -34,6 +34,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LISTENING = re.compile(r"gRPC listening on (\S+):(\d+)")
+COMPATD_READY = r"serving catalog "
 MIX = "GetFeature:8,CheckSkew:2"
 USER_AGENT = "kube-apiserver/v1.36.0 (linux/amd64) kubernetes/0000000"
 
@@ -78,7 +79,10 @@ def pin(cpu, argv, pinning):
 class Server:
     """A server process (compatd or null_server) on 127.0.0.1:<free port>."""
 
-    def __init__(self, name, argv, recorder, workdir):
+    def __init__(self, name, argv, recorder, workdir, ready=None):
+        """Starts `argv` and waits until its log shows the port and, if given,
+        the `ready` pattern (compatd: its catalog is published; before that it
+        answers UNAVAILABLE)."""
         self.name = name
         self.log_path = os.path.join(workdir, name + ".log")
         self.log = open(self.log_path, "w")
@@ -89,8 +93,9 @@ class Server:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             with open(self.log_path) as f:
-                m = LISTENING.search(f.read())
-            if m:
+                text = f.read()
+            m = LISTENING.search(text)
+            if m and (ready is None or re.search(ready, text)):
                 self.port = int(m.group(2))
                 break
             if self.proc.poll() is not None:
@@ -155,6 +160,9 @@ def load(args, recorder, server, extra, pinning, timeout=120, sample=None):
         raise Failure("compatd-load exited %d: %s" % (p.returncode, err[-2000:]))
     result = json.loads(out)
     result["server_cpu"] = (server.cpu_seconds() - cpu0) / wall
+    # The server's CPU per call, warm-up included at the measured rate.
+    result["server_us_per_call"] = (1e6 * result["server_cpu"] / result["qps"]
+                                    if result["qps"] > 0 else 0.0)
     result["server_peak_rss_kib"] = peak_rss
     return result
 
@@ -278,7 +286,7 @@ def full_run(args):
               flush=True)
         compatd = Server("compatd", pin(0, [args.compatd, "--listen=127.0.0.1:0",
                                             "--metrics-listen=127.0.0.1:0"], pinning),
-                         recorder, workdir)
+                         recorder, workdir, ready=COMPATD_READY)
         servers.append(compatd)
         null = Server("null_server", pin(0, [args.null_server, "--listen=127.0.0.1:0",
                                              "--responses=" + canned], pinning),
@@ -337,7 +345,8 @@ def full_run(args):
         shutil.copyfile(source, served)
         reloading = Server("compatd-reload",
                            pin(0, [args.compatd, "--listen=127.0.0.1:0", "--metrics-listen=",
-                                   "--catalog=" + served], pinning), recorder, workdir)
+                                   "--catalog=" + served], pinning), recorder, workdir,
+                           ready=COMPATD_READY)
         servers.append(reloading)
         rate = ["--rate=%d" % args.reload_rate, "--channels=4", "--duration=%gs" % secs,
                 "--mix=" + MIX] + warm
@@ -359,31 +368,38 @@ def full_run(args):
 
     # ---- the table of targets
     rows = []
+    # Engine rows are judged on CPU time (the thread's own): on a shared
+    # machine, wall time also counts the time other processes held the core.
     gf = engine["BM_GetFeature_Engine"]
     df = engine["BM_DecideFeature"]
     cs = engine["BM_CheckSkew/too_old:0"]
     row(rows, "engine GetFeature (resolve versions + DecideFeature), 1 thread",
         "median <= 100 ns, 0 allocs beyond the response",
-        "%s, %.0f alloc/op (DecideFeature alone %s)" % (fmt_ns(gf["ns"]), gf["allocs"],
-                                                       fmt_ns(df["ns"])),
-        gf["ns"] <= 100 and gf["allocs"] <= 1,
+        "%s CPU (wall %s), %.0f alloc/op; DecideFeature alone %s" % (
+            fmt_ns(gf["cpu_ns"]), fmt_ns(gf["ns"]), gf["allocs"], fmt_ns(df["cpu_ns"])),
+        gf["cpu_ns"] <= 100 and gf["allocs"] <= 1,
         "the one allocation is the reason string, moved into the response")
     row(rows, "engine CheckSkew (kubelet 1.34), 1 thread",
         "median <= 100 ns, 0 allocs beyond the response",
-        "%s, %.0f alloc/op" % (fmt_ns(cs["ns"]), cs["allocs"]),
-        cs["ns"] <= 100 and cs["allocs"] <= 1,
+        "%s CPU (wall %s), %.0f alloc/op" % (fmt_ns(cs["cpu_ns"]), fmt_ns(cs["ns"]),
+                                              cs["allocs"]),
+        cs["cpu_ns"] <= 100 and cs["allocs"] <= 1,
         "the one allocation is the reason string, moved into the response")
     ratio = statistics.median(ratios)
+    compatd_us = statistics.median(r["server_us_per_call"] for r in sat["compatd"])
+    null_us = statistics.median(r["server_us_per_call"] for r in sat["null"])
     row(rows, "service QPS / null-server QPS (server on 1 core, %s)" % MIX, ">= 85%",
         "%.0f%% (%s vs %s req/s, median of %d rounds: %s)" % (
             100 * ratio, "%.0f" % statistics.median(r["qps"] for r in sat["compatd"]),
             "%.0f" % statistics.median(r["qps"] for r in sat["null"]), len(ratios),
             ", ".join("%.0f%%" % (100 * x) for x in ratios)),
         ratio >= 0.85,
-        "server CPU %.0f%% (compatd) / %.0f%% (null); client CPU %.0f%%" % (
+        "server CPU %.0f%% (compatd) / %.0f%% (null) of its core, client CPU %.0f%%; "
+        "server CPU per call %.1f µs (compatd) / %.1f µs (null): capacity ratio %.0f%%" % (
             100 * statistics.median(r["server_cpu"] for r in sat["compatd"]),
             100 * statistics.median(r["server_cpu"] for r in sat["null"]),
-            100 * statistics.median(r["client_cpu"] for r in sat["compatd"])))
+            100 * statistics.median(r["client_cpu"] for r in sat["compatd"]),
+            compatd_us, null_us, 100 * null_us / compatd_us))
     lat = c1["compatd"]["latency_us"]
     row(rows, "loopback round trip, concurrency 1: p50", "<= 60 µs",
         "%s (null server %s)" % (fmt_us(lat["p50"]), fmt_us(c1["null"]["latency_us"]["p50"])),
@@ -412,17 +428,18 @@ def full_run(args):
     reload_info = swapping["reload"] or {}
     latencies = reload_info.get("rename_to_publish_ms", [])
     row(rows, "catalog reload work (read + parse + validate + index + publish)", "<= 20 ms",
-        "%s (BM_ParseCatalog median, real 1.36 catalog)" % fmt_ns(parse["ns"]),
-        parse["ns"] <= 20e6)
+        "%s CPU (wall %s; BM_ParseCatalog median, real 1.36 catalog)" % (
+            fmt_ns(parse["cpu_ns"]), fmt_ns(parse["ns"])),
+        parse["cpu_ns"] <= 20e6)
     if latencies:
         e2e = "p50 %.1f ms, max %.1f ms over %d publishes" % (
             statistics.median(latencies), max(latencies), len(latencies))
     else:
         e2e = "no publish seen"
-    row(rows, "catalog reload, rename -> WatchCatalog message (inotify, 50 ms debounce)",
+    row(rows, "catalog reload, rename -> WatchCatalog message (inotify, 5 ms debounce)",
         "<= 20 ms from event to publish",
         e2e, bool(latencies) and max(latencies) <= 20,
-        "includes the reloader's deliberate 50 ms debounce of directory events")
+        "includes the reloader's 5 ms debounce of directory events")
     row(rows, "failed calls during catalog swaps every 100 ms", "0",
         "%d of %d (%d swaps, %d publishes)" % (swapping["failed"], swapping["calls"],
                                               reload_info.get("swaps", 0),
@@ -435,9 +452,10 @@ def full_run(args):
     m = engine["BM_MethodMetrics_StartedHandled/threads:1"]
     m2 = engine.get("BM_MethodMetrics_StartedHandled/threads:2")
     row(rows, "metrics recording per request (Started + Handled)", "<= 30 ns, no shared lock",
-        "%s, %.0f alloc/op%s" % (fmt_ns(m["ns"]), m["allocs"],
-                                 "; 2 threads: %s" % fmt_ns(m2["ns"]) if m2 else ""),
-        m["ns"] <= 30 and m["allocs"] == 0, "relaxed atomic adds on pre-resolved handles")
+        "%s CPU (wall %s), %.0f alloc/op%s" % (
+            fmt_ns(m["cpu_ns"]), fmt_ns(m["ns"]), m["allocs"],
+            "; 2 threads: %s CPU each" % fmt_ns(m2["cpu_ns"]) if m2 else ""),
+        m["cpu_ns"] <= 30 and m["allocs"] == 0, "relaxed atomic adds on pre-resolved handles")
 
     table = ["| what | target | measured | result |", "|---|---|---|---|"]
     for what, target, measured, result, note in rows:
@@ -450,13 +468,16 @@ def full_run(args):
         details.append("| %s | %s | %s | %.1f |" % (name, fmt_ns(b["ns"]), fmt_ns(b["cpu_ns"]),
                                                     b["allocs"]))
     load_rows = ["| run | req/s | p50 | p90 | p99 | p99.9 | max | failed | server CPU | "
-                 "client CPU | server peak RSS |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+                 "server CPU/call | client CPU | server peak RSS |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, r in runs:
         lu = r["latency_us"]
-        load_rows.append("| %s | %.0f | %s | %s | %s | %s | %s | %d | %.0f%% | %.0f%% | %s |" % (
-            label, r["qps"], fmt_us(lu["p50"]), fmt_us(lu["p90"]), fmt_us(lu["p99"]),
-            fmt_us(lu["p999"]), fmt_us(lu["max"]), r["failed"], 100 * r["server_cpu"],
-            100 * r["client_cpu"], mib(r["server_peak_rss_kib"])))
+        load_rows.append("| %s | %.0f | %s | %s | %s | %s | %s | %d | %.0f%% | %.1f µs | %.0f%% "
+                         "| %s |" % (
+                             label, r["qps"], fmt_us(lu["p50"]), fmt_us(lu["p90"]),
+                             fmt_us(lu["p99"]), fmt_us(lu["p999"]), fmt_us(lu["max"]),
+                             r["failed"], 100 * r["server_cpu"], r["server_us_per_call"],
+                             100 * r["client_cpu"], mib(r["server_peak_rss_kib"])))
 
     published = len(re.findall(r"catalog reloaded:", reload_log))
     passed = sum(1 for r in rows if r[3] == "PASS")
@@ -539,7 +560,7 @@ def smoke(args):
     servers = []
     try:
         compatd = Server("compatd", [args.compatd, "--listen=127.0.0.1:0", "--metrics-listen="],
-                         recorder, workdir)
+                         recorder, workdir, ready=COMPATD_READY)
         servers.append(compatd)
         closed = load(args, recorder, compatd, ["--concurrency=4", "--channels=2",
                                                 "--duration=1s", "--mix=" + MIX], False)
