@@ -500,12 +500,13 @@ class Planner {
     plan_.steps.push_back(CRDRemovalStep{
         "storage-version-migration", Name(migrate_from),
         absl::StrFormat(
-            "rewrite every object in the storage version (%s in %s) so that "
-            "none is left in %s and status.storedVersions can drop %s "
-            "(apiextensions-apiserver rejects storedVersions that name a "
-            "version the CRD no longer lists); run it from %s, the first "
-            "release where %s is not the storage version, and in %s; %s",
-            plan_.replacement, Name(last_), v_, v_, Name(migrate_from), v_,
+            "rewrite every object in its release's storage version (%s, "
+            "the last listed, stores %s) so that none is left in %s and "
+            "status.storedVersions can drop %s (apiextensions-apiserver "
+            "rejects storedVersions that name a version the CRD no longer "
+            "lists); run it from %s, the first release where %s is not the "
+            "storage version, and in %s; %s",
+            Name(last_), plan_.replacement, v_, v_, Name(migrate_from), v_,
             window, history_runs)});
 
     const int64_t unserved_from =

@@ -6,8 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "engine/api_availability.h"
+#include "engine/catalog_lint.h"
+#include "engine/crd_removal.h"
 #include "engine/effective_version.h"
 #include "engine/features.h"
 #include "engine/skew.h"
@@ -247,14 +250,146 @@ absl::Status DoComputeStorageVersionAgreement(
   return absl::OkStatus();
 }
 
-absl::Status DoPlanVersionRemoval(const Catalog&, const VersionQuery&,
-                                  const v1::PlanVersionRemovalRequest&,
-                                  v1::PlanVersionRemovalResponse*) {
-  // Issue 2 reserves UNIMPLEMENTED for RPCs whose engine work belongs to a
-  // later issue.
-  return absl::UnimplementedError(
-      "PlanVersionRemoval needs the CRD version-removal planner (upgrade "
-      "planning), which this build of compatd does not include yet");
+// The API's inline history as the engine's; errors name the field
+// ("history.releases[2].release"). 0 means the default for the counts.
+absl::StatusOr<engine::CRDHistory> HistoryFromProto(
+    const v1::CRDVersionHistory& in, absl::string_view name) {
+  engine::CRDHistory h;
+  h.name = std::string(name);
+  if (in.upgrade_span() != 0) h.upgrade_span = in.upgrade_span();
+  if (in.deprecation_releases() != 0) {
+    h.deprecation_releases = in.deprecation_releases();
+  }
+  h.revert_buffer_releases = in.revert_buffer_releases();
+  h.releases.reserve(in.releases_size());
+  for (int i = 0; i < in.releases_size(); ++i) {
+    const v1::CRDReleaseVersions& r = in.releases(i);
+    const std::string field = absl::StrFormat("history.releases[%d]", i);
+    if (r.release().empty()) {
+      return Required(absl::StrCat(field, ".release"), "\"v1.9\"");
+    }
+    absl::StatusOr<engine::Version> version =
+        engine::Version::Parse(r.release());
+    if (!version.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s.release: %s; expected a project release like \"v1.9\" or "
+          "\"1.10.2\"",
+          field, version.status().message()));
+    }
+    engine::CRDRelease& out = h.releases.emplace_back();
+    out.release = r.release();
+    out.version = *std::move(version);
+    out.storage_version_migration = r.storage_version_migration();
+    out.managed_fields_cleanup = r.managed_fields_cleanup();
+    for (const v1::CRDVersionState& v : r.versions()) {
+      out.versions.push_back(engine::CRDVersion{v.name(), v.served(),
+                                                v.storage(), v.deprecated()});
+    }
+  }
+  COMPATD_RETURN_IF_ERROR(engine::ValidateCRDHistory(h, "history"));
+  return h;
+}
+
+absl::Status DoPlanVersionRemoval(const Catalog& catalog,
+                                  const VersionQuery& query,
+                                  const v1::PlanVersionRemovalRequest& request,
+                                  v1::PlanVersionRemovalResponse* response) {
+  if (request.version().empty()) {
+    return Required("version", "\"v1beta1\" (the CRD version to retire)");
+  }
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  engine::CRDHistory inline_history;
+  const engine::CRDHistory* history = nullptr;
+  if (request.has_history()) {
+    const std::string& name = request.history().name();
+    if (!name.empty() && !request.crd().empty() && name != request.crd()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "crd \"%s\" and history.name \"%s\" differ: an inline history is "
+          "the CRD the question is about; give one name or the same in both",
+          request.crd(), name));
+    }
+    COMPATD_ASSIGN_OR_RETURN(
+        inline_history, HistoryFromProto(request.history(),
+                                         name.empty() ? request.crd() : name));
+    history = &inline_history;
+  } else {
+    if (request.crd().empty()) {
+      return Required("crd",
+                      "\"clusters.cluster.x-k8s.io\" (a name from the "
+                      "catalog's crds), or give an inline history");
+    }
+    std::vector<absl::string_view> known;
+    for (const engine::CRDHistory& h : catalog.crds) {
+      if (h.name == request.crd()) history = &h;
+      known.push_back(h.name);
+    }
+    if (history == nullptr) {
+      return absl::NotFoundError(absl::StrFormat(
+          "crd \"%s\" is not in the catalog's crds (%s); add it there or "
+          "give an inline history",
+          request.crd(),
+          known.empty() ? std::string("it has none")
+                        : absl::StrCat("known: ", absl::StrJoin(known, ", "))));
+    }
+  }
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::CRDRemovalPlan plan,
+      engine::PlanCRDVersionRemoval(*history, request.version()));
+  FillCommon(catalog, versions, std::move(plan.reason), response);
+  response->set_crd(plan.crd);
+  response->set_version(plan.version);
+  response->set_replacement(plan.replacement);
+  response->set_earliest_unserve_release(plan.earliest_unserve_release);
+  response->set_earliest_removal_release(plan.earliest_removal_release);
+  for (engine::CRDRemovalStep& step : plan.steps) {
+    v1::RemovalStep* out = response->add_steps();
+    out->set_name(std::move(step.name));
+    out->set_release(std::move(step.release));
+    out->set_why(std::move(step.why));
+  }
+  for (const engine::CRDRemovalViolation& v : plan.violations) {
+    response->add_violations(
+        absl::StrCat(v.release, ": ", v.message, " (rule ", v.rule, ")"));
+  }
+  return absl::OkStatus();
+}
+
+v1::LintSeverity ToProtoSeverity(engine::LintSeverity severity) {
+  return severity == engine::LintSeverity::kError ? v1::LINT_SEVERITY_ERROR
+                                                  : v1::LINT_SEVERITY_WARNING;
+}
+
+absl::Status DoLintCatalog(const Catalog& catalog,
+                           v1::LintCatalogResponse* response) {
+  COMPATD_ASSIGN_OR_RETURN(
+      EffectiveVersions versions,
+      engine::ResolveEffectiveVersions(catalog, VersionQuery{}));
+  engine::LintReport report = engine::LintCatalog(catalog);
+  response->mutable_findings()->Reserve(
+      static_cast<int>(report.findings.size()));
+  for (engine::LintFinding& f : report.findings) {
+    v1::LintFinding* out = response->add_findings();
+    out->set_severity(ToProtoSeverity(f.severity));
+    out->set_rule(std::move(f.rule));
+    out->set_subject(std::move(f.subject));
+    out->set_release(std::move(f.release));
+    out->set_message(std::move(f.message));
+    out->set_exception(std::move(f.exception));
+    out->set_line(f.line);
+  }
+  response->set_errors(static_cast<uint32_t>(report.errors));
+  response->set_warnings(static_cast<uint32_t>(report.warnings));
+  response->set_exceptions(static_cast<uint32_t>(report.exceptions));
+  FillCommon(
+      catalog, versions,
+      absl::StrFormat(
+          "%s checked against Kubernetes' API change and feature gate "
+          "rules: %d error(s), %d warning(s), %d documented "
+          "exception(s)",
+          catalog.source, report.errors, report.warnings, report.exceptions),
+      response);
+  return absl::OkStatus();
 }
 
 // Evaluate: one item against the batch's snapshot. The item's own versions
@@ -361,6 +496,13 @@ COMPATD_UNARY_HANDLER(ComputeStorageVersionAgreement)
 COMPATD_UNARY_HANDLER(PlanVersionRemoval)
 
 #undef COMPATD_UNARY_HANDLER
+
+// The request has no fields to check: the lint runs on the whole snapshot.
+absl::Status PolicyHandlers::LintCatalog(
+    const v1::LintCatalogRequest&, v1::LintCatalogResponse* response) const {
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  return DoLintCatalog(*catalog, response);
+}
 
 absl::Status PolicyHandlers::Evaluate(const v1::EvaluateRequest& request,
                                       v1::EvaluateResponse* response) const {

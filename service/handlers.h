@@ -53,6 +53,9 @@ class PolicyHandlers final {
   absl::Status PlanVersionRemoval(
       const v1::PlanVersionRemovalRequest& request,
       v1::PlanVersionRemovalResponse* response) const;
+  // engine/catalog_lint.h on the current snapshot.
+  absl::Status LintCatalog(const v1::LintCatalogRequest& request,
+                           v1::LintCatalogResponse* response) const;
   absl::Status Evaluate(const v1::EvaluateRequest& request,
                         v1::EvaluateResponse* response) const;
   absl::Status GetCatalog(const v1::GetCatalogRequest& request,

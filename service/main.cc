@@ -24,7 +24,10 @@ constexpr char kUsage[] =
     "  compatd --check-catalog=FILE        validate a catalog file and exit\n"
     "  compatd eval --rpc=NAME [--request=JSON] [--catalog=FILE]\n"
     "                                      answer one RPC offline (JSON on "
-    "stdout)\n\n"
+    "stdout)\n"
+    "  compatd lint [--catalog=FILE]       check a catalog against "
+    "Kubernetes' API\n"
+    "                                      change rules (exit 1 on errors)\n\n"
     "Flags:\n";
 
 }  // namespace
@@ -115,10 +118,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   const bool is_eval = !positional.empty() && positional[0] == "eval";
-  if (positional.size() > (is_eval ? 1u : 0u)) {
+  const bool is_lint = !positional.empty() && positional[0] == "lint";
+  const bool is_command = is_eval || is_lint;
+  if (positional.size() > (is_command ? 1u : 0u)) {
     std::cerr << "compatd: unexpected argument \""
-              << positional[is_eval ? 1 : 0]
-              << "\"; the only command is eval (see compatd --help)\n";
+              << positional[is_command ? 1 : 0]
+              << "\"; the commands are eval and lint (see compatd --help)\n";
     return kExitUsage;
   }
   if (is_eval) {
@@ -129,6 +134,9 @@ int main(int argc, char** argv) {
     std::cerr << "compatd: --rpc and --request go with the eval command: "
                  "compatd eval --rpc=NAME --request=JSON\n";
     return kExitUsage;
+  }
+  if (is_lint) {
+    return compatd::service::RunLint(server.catalog_path, std::cout, std::cerr);
   }
   if (!check_catalog.empty()) {
     return compatd::service::RunCheckCatalog(check_catalog, std::cout,

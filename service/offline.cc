@@ -76,6 +76,7 @@ const std::vector<std::pair<std::string, UnaryRunner>>& UnaryRpcs() {
           {"ComputeStorageVersionAgreement",
            Runner(&PolicyHandlers::ComputeStorageVersionAgreement)},
           {"PlanVersionRemoval", Runner(&PolicyHandlers::PlanVersionRemoval)},
+          {"LintCatalog", Runner(&PolicyHandlers::LintCatalog)},
           {"Evaluate", Runner(&PolicyHandlers::Evaluate)},
           {"GetCatalog", Runner(&PolicyHandlers::GetCatalog)},
           {"ListClients", Runner(&PolicyHandlers::ListClients)},
@@ -149,6 +150,46 @@ int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err) {
   store.Publish(std::move(catalog));
   const PolicyHandlers handlers(&store);
   return (*runner)(handlers, options.request_json, out, err);
+}
+
+int RunLint(const std::string& path, std::ostream& out, std::ostream& err) {
+  std::unique_ptr<engine::Catalog> catalog = LoadForOffline(path, err);
+  if (catalog == nullptr) return kExitError;
+  const std::string source =
+      path.empty() ? std::string(compatd::catalog::EmbeddedCatalogSource())
+                   : path;
+  catalog->generation = 1;
+  catalog->loaded_at = absl::Now();
+  engine::CatalogStore store;
+  store.Publish(std::move(catalog));
+  const PolicyHandlers handlers(&store);
+  v1::LintCatalogResponse response;
+  if (const absl::Status status =
+          handlers.LintCatalog(v1::LintCatalogRequest(), &response);
+      !status.ok()) {
+    err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
+        << "\n";
+    return kExitError;
+  }
+  for (const v1::LintFinding& f : response.findings()) {
+    out << source;
+    if (f.line() > 0) out << ":" << f.line();
+    out << ": "
+        << (!f.exception().empty()
+                ? "exception"
+                : (f.severity() == v1::LINT_SEVERITY_ERROR ? "error"
+                                                           : "warning"))
+        << ": " << f.rule() << ": " << f.subject() << " (" << f.release()
+        << "): " << f.message();
+    if (!f.exception().empty()) {
+      out << " [documented exception: " << f.exception() << "]";
+    }
+    out << "\n";
+  }
+  out << source << ": " << response.errors() << " error(s), "
+      << response.warnings() << " warning(s), " << response.exceptions()
+      << " documented exception(s)\n";
+  return response.errors() > 0 ? kExitError : kExitOk;
 }
 
 int RunCheckCatalog(const std::string& path, std::ostream& out,

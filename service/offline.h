@@ -1,8 +1,8 @@
 #pragma once
 
 // The offline commands: `compatd eval` (any unary RPC through the server's own
-// handlers) and `compatd --check-catalog`. They print to the given streams and
-// return the exit code.
+// handlers), `compatd lint` and `compatd --check-catalog`. They print to the
+// given streams and return the exit code.
 
 #include <ostream>
 #include <string>
@@ -27,6 +27,14 @@ struct EvalOptions {
 // `err` for an RPC error (exit 1); catalog errors like --check-catalog (exit
 // 1); usage errors (exit 2).
 int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err);
+
+// `compatd lint`: checks a catalog (empty path: the embedded one) against
+// Kubernetes' API change rules (engine/catalog_lint.h) through the LintCatalog
+// handler. Prints one line per finding, "<file>:<line>: error|warning|
+// exception: <rule>: <subject> (<release>): <message>", then a summary, on
+// `out`. Exit 0 without errors (warnings and documented exceptions allowed),
+// 1 with errors or a catalog that does not load.
+int RunLint(const std::string& path, std::ostream& out, std::ostream& err);
 
 // Validates a catalog file: on success prints its counts and digest on `out`
 // (exit 0); otherwise every error, "<file>:<line>: <message>", on `err` (exit

@@ -50,6 +50,10 @@ class PolicyService final : public v1::CompatibilityPolicy::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::PlanVersionRemovalRequest* request,
       v1::PlanVersionRemovalResponse* response) override;
+  grpc::ServerUnaryReactor* LintCatalog(
+      grpc::CallbackServerContext* context,
+      const v1::LintCatalogRequest* request,
+      v1::LintCatalogResponse* response) override;
   grpc::ServerUnaryReactor* Evaluate(grpc::CallbackServerContext* context,
                                      const v1::EvaluateRequest* request,
                                      v1::EvaluateResponse* response) override;

@@ -28,6 +28,8 @@ absl::string_view RpcMethodName(RpcMethod method) {
       return "WatchCatalog";
     case RpcMethod::kListClients:
       return "ListClients";
+    case RpcMethod::kLintCatalog:
+      return "LintCatalog";
   }
   return "Unknown";
 }

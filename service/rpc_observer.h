@@ -27,9 +27,10 @@ enum class RpcMethod {
   kGetCatalog,
   kWatchCatalog,
   kListClients,
+  kLintCatalog,
 };
 
-inline constexpr int kRpcMethodCount = 12;
+inline constexpr int kRpcMethodCount = 13;
 
 // "GetFeature", ... as in the service definition.
 absl::string_view RpcMethodName(RpcMethod method);

@@ -128,18 +128,48 @@ TEST_F(ServerTest, UnknownFeatureIsNotFoundAndBadVersionIsInvalidArgument) {
   }
 }
 
-TEST_F(ServerTest, PlanVersionRemovalSaysWhichCapabilityIsMissing) {
+TEST_F(ServerTest, PlanVersionRemovalAnswersForAnInlineHistory) {
   StartServer();
   WaitServing();
-  grpc::ClientContext context;
+  // The Cluster API issue's v1beta1 table (shared/seeds/
+  // capi-crd-version-removal.txt), given inline: the embedded catalog has no
+  // crds.
   v1::PlanVersionRemovalRequest request;
-  request.set_crd("clusters.cluster.x-k8s.io");
   request.set_version("v1beta1");
+  v1::CRDVersionHistory* history = request.mutable_history();
+  history->set_name("clusters.cluster.x-k8s.io");
+  history->set_upgrade_span(3);
+  history->set_deprecation_releases(3);
+  history->set_revert_buffer_releases(1);
+  for (int minor = 10; minor <= 18; ++minor) {
+    v1::CRDReleaseVersions* release = history->add_releases();
+    release->set_release("v1." + std::to_string(minor));
+    release->set_storage_version_migration(true);
+    release->set_managed_fields_cleanup(true);
+    if (minor < 18) {
+      v1::CRDVersionState* beta1 = release->add_versions();
+      beta1->set_name("v1beta1");
+      beta1->set_served(minor < 14);
+      beta1->set_storage(minor < 11);
+    }
+    if (minor >= 11) {
+      v1::CRDVersionState* beta2 = release->add_versions();
+      beta2->set_name("v1beta2");
+      beta2->set_served(true);
+      beta2->set_storage(true);
+    }
+  }
+  grpc::ClientContext context;
   v1::PlanVersionRemovalResponse response;
   const grpc::Status status =
       stub_->PlanVersionRemoval(&context, request, &response);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("version-removal planner"));
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.crd(), "clusters.cluster.x-k8s.io");
+  EXPECT_EQ(response.earliest_unserve_release(), "v1.14");
+  EXPECT_EQ(response.earliest_removal_release(), "v1.18");
+  EXPECT_EQ(response.steps_size(), 4);
+  EXPECT_EQ(response.violations_size(), 0);
+  EXPECT_EQ(response.versions().binary_version(), "1.36");
 }
 
 TEST_F(ServerTest, ReflectionListsThePolicyHealthAndReflectionServices) {
