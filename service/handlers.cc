@@ -310,8 +310,11 @@ absl::Status DoPlanVersionRemoval(const Catalog& catalog,
           request.crd(), name));
     }
     COMPATD_ASSIGN_OR_RETURN(
-        inline_history, HistoryFromProto(request.history(),
-                                         name.empty() ? request.crd() : name));
+        inline_history,
+        HistoryFromProto(request.history(), !name.empty() ? name
+                                            : !request.crd().empty()
+                                                ? request.crd()
+                                                : "(inline history)"));
     history = &inline_history;
   } else {
     if (request.crd().empty()) {
