@@ -47,7 +47,10 @@ using namespace std::chrono_literals;
 using testing::Sample;
 using testing::Select;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// The TSan build undefines __SANITIZE_THREAD__ and defines COMPATD_TSAN
+// (CMakeLists.txt says why).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || \
+    defined(COMPATD_TSAN)
 #define COMPATD_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
