@@ -125,6 +125,21 @@ struct ReloadStats {
   std::string watch_error;
 };
 
+// gRPC hands our objects between its threads with synchronization that
+// ThreadSanitizer cannot see (Debian's gRPC is not built with it): tell TSan
+// about that order (release before handing an object to gRPC, acquire when
+// gRPC gives it back), as service/reflection.cc does. Nothing in other builds;
+// COMPATD_TSAN comes from CMake (COMPATD_SANITIZE=thread).
+#ifdef COMPATD_TSAN
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+void HandedBack(void* object) { __tsan_acquire(object); }
+void HandedOver(void* object) { __tsan_release(object); }
+#else
+void HandedBack(void* /*object*/) {}
+void HandedOver(void* /*object*/) {}
+#endif
+
 // Reads WatchCatalog messages until cancelled.
 class CatalogWatcher final
     : public grpc::ClientReadReactor<v1::GetCatalogResponse> {
@@ -133,19 +148,23 @@ class CatalogWatcher final
       : stats_(stats) {
     stub->async()->WatchCatalog(&context_, &request_, this);
     StartRead(&message_);
+    HandedOver(this);
     StartCall();
   }
 
   void OnReadDone(bool ok) override {
+    HandedBack(this);
     if (!ok) return;  // the stream is over; OnDone follows
     {
       std::lock_guard<std::mutex> lock(stats_->mu);
       stats_->publishes.emplace_back(NowNanos(), message_.generation());
     }
+    HandedOver(this);
     StartRead(&message_);
   }
 
   void OnDone(const grpc::Status& status) override {
+    HandedBack(this);
     std::lock_guard<std::mutex> lock(mu_);
     if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
       std::lock_guard<std::mutex> stats_lock(stats_->mu);
@@ -374,10 +393,12 @@ class LoadRun final {
     auto* call = new Call<Response>();
     call->context.set_deadline(std::chrono::system_clock::now() +
                                absl::ToChronoNanoseconds(options_.timeout));
+    HandedOver(call);
     start(&call->context, &call->response,
           [this, call, rpc, k, channel, intended_ns,
            closed_loop](grpc::Status status) {
             const int64_t now = NowNanos();
+            HandedBack(call);
             delete call;
             Done(rpc, status, intended_ns, now);
             if (closed_loop) {
