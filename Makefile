@@ -22,15 +22,28 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
+# Sanitizer runs, for developers (CI runs `make test`). Every process, the test
+# binaries and the compatd servers they spawn, writes its reports to
+# <build>/sanitizer-logs/ (log_path); the run fails if any process reported.
+# Suppressions cover uninstrumented Debian libraries only (see the files).
+ASAN_ENV = ASAN_OPTIONS="log_path=$(CURDIR)/build-asan/sanitizer-logs/asan" \
+	LSAN_OPTIONS="suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0" \
+	UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/build-asan/sanitizer-logs/ubsan"
+TSAN_ENV = TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1:history_size=7:log_path=$(CURDIR)/build-tsan/sanitizer-logs/tsan"
+
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCOMPATD_SANITIZE=address
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS) --timeout 600
+	rm -rf build-asan/sanitizer-logs && mkdir -p build-asan/sanitizer-logs
+	cd build-asan && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 600; rc=$$?; \
+	  bash ../scripts/check-sanitizer-logs.sh sanitizer-logs || rc=1; exit $$rc
 
 test-tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCOMPATD_SANITIZE=thread
 	cmake --build build-tsan -j $(JOBS)
-	cd build-tsan && ctest --output-on-failure -j $(JOBS) --timeout 600
+	rm -rf build-tsan/sanitizer-logs && mkdir -p build-tsan/sanitizer-logs
+	cd build-tsan && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 600; rc=$$?; \
+	  bash ../scripts/check-sanitizer-logs.sh sanitizer-logs || rc=1; exit $$rc
 
 format:
 	git ls-files -co --exclude-standard '*.cc' '*.h' | xargs -r clang-format -i

@@ -1,5 +1,6 @@
 #include "service/policy_service.h"
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -8,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/time/clock.h"
 #include "grpcpp/alarm.h"
+#include "service/tsan.h"
 
 namespace compatd::service {
 
@@ -18,6 +20,9 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 }
 
 namespace {
+
+// The key for the hand-off of the call-duration alarm's callback to gRPC.
+char alarm_hand_off_key;
 
 // Streams the catalog now serving, then one message per published reload, until
 // the client cancels or the server closes CatalogEvents on shutdown (then it
@@ -56,10 +61,13 @@ class WatchCatalogReactor final
     if (absl::FromChrono(client_deadline) <= end) return;
     // The alarm holds the subscriber, not the reactor: once the stream is
     // done the subscriber is detached and the alarm's call does nothing.
-    cap_alarm_.Set(absl::ToChronoTime(end),
-                   [subscriber = subscriber_](bool fired) {
-                     if (fired) subscriber->OnClose();
-                   });
+    std::function<void(bool)> on_alarm = [subscriber =
+                                              subscriber_](bool fired) {
+      TsanAcquire(&alarm_hand_off_key);  // gRPC runs this after Set() (tsan.h)
+      if (fired) subscriber->OnClose();
+    };
+    TsanRelease(&alarm_hand_off_key);
+    cap_alarm_.Set(absl::ToChronoTime(end), std::move(on_alarm));
   }
 
   void OnWriteDone(bool ok) override {
@@ -85,11 +93,19 @@ class WatchCatalogReactor final
   }
 
   void OnDone() override {
+    grpc::StatusCode final_code;
+    {
+      // final_code_ may have been set on another thread (Close() from the
+      // catalog events or the alarm). Taking the lock also orders this after
+      // Start(); not held below, where Unsubscribe() takes the events' lock.
+      std::lock_guard<std::mutex> lock(mu_);
+      final_code = final_code_;
+    }
     events_->Unsubscribe(subscriber_.get());
     subscriber_->Detach();
     if (observer_ != nullptr) {
       observer_->OnFinish(RpcMethod::kWatchCatalog,
-                          static_cast<absl::StatusCode>(final_code_),
+                          static_cast<absl::StatusCode>(final_code),
                           absl::Now() - start_);
     }
     delete this;
@@ -160,7 +176,7 @@ class WatchCatalogReactor final
   bool close_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::StatusCode final_code_ = grpc::StatusCode::OK;
+  grpc::StatusCode final_code_ ABSL_GUARDED_BY(mu_) = grpc::StatusCode::OK;
 };
 
 }  // namespace

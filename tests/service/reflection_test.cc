@@ -20,6 +20,7 @@
 #include "grpc/reflection/v1/reflection.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "service/tsan.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd::proto {
@@ -556,11 +557,13 @@ TYPED_TEST(ReflectionServiceTest,
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
+  TsanRelease(&done);  // gRPC runs the callback on its own thread (tsan.h)
   generic.UnaryCall(
       &context,
       absl::StrCat("/", check->service()->full_name(), "/", check->name()),
       grpc::StubOptions(), &request_buffer, &response_buffer,
       [&](grpc::Status s) {
+        TsanAcquire(&done);
         std::lock_guard<std::mutex> lock(mu);
         status = std::move(s);
         done = true;
