@@ -64,7 +64,7 @@ absl::Status DoGetFeature(const Catalog& catalog, const VersionQuery& query,
   COMPATD_ASSIGN_OR_RETURN(
       engine::FeatureDecision d,
       engine::DecideFeature(catalog, versions, query, request.name()));
-  FillCommon(catalog, versions, d.reason, response);
+  FillCommon(catalog, versions, std::move(d.reason), response);
   response->set_name(d.feature->name);
   response->set_enabled(d.enabled);
   response->set_stage(ToProtoStage(d.stage));
@@ -117,14 +117,14 @@ absl::Status DoGetStorageVersion(const Catalog& catalog,
       engine::StorageVersionDecision d,
       engine::DecideStorageVersion(catalog, versions, request.group(),
                                    request.resource()));
-  FillCommon(catalog, versions, d.reason, response);
-  response->set_group(d.group);
-  response->set_resource(d.resource);
-  response->set_kind(d.kind);
-  response->set_version(d.version);
-  response->set_storage_version_hash(d.storage_version_hash);
-  for (const std::string& v : d.decodable_versions) {
-    response->add_decodable_versions(v);
+  FillCommon(catalog, versions, std::move(d.reason), response);
+  response->set_group(std::move(d.group));
+  response->set_resource(std::move(d.resource));
+  response->set_kind(std::move(d.kind));
+  response->set_version(std::move(d.version));
+  response->set_storage_version_hash(std::move(d.storage_version_hash));
+  for (std::string& v : d.decodable_versions) {
+    response->add_decodable_versions(std::move(v));
   }
   response->set_fallback(d.fallback);
   response->set_overridden(d.overridden);
@@ -172,7 +172,7 @@ absl::Status DoCheckSkew(const Catalog& catalog, const VersionQuery& query,
       engine::SkewDecision d,
       engine::CheckSkew(catalog, versions, request.component(),
                         request.client_version()));
-  FillCommon(catalog, versions, d.reason, response);
+  FillCommon(catalog, versions, std::move(d.reason), response);
   response->set_allowed(d.verdict == engine::SkewVerdict::kAllowed);
   response->set_verdict(ToProtoVerdict(d.verdict));
   response->set_min_version(d.min_version.MajorMinorString());
@@ -227,7 +227,7 @@ absl::Status DoComputeStorageVersionAgreement(
       engine::StorageVersionAgreement a,
       engine::ComputeStorageVersionAgreement(
           reports, participants, request.group(), request.resource()));
-  FillCommon(catalog, versions, a.reason, response);
+  FillCommon(catalog, versions, std::move(a.reason), response);
   response->set_common_encoding_version(a.common_encoding_version);
   v1::StorageVersionCondition* condition = response->mutable_condition();
   condition->set_type(a.condition_type);
