@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 RUN_ARGS ?=
 
-.PHONY: deps build run test test-asan test-tsan format check-format clean
+.PHONY: deps build run test test-asan test-tsan bench format check-format clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -44,6 +44,13 @@ test-tsan: deps
 	rm -rf build-tsan/sanitizer-logs && mkdir -p build-tsan/sanitizer-logs
 	cd build-tsan && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 600; rc=$$?; \
 	  bash ../scripts/check-sanitizer-logs.sh sanitizer-logs || rc=1; exit $$rc
+
+# Benchmarks against the targets of BENCHMARKS.md; not part of `make test`. Needs the optimized
+# build ($(BUILD) is RelWithDebInfo); about two minutes on 2 cores; prints one table and writes
+# it to bench/results/latest.md.
+bench: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target compatd compatd-load null_server engine_benchmark
+	python3 bench/run_bench.py --build=$(BUILD)
 
 format:
 	git ls-files -co --exclude-standard '*.cc' '*.h' | xargs -r clang-format -i
