@@ -109,7 +109,8 @@ std::unique_ptr<engine::Catalog> LoadForOffline(const std::string& path,
   } else {
     err << errors.Format(path.empty()
                              ? compatd::catalog::EmbeddedCatalogSource()
-                             : absl::string_view(path));
+                             : absl::string_view(path))
+        << "\n";
     err << errors.errors.size()
         << (errors.errors.size() == 1 ? " error" : " errors") << "\n";
   }

@@ -166,6 +166,25 @@ class ServerImpl final : public Server, private ReloadListener {
         metrics::ServiceMetrics::Create(&registry_, std::move(metric_options));
     if (!service_metrics.ok()) return service_metrics.status();
     metrics_ = std::move(*service_metrics);
+    // Which catalog each replica serves, comparable across replicas
+    // (generations count loads per process; the digest names the content).
+    if (absl::Status s = registry_.AddCallbackFamily(
+            "compatd_catalog_info",
+            "The catalog now serving: its digest (sha256 of its bytes), "
+            "source and binaryVersion. Always 1.",
+            metrics::MetricType::kGauge, {"digest", "source", "binary_version"},
+            [this]() -> std::vector<metrics::CallbackSample> {
+              const std::shared_ptr<const engine::Catalog> catalog =
+                  store_.Current();
+              if (catalog == nullptr) return {};
+              return {
+                  metrics::CallbackSample{{catalog->digest, catalog->source,
+                                           catalog->binary_version.ToString()},
+                                          1}};
+            });
+        !s.ok()) {
+      return s;
+    }
     if (absl::Status s = metrics::RegisterProcessMetrics(&registry_); !s.ok()) {
       return s;
     }

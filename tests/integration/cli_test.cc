@@ -1,6 +1,8 @@
 // The offline commands of the real binary: eval, --check-catalog, --help, bad
 // usage.
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -136,6 +138,30 @@ TEST(CliTest, CheckCatalogPrintsEveryErrorWithItsLine) {
   EXPECT_THAT(r.err, HasSubstr("bad.yaml:3:"));
   EXPECT_THAT(r.err, HasSubstr("bad.yaml:7:"));
   EXPECT_THAT(r.err, HasSubstr("2 errors"));
+}
+
+TEST(CliTest, CheckCatalogPutsTheErrorCountOnItsOwnLine) {
+  const RunResult r = RunCompatd(COMPATD_BINARY, {"--check-catalog=" + kBad});
+  EXPECT_THAT(r.err, HasSubstr("\n2 errors\n"));
+}
+
+// The example under README.md's "The catalog" is a catalog users copy: it must
+// load.
+TEST(CliTest, ReadmeCatalogExampleIsValid) {
+  std::ifstream readme(std::string(COMPATD_SOURCE_DIR) + "/README.md");
+  std::stringstream text;
+  text << readme.rdbuf();
+  const std::string s = text.str();
+  const size_t section = s.find("## The catalog");
+  ASSERT_NE(section, std::string::npos);
+  const size_t start = s.find("```yaml\n", section);
+  ASSERT_NE(start, std::string::npos);
+  const size_t end = s.find("```", start + 8);
+  ASSERT_NE(end, std::string::npos);
+  const std::string path = ::testing::TempDir() + "/readme_catalog.yaml";
+  std::ofstream(path) << s.substr(start + 8, end - start - 8);
+  const RunResult r = RunCompatd(COMPATD_BINARY, {"--check-catalog=" + path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST(CliTest, CheckCatalogMissingFileSaysSo) {

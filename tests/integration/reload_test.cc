@@ -175,6 +175,8 @@ TEST_F(ReloadTest, BadCatalogIsRejectedReportedAndTheOldOneKeepsServing) {
   EXPECT_THAT(scrape,
               HasSubstr("compatd_catalog_reloads_total{result=\"loaded\"} 1"));
   EXPECT_THAT(scrape, HasSubstr("compatd_catalog_generation 2"));
+  EXPECT_THAT(scrape, HasSubstr("compatd_catalog_info{digest=\"" +
+                                info.digest() + "\""));
 }
 
 TEST_F(ReloadTest, SighupReloadsWhatInotifyCannotSee) {
