@@ -563,7 +563,10 @@ void PolicyHandlers::DescribeCatalog(const Catalog& catalog,
                                        absl::UTCTimeZone()));
   if (events_ != nullptr) {
     CatalogEvents::Error error = events_->LastError();
-    if (!error.message.empty()) {
+    // A rejection older than the catalog being served was superseded by its
+    // load: the store publishes a reloaded catalog just before the events
+    // clear the error, and a call in between must not report both.
+    if (!error.message.empty() && error.at >= catalog.loaded_at) {
       absl::StrAppend(&reason,
                       "; the last reload was rejected and this "
                       "catalog keeps serving");
