@@ -596,8 +596,11 @@ def smoke(args):
                                                 "--mix=GetStorageVersion,ListAPIVersions"],
                       False)
         sane(opened, "compatd open loop", 100, seconds=0.5)
-        null = Server("null_server", [args.null_server, "--listen=127.0.0.1:0"], recorder,
-                      workdir)
+        # The null server with compatd's own answers, as the full run starts it
+        # (it refuses to start on a response file it cannot read).
+        canned = canned_responses(args, recorder, workdir)
+        null = Server("null_server", [args.null_server, "--listen=127.0.0.1:0",
+                                      "--responses=" + canned], recorder, workdir)
         servers.append(null)
         sane(load(args, recorder, null, ["--concurrency=2", "--requests=200",
                                          "--duration=0s", "--mix=" + MIX], False),
