@@ -490,15 +490,80 @@ absl::StatusOr<std::shared_ptr<const Catalog>> PolicyHandlers::Snapshot()
   }
 
 COMPATD_UNARY_HANDLER(GetFeature)
-COMPATD_UNARY_HANDLER(ListFeatures)
 COMPATD_UNARY_HANDLER(GetStorageVersion)
-COMPATD_UNARY_HANDLER(ListAPIVersions)
 COMPATD_UNARY_HANDLER(CheckSkew)
 COMPATD_UNARY_HANDLER(ResolveVersions)
 COMPATD_UNARY_HANDLER(ComputeStorageVersionAgreement)
 COMPATD_UNARY_HANDLER(PlanVersionRemoval)
 
 #undef COMPATD_UNARY_HANDLER
+
+struct PolicyHandlers::CatalogAnswers {
+  // Whose answers these are. A weak_ptr keeps the catalog's control block
+  // alive, so another catalog can never take its identity (owner equality),
+  // while the catalog itself is freed once no request holds it.
+  std::weak_ptr<const Catalog> catalog;
+  absl::Status list_api_versions_status;
+  v1::ListAPIVersionsResponse list_api_versions;
+  absl::Status list_features_status;
+  v1::ListFeaturesResponse list_features;
+};
+
+std::shared_ptr<const PolicyHandlers::CatalogAnswers>
+PolicyHandlers::AnswersFor(
+    const std::shared_ptr<const Catalog>& catalog) const {
+  auto same_catalog = [&](const CatalogAnswers& answers) {
+    return !answers.catalog.owner_before(catalog) &&
+           !catalog.owner_before(answers.catalog);
+  };
+  {
+    std::lock_guard<std::mutex> lock(answers_mu_);
+    if (answers_ != nullptr && same_catalog(*answers_)) return answers_;
+  }
+  // Computed outside the lock; after a reload, concurrent first calls may
+  // each compute it, and the last one is kept.
+  auto answers = std::make_shared<CatalogAnswers>();
+  answers->catalog = catalog;
+  answers->list_api_versions_status =
+      DoListAPIVersions(*catalog, VersionQuery{}, v1::ListAPIVersionsRequest(),
+                        &answers->list_api_versions);
+  answers->list_features_status =
+      DoListFeatures(*catalog, VersionQuery{}, v1::ListFeaturesRequest(),
+                     &answers->list_features);
+  std::lock_guard<std::mutex> lock(answers_mu_);
+  answers_ = answers;
+  return answers;
+}
+
+absl::Status PolicyHandlers::ListAPIVersions(
+    const v1::ListAPIVersionsRequest& request,
+    v1::ListAPIVersionsResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  if (request.versions().ByteSizeLong() == 0) {
+    const std::shared_ptr<const CatalogAnswers> answers = AnswersFor(catalog);
+    COMPATD_RETURN_IF_ERROR(answers->list_api_versions_status);
+    *response = answers->list_api_versions;
+    return absl::OkStatus();
+  }
+  return DoListAPIVersions(*catalog, ToQuery(request.versions()), request,
+                           response);
+}
+
+absl::Status PolicyHandlers::ListFeatures(
+    const v1::ListFeaturesRequest& request,
+    v1::ListFeaturesResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  if (request.versions().ByteSizeLong() == 0 && request.component().empty()) {
+    const std::shared_ptr<const CatalogAnswers> answers = AnswersFor(catalog);
+    COMPATD_RETURN_IF_ERROR(answers->list_features_status);
+    *response = answers->list_features;
+    return absl::OkStatus();
+  }
+  return DoListFeatures(*catalog, ToQuery(request.versions()), request,
+                        response);
+}
 
 // The request has no fields to check: the lint runs on the whole snapshot.
 absl::Status PolicyHandlers::LintCatalog(

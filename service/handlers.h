@@ -6,7 +6,9 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "compatd/v1/compatd.pb.h"
@@ -70,6 +72,17 @@ class PolicyHandlers final {
  private:
   // UNAVAILABLE until a catalog is published.
   absl::StatusOr<std::shared_ptr<const engine::Catalog>> Snapshot() const;
+
+  // The replies that depend on the catalog alone (ListAPIVersions and
+  // ListFeatures without versions or component): computed once per catalog
+  // snapshot, then copied into each reply, instead of rebuilding and sorting
+  // hundreds of entries per call (BENCHMARKS.md).
+  struct CatalogAnswers;
+  std::shared_ptr<const CatalogAnswers> AnswersFor(
+      const std::shared_ptr<const engine::Catalog>& catalog) const;
+  mutable std::mutex answers_mu_;
+  mutable std::shared_ptr<const CatalogAnswers> answers_
+      ABSL_GUARDED_BY(answers_mu_);
 
   const engine::CatalogStore* store_;
   const CatalogEvents* events_;
