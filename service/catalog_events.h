@@ -5,11 +5,11 @@
 // Thread-safe.
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include <mutex>
 #include "absl/time/time.h"
 #include "engine/catalog.h"
 
