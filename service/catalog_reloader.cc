@@ -17,6 +17,7 @@
 #include "engine/catalog_loader.h"
 #include "service/catalog_file.h"
 #include "service/log.h"
+#include "service/valid_utf8.h"
 
 namespace compatd::service {
 namespace {
@@ -178,6 +179,12 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
 }
 
 absl::Status CatalogReloader::Reject(absl::Status error, bool log) {
+  // The errors quote the bad file's bytes (yaml-cpp's "unknown escape
+  // character: \xff", values the loader names), and they end up in
+  // GetCatalog's last_error: a proto3 string a client cannot decode unless
+  // it is valid UTF-8 (compatd-soak found every GetCatalog failing after such
+  // a rejection).
+  error = absl::Status(error.code(), ValidUtf8(error.message()));
   {
     std::lock_guard<std::mutex> lock(status_mu_);
     ++status_.rejected;
