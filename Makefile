@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 RUN_ARGS ?=
 
-.PHONY: deps build run test test-asan test-tsan bench format check-format clean
+.PHONY: deps build run test test-asan test-tsan bench fuzz soak format check-format clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -52,6 +52,17 @@ bench: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target compatd compatd-load null_server engine_benchmark
 	python3 bench/run_bench.py --build=$(BUILD)
 
+# libFuzzer targets (fuzz/targets.txt) built with clang + ASan + UBSan in build-fuzz/, each run
+# for FUZZ_SECONDS (default 60), JOBS at a time. A failure leaves its input in
+# build-fuzz/fuzz-artifacts/<target>/; copy it to fuzz/regressions/<target>/ to keep it as a test.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@bash scripts/install-deps.sh --fuzz
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCOMPATD_FUZZ=ON -DBUILD_TESTING=OFF
+	cmake --build build-fuzz -j $(JOBS) --target fuzzers
+	python3 fuzz/run_fuzzers.py --build=build-fuzz --seconds=$(FUZZ_SECONDS) --jobs=$(JOBS)
+
 format:
 	git ls-files -co --exclude-standard '*.cc' '*.h' | xargs -r clang-format -i
 
@@ -59,4 +70,4 @@ check-format:
 	git ls-files -co --exclude-standard '*.cc' '*.h' | xargs -r clang-format --dry-run --Werror
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz

@@ -472,7 +472,8 @@ absl::StatusOr<EffectiveVersions> ResolveGiven(const Catalog& catalog,
   // Kubernetes' wording.
   if (WithinBounds(era, binary_mm, emulation, min_compat)) {
     return absl::StatusOr<EffectiveVersions>(
-        absl::in_place, binary, ToVersion(emulation), ToVersion(min_compat));
+        absl::in_place,
+        EffectiveVersions{binary, ToVersion(emulation), ToVersion(min_compat)});
   }
   const Version emulation_version = ToVersion(emulation);
   const Version min_compat_version = ToVersion(min_compat);
@@ -522,7 +523,8 @@ absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
       catalog.cluster.min_compatibility_version.empty()) {
     const Version& binary = catalog.binary_version;
     return absl::StatusOr<EffectiveVersions>(
-        absl::in_place, binary, binary.ToMajorMinor(), binary.SubtractMinor(1));
+        absl::in_place, EffectiveVersions{binary, binary.ToMajorMinor(),
+                                          binary.SubtractMinor(1)});
   }
   return ResolveGiven(catalog, query);
 }

@@ -11,6 +11,14 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus python3 clang-format
 )
+# `make fuzz` (install-deps.sh --fuzz) also needs clang and its libFuzzer/sanitizer runtimes.
+FUZZ_PACKAGES=(clang libclang-rt-14-dev)
+if [ "${1:-}" = "--fuzz" ]; then
+  PACKAGES+=("${FUZZ_PACKAGES[@]}")
+elif [ $# -gt 0 ]; then
+  echo "usage: install-deps.sh [--fuzz]" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

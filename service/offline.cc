@@ -117,31 +117,42 @@ std::unique_ptr<engine::Catalog> LoadForOffline(const std::string& path,
   return nullptr;
 }
 
-}  // namespace
-
-int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.rpc.empty()) {
+// The runner of `rpc`, or null after printing the usage error on `err`.
+const UnaryRunner* FindRunner(absl::string_view rpc, std::ostream& err) {
+  if (rpc.empty()) {
     err << "ERROR: eval needs --rpc=NAME, e.g. --rpc=GetFeature "
            "--request='{\"name\":\"WatchList\"}'\n";
-    return kExitUsage;
+    return nullptr;
   }
-  const absl::string_view name = RpcShortName(options.rpc);
-  const UnaryRunner* runner = nullptr;
-  std::vector<std::string> names;
+  const absl::string_view name = RpcShortName(rpc);
+  std::vector<absl::string_view> names;
   for (const auto& [rpc_name, rpc_runner] : UnaryRpcs()) {
+    if (rpc_name == name) return &rpc_runner;
     names.push_back(rpc_name);
-    if (rpc_name == name) runner = &rpc_runner;
   }
-  if (runner == nullptr) {
-    if (name == "WatchCatalog") {
-      err << "ERROR: WatchCatalog is a stream; eval runs unary RPCs (use "
-             "GetCatalog)\n";
-    } else {
-      err << "ERROR: unknown --rpc \"" << options.rpc
-          << "\"; accepted: " << absl::StrJoin(names, ", ") << "\n";
-    }
-    return kExitUsage;
+  if (name == "WatchCatalog") {
+    err << "ERROR: WatchCatalog is a stream; eval runs unary RPCs (use "
+           "GetCatalog)\n";
+  } else {
+    err << "ERROR: unknown --rpc \"" << rpc
+        << "\"; accepted: " << absl::StrJoin(names, ", ") << "\n";
   }
+  return nullptr;
+}
+
+}  // namespace
+
+int EvalRequest(const PolicyHandlers& handlers, absl::string_view rpc,
+                const std::string& request_json, std::ostream& out,
+                std::ostream& err) {
+  const UnaryRunner* runner = FindRunner(rpc, err);
+  if (runner == nullptr) return kExitUsage;
+  return (*runner)(handlers, request_json, out, err);
+}
+
+int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err) {
+  // An unknown RPC is a usage error whatever the catalog: check it first.
+  if (FindRunner(options.rpc, err) == nullptr) return kExitUsage;
   std::unique_ptr<engine::Catalog> catalog =
       LoadForOffline(options.catalog_path, err);
   if (catalog == nullptr) return kExitError;
@@ -150,7 +161,7 @@ int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err) {
   engine::CatalogStore store;
   store.Publish(std::move(catalog));
   const PolicyHandlers handlers(&store);
-  return (*runner)(handlers, options.request_json, out, err);
+  return EvalRequest(handlers, options.rpc, options.request_json, out, err);
 }
 
 int RunLint(const std::string& path, std::ostream& out, std::ostream& err) {

@@ -7,6 +7,9 @@
 #include <ostream>
 #include <string>
 
+#include "absl/strings/string_view.h"
+#include "service/handlers.h"
+
 namespace compatd::service {
 
 // Exit codes shared by the offline commands.
@@ -27,6 +30,13 @@ struct EvalOptions {
 // `err` for an RPC error (exit 1); catalog errors like --check-catalog (exit
 // 1); usage errors (exit 2).
 int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err);
+
+// RunEval's work with the caller's handlers (and so their catalog): finds
+// `rpc`, parses `request_json`, calls the handler and prints like RunEval,
+// returning the same exit codes. The eval fuzzer calls it.
+int EvalRequest(const PolicyHandlers& handlers, absl::string_view rpc,
+                const std::string& request_json, std::ostream& out,
+                std::ostream& err);
 
 // `compatd lint`: checks a catalog (empty path: the embedded one) against
 // Kubernetes' API change rules (engine/catalog_lint.h) through the LintCatalog

@@ -1,0 +1,87 @@
+// Fuzzes the request path of `compatd eval`, which is the server's too: the
+// RPC name, the request JSON (protobuf's JSON parser into the compatd.v1
+// request message), request validation (service/request_validation.h) and
+// every handler of service/handlers.h, over the embedded Kubernetes 1.36
+// catalog loaded once.
+//
+// Input: "<rpc>\n<request JSON>" ("GetFeature\n{\"name\":\"WatchList\"}").
+// Beyond "no crash, no sanitizer report, no hang":
+//   - the exit code is 0 (JSON on out, nothing on err), 1 (an RPC error) or 2
+//     (usage: unknown RPC, JSON that is not the request message), and an
+//     error starts "ERROR: ";
+//   - no request makes a handler fail with INTERNAL or UNKNOWN: bad input is
+//     the caller's error, never the server's.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "catalog/embedded_catalog.h"
+#include "engine/catalog.h"
+#include "engine/catalog_loader.h"
+#include "engine/catalog_store.h"
+#include "fuzz/fuzz_check.h"
+#include "service/handlers.h"
+#include "service/offline.h"
+
+namespace {
+
+namespace engine = compatd::engine;
+namespace service = compatd::service;
+
+const service::PolicyHandlers& Handlers() {
+  static const service::PolicyHandlers* const handlers = [] {
+    absl::StatusOr<std::unique_ptr<engine::Catalog>> parsed =
+        engine::ParseCatalog(compatd::catalog::EmbeddedCatalogYaml(),
+                             compatd::catalog::EmbeddedCatalogSource());
+    FUZZ_CHECK(parsed.ok(), "the embedded catalog does not load");
+    (*parsed)->generation = 1;
+    (*parsed)->loaded_at = absl::Now();
+    auto* store = new engine::CatalogStore();
+    store->Publish(*std::move(parsed));
+    return new service::PolicyHandlers(store);
+  }();
+  return *handlers;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  Handlers();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const absl::string_view input(reinterpret_cast<const char*>(data), size);
+  const size_t newline = input.find('\n');
+  const absl::string_view rpc = input.substr(0, newline);
+  const std::string json(newline == absl::string_view::npos
+                             ? absl::string_view()
+                             : input.substr(newline + 1));
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = service::EvalRequest(Handlers(), rpc, json, out, err);
+  const std::string error = err.str();
+  switch (code) {
+    case service::kExitOk:
+      FUZZ_CHECK(error.empty() && !out.str().empty(),
+                 "success without a response, or with an error");
+      break;
+    case service::kExitError:
+    case service::kExitUsage:
+      FUZZ_CHECK(absl::StartsWith(error, "ERROR: "), "an unworded error");
+      FUZZ_CHECK(!absl::StartsWith(error, "ERROR: INTERNAL") &&
+                     !absl::StartsWith(error, "ERROR: UNKNOWN"),
+                 "a request made the server fail (INTERNAL/UNKNOWN)");
+      break;
+    default:
+      FUZZ_CHECK(false, "an exit code other than 0, 1 or 2");
+  }
+  return 0;
+}
