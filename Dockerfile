@@ -41,7 +41,7 @@ RUN apt-get update \
       libre2-9 \
       libssl3 \
       libstdc++6 \
-      libyaml-cpp0.7 \
+      libyaml-0-2 \
       zlib1g \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/usr/local/bin/compatd /usr/local/bin/compatd

@@ -6,7 +6,7 @@
 //
 //   - A mapping key must be a field's json_name (lowerCamel: binaryVersion,
 //     versionedSpecs); anything else is an error naming the accepted keys.
-//   - Duplicate keys in one mapping are errors (yaml-cpp keeps both silently).
+//   - Duplicate keys in one mapping are errors (YAML parsers pass both on).
 //   - Scalars are typed by the field: bool takes exactly true/True/TRUE/false/
 //     False/FALSE unquoted (no YAML 1.1 yes/no/on/off); integers take a
 //     decimal literal in range; strings take any scalar as written (`1.30`

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "service/valid_utf8.h"
 
 namespace compatd::service {
 
@@ -78,7 +79,9 @@ absl::StatusOr<std::unique_ptr<engine::Catalog>> LoadCatalogFile(
     const std::string& path, engine::CatalogErrors* errors) {
   absl::StatusOr<std::string> bytes = ReadCatalogFile(path);
   if (!bytes.ok()) return bytes.status();
-  return engine::ParseCatalog(*bytes, path, errors);
+  // The path names the catalog in GetCatalog's `source` and in every error,
+  // proto3 strings: a file name need not be UTF-8, they must be.
+  return engine::ParseCatalog(*bytes, ValidUtf8(path), errors);
 }
 
 }  // namespace compatd::service

@@ -142,7 +142,7 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
   }
 
   absl::StatusOr<std::unique_ptr<engine::Catalog>> parsed =
-      engine::ParseCatalog(*bytes, options_.path);
+      engine::ParseCatalog(*bytes, ValidUtf8(options_.path));
   if (!parsed.ok()) {
     if (initial) return parsed.status();
     has_rejected_bytes_ = true;
@@ -155,7 +155,7 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
 
   std::unique_ptr<engine::Catalog> catalog = *std::move(parsed);
   catalog->generation = ++generation_;
-  catalog->source = options_.path;
+  catalog->source = ValidUtf8(options_.path);
   catalog->loaded_at = absl::Now();
   std::shared_ptr<const engine::Catalog> published = std::move(catalog);
   store_->Publish(published);

@@ -342,7 +342,9 @@ const BadCase kBadCases[] = {
     {"empty", 0,
      "empty catalog: expected a mapping with at least binaryVersion"},
     {"only_comments", 0, "empty catalog"},
-    {"truncated", 5, "invalid YAML: end of map flow not found"},
+    {"truncated", 5,
+     "invalid YAML: did not find expected ',' or '}' while parsing a flow "
+     "mapping (started on line 5)"},
     {"multiple_documents", 2, "more than one YAML document"},
     {"top_level_not_mapping", 1,
      "the top level must be a mapping, got a sequence"},
@@ -522,6 +524,25 @@ TEST(CatalogLoaderTest, BinaryGarbageIsAnErrorNotACrash) {
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("garbage")));
 }
 
+TEST(CatalogLoaderTest, TextThatIsNotUtf8IsRefusedWithItsLineAndByte) {
+  // Catalog strings become proto3 strings, which must be UTF-8; the YAML
+  // reader refuses other bytes and says where, without quoting them.
+  EXPECT_THAT(
+      ParseCatalog(
+          "binaryVersion: \"1.36\"\nfeatures:\n  - name: \"Fo\xffo\"\n",
+          "latin1.yaml"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("latin1.yaml:3: invalid YAML: invalid leading UTF-8 "
+                         "octet (byte 0xff at offset 45)")));
+}
+
+TEST(CatalogLoaderTest, ControlCharactersAreRefused) {
+  EXPECT_THAT(ParseCatalog("binaryVersion: \"1.36\"\x01\n", "ctl.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ctl.yaml:1: invalid YAML: control characters "
+                                 "are not allowed (byte 0x01 at offset 21)")));
+}
+
 TEST(CatalogLoaderTest, NestedUnknownValueIsSkipped) {
   // Unknown keys are not descended into, however deep their value.
   std::string bytes = "binaryVersion: \"1.36\"\nextra: ";
@@ -535,7 +556,7 @@ TEST(CatalogLoaderTest, NestedUnknownValueIsSkipped) {
 }
 
 TEST(CatalogLoaderTest, ExtremelyDeepNestingIsAnErrorNotACrash) {
-  // yaml-cpp refuses deep recursion (with the message "bad file").
+  // Nesting is bounded (1000 levels), before any frame is built for it.
   std::string bytes = "binaryVersion: \"1.36\"\nextra: ";
   bytes.append(100000, '[');
   bytes.append(100000, ']');
