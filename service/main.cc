@@ -46,6 +46,10 @@ int main(int argc, char** argv) {
   flags.AddString("metrics-listen", &server.metrics_listen,
                   "Prometheus /metrics listen address host:port; empty "
                   "disables it");
+  flags.AddString("health-listen", &server.health_listen,
+                  "plaintext gRPC address serving only grpc.health.v1, for "
+                  "kubelet gRPC probes when --tls-cert is on; empty disables "
+                  "it");
   flags.AddString("catalog", &server.catalog_path,
                   "catalog file (YAML or JSON) to serve and watch; empty "
                   "serves the embedded Kubernetes 1.36 catalog");

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "catalog/embedded_catalog.h"
@@ -17,6 +19,7 @@
 #include "engine/catalog_store.h"
 #include "engine/user_agent.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
+#include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "metrics/exposer.h"
@@ -32,6 +35,7 @@
 #include "service/reflection.h"
 #include "service/rpc_observer.h"
 #include "service/tls.h"
+#include "service/valid_utf8.h"
 
 namespace compatd::service {
 namespace {
@@ -123,6 +127,60 @@ void FillClients(const ClientTracker& tracker, absl::string_view component,
   }
 }
 
+// A --listen / --health-listen value: "host:port" or "[v6]:port" with a port
+// in 0..65535 (gRPC itself wraps 99999 around to 34463), or a "unix:" path.
+absl::Status CheckGrpcAddress(absl::string_view flag,
+                              absl::string_view address) {
+  if (absl::StartsWith(address, "unix:") ||
+      absl::StartsWith(address, "unix-abstract:")) {
+    return absl::OkStatus();
+  }
+  const size_t colon = address.rfind(':');
+  const absl::string_view host =
+      colon == absl::string_view::npos ? "" : address.substr(0, colon);
+  const absl::string_view port_text =
+      colon == absl::string_view::npos ? "" : address.substr(colon + 1);
+  uint32_t port = 0;
+  if (host.empty() || port_text.empty() ||
+      port_text.find_first_not_of("0123456789") != absl::string_view::npos ||
+      !absl::SimpleAtoi(port_text, &port) || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, "=", address,
+        ": expected host:port with a port in 0..65535 (0 picks a free one), "
+        "e.g. 127.0.0.1:50051, 0.0.0.0:50051 or [::]:50051, or unix:PATH"));
+  }
+  if (absl::StartsWith(host, "[") != absl::EndsWith(host, "]") ||
+      (!absl::StartsWith(host, "[") &&
+       host.find(':') != absl::string_view::npos)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "=", address,
+                     ": an IPv6 host must be in brackets, e.g. [::1]:50051"));
+  }
+  return absl::OkStatus();
+}
+
+// Every method of the --health-listen server but grpc.health.v1's:
+// UNIMPLEMENTED, saying where the API is.
+class HealthOnlyFallback final : public grpc::CallbackGenericService {
+ public:
+  grpc::ServerGenericBidiReactor* CreateReactor(
+      grpc::GenericCallbackServerContext* context) override {
+    class Reactor final : public grpc::ServerGenericBidiReactor {
+     public:
+      explicit Reactor(const std::string& method) {
+        Finish(grpc::Status(
+            grpc::StatusCode::UNIMPLEMENTED,
+            absl::StrCat(ValidUtf8(method),
+                         " is not served on the --health-listen port, which "
+                         "serves grpc.health.v1 only; call the --listen "
+                         "port")));
+      }
+      void OnDone() override { delete this; }
+    };
+    return new Reactor(context->method());
+  }
+};
+
 class ServerImpl final : public Server, private ReloadListener {
  public:
   explicit ServerImpl(const ServerOptions& options)
@@ -206,6 +264,18 @@ class ServerImpl final : public Server, private ReloadListener {
     if (!reflection.ok()) return reflection.status();
     reflection_ = std::move(*reflection);
 
+    if (absl::Status status = CheckGrpcAddress("listen", options_.listen);
+        !status.ok()) {
+      return status;
+    }
+    if (!options_.health_listen.empty()) {
+      if (absl::Status status =
+              CheckGrpcAddress("health-listen", options_.health_listen);
+          !status.ok()) {
+        return status;
+      }
+    }
+
     if (!options_.metrics_listen.empty()) {
       // With TLS, the exposer listens on loopback only and a TlsTerminator
       // takes the metrics address (service/tls.h says why).
@@ -266,12 +336,39 @@ class ServerImpl final : public Server, private ReloadListener {
           " (address in use, or not a host:port this machine has?)"));
     }
     health_ = grpc_server_->GetHealthCheckService();
+    if (!options_.health_listen.empty()) {
+      // Its own server, so that nothing but the default health service (which
+      // EnableDefaultHealthCheckService adds to every server) is on it.
+      grpc::ServerBuilder health_builder;
+      health_builder.AddListeningPort(options_.health_listen,
+                                      grpc::InsecureServerCredentials(),
+                                      &health_port_);
+      // gRPC builds no server without a service of its own to poll for; this
+      // one also says why any other method is refused here.
+      health_builder.RegisterCallbackGenericService(&health_only_fallback_);
+      health_server_ = health_builder.BuildAndStart();
+      if (health_server_ == nullptr || health_port_ == 0) {
+        return absl::UnavailableError(absl::StrCat(
+            "cannot listen on --health-listen=", options_.health_listen,
+            " (address in use, or not a host:port this machine has?)"));
+      }
+      health_only_ = health_server_->GetHealthCheckService();
+      if (health_only_ == nullptr) {
+        return absl::InternalError(
+            "--health-listen: gRPC built the health-only server without its "
+            "health service");
+      }
+    }
     SetServing(false);
     LogInfo(absl::StrCat("gRPC listening on ", HostOf(options_.listen), ":",
                          port_,
                          !options_.tls.enabled()          ? " (plaintext)"
                          : options_.tls.client_ca.empty() ? " (TLS)"
                                                           : " (mutual TLS)"));
+    if (health_server_ != nullptr) {
+      LogInfo(absl::StrCat("gRPC health (grpc.health.v1 only, plaintext) on ",
+                           HostOf(options_.health_listen), ":", health_port_));
+    }
 
     if (options_.catalog_path.empty()) {
       absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
@@ -309,6 +406,7 @@ class ServerImpl final : public Server, private ReloadListener {
   }
 
   int port() const override { return port_; }
+  int health_port() const override { return health_port_; }
   int metrics_port() const override {
     if (metrics_terminator_ != nullptr) return metrics_terminator_->port();
     return exposer_ == nullptr ? 0 : exposer_->port();
@@ -332,10 +430,15 @@ class ServerImpl final : public Server, private ReloadListener {
     // Health first, so load balancers stop sending before the listener goes
     // away.
     if (health_ != nullptr) health_->Shutdown();
+    if (health_only_ != nullptr) health_only_->Shutdown();
     events_.Close();
     grpc_server_->Shutdown(
         absl::ToChronoTime(absl::Now() + options_.shutdown_grace));
     grpc_server_->Wait();
+    if (health_server_ != nullptr) {
+      health_server_->Shutdown(absl::ToChronoTime(absl::Now()));
+      health_server_->Wait();
+    }
     if (reloader_ != nullptr) reloader_->Stop();
     if (metrics_terminator_ != nullptr) metrics_terminator_->Stop();
     if (exposer_ != nullptr) exposer_->Stop();
@@ -349,9 +452,11 @@ class ServerImpl final : public Server, private ReloadListener {
   }
 
   void SetServing(bool serving) {
-    if (health_ == nullptr) return;
-    health_->SetServingStatus(serving);
-    health_->SetServingStatus(std::string(kPolicyServiceName), serving);
+    for (grpc::HealthCheckServiceInterface* health : {health_, health_only_}) {
+      if (health == nullptr) continue;
+      health->SetServingStatus(serving);
+      health->SetServingStatus(std::string(kPolicyServiceName), serving);
+    }
   }
 
   // ReloadListener: runs on the reloader's thread.
@@ -391,8 +496,13 @@ class ServerImpl final : public Server, private ReloadListener {
   std::unique_ptr<TlsTerminator> metrics_terminator_;
   std::unique_ptr<grpc::Server> grpc_server_;
   grpc::HealthCheckServiceInterface* health_ = nullptr;
+  // --health-listen: a plaintext server with only the health service.
+  HealthOnlyFallback health_only_fallback_;  // outlives health_server_
+  std::unique_ptr<grpc::Server> health_server_;
+  grpc::HealthCheckServiceInterface* health_only_ = nullptr;
   std::unique_ptr<CatalogReloader> reloader_;
   int port_ = 0;
+  int health_port_ = 0;
 
   std::mutex shutdown_mu_;
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;

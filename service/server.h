@@ -19,6 +19,10 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:50051";
   // Prometheus /metrics listen address; empty disables the endpoint.
   std::string metrics_listen = "127.0.0.1:9464";
+  // A second, plaintext gRPC listener serving only grpc.health.v1 (the same
+  // statuses as the main port), for kubelet's native gRPC probes, which
+  // cannot speak TLS; empty disables it. Nothing else is reachable on it.
+  std::string health_listen;
   // Catalog file to load and watch; empty serves the embedded Kubernetes
   // catalog.
   std::string catalog_path;
@@ -60,9 +64,10 @@ class Server {
   static absl::StatusOr<std::unique_ptr<Server>> Start(
       const ServerOptions& options);
 
-  // The bound gRPC and metrics ports (0 when metrics are disabled).
+  // The bound gRPC, metrics and health-only ports (0 when disabled).
   virtual int port() const = 0;
   virtual int metrics_port() const = 0;
+  virtual int health_port() const = 0;
 
   // Re-reads the catalog file now (SIGHUP). No-op for the embedded catalog.
   virtual void TriggerReload() = 0;

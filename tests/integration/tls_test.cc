@@ -21,6 +21,7 @@
 
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/testing/subprocess.h"
@@ -311,6 +312,115 @@ TEST_F(TlsTest, MetricsRotationIsPickedUpWithoutRestart) {
 TEST_F(TlsTest, GrpcTlsAndPlainMetricsCoexist) {
   StartServer(TlsFlags(false));
   EXPECT_EQ(PlainHttpStatus(metrics_port_), 200);
+}
+
+// --health-listen: kubelet's gRPC probes cannot speak TLS, so a plaintext
+// port serves grpc.health.v1 and nothing else.
+class HealthListenTest : public TlsTest {
+ protected:
+  void SetUp() override {
+    TlsTest::SetUp();
+    std::vector<std::string> flags = TlsFlags(true);
+    flags.push_back("--health-listen=127.0.0.1:0");
+    StartServer(flags);
+    std::smatch match;
+    const std::string err = server_.Stderr();
+    ASSERT_TRUE(std::regex_search(
+        err, match,
+        std::regex("gRPC health \\(grpc\\.health\\.v1 only, plaintext\\) on "
+                   "127\\.0\\.0\\.1:([0-9]+)")))
+        << err;
+    health_port_ = std::stoi(match[1]);
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(health_port_),
+                                   grpc::InsecureChannelCredentials());
+  }
+
+  grpc::health::v1::HealthCheckResponse::ServingStatus Check(
+      const std::string& service) {
+    auto stub = grpc::health::v1::Health::NewStub(channel_);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 3s);
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    grpc::health::v1::HealthCheckResponse response;
+    const grpc::Status status = stub->Check(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.status();
+  }
+
+  int health_port_ = 0;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+TEST_F(HealthListenTest, PlaintextProbeSeesServingWhileGrpcNeedsMutualTls) {
+  EXPECT_EQ(Check(""), grpc::health::v1::HealthCheckResponse::SERVING);
+  EXPECT_EQ(Check("compatd.v1.CompatibilityPolicy"),
+            grpc::health::v1::HealthCheckResponse::SERVING);
+  EXPECT_EQ(Call("").error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(HealthListenTest, ServesNothingButHealth) {
+  auto stub = v1::CompatibilityPolicy::NewStub(channel_);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 3s);
+  v1::GetCatalogResponse response;
+  const grpc::Status status =
+      stub->GetCatalog(&context, v1::GetCatalogRequest(), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("/compatd.v1.CompatibilityPolicy/GetCatalog is not "
+                        "served on the --health-listen port"));
+}
+
+TEST_F(TlsTest, ListenPortOutOfRangeFailsStartup) {
+  Subprocess bad;
+  ASSERT_TRUE(bad.Start(COMPATD_BINARY,
+                        {"--listen=127.0.0.1:99999", "--metrics-listen="}));
+  EXPECT_EQ(bad.Wait(20s), 1);
+  EXPECT_THAT(bad.Stderr(),
+              HasSubstr("--listen=127.0.0.1:99999: expected host:port with a "
+                        "port in 0..65535"));
+}
+
+TEST_F(HealthListenTest, UnknownServiceIsNotFoundAsOnTheMainPort) {
+  auto stub = grpc::health::v1::Health::NewStub(channel_);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 3s);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service("no.such.Service");
+  grpc::health::v1::HealthCheckResponse response;
+  EXPECT_EQ(stub->Check(&context, request, &response).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(HealthListenTest, WatchSeesNotServingOnSigterm) {
+  auto stub = grpc::health::v1::Health::NewStub(channel_);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 20s);
+  auto stream = stub->Watch(&context, grpc::health::v1::HealthCheckRequest());
+  grpc::health::v1::HealthCheckResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+  server_.Signal(SIGTERM);
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.status(),
+            grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  context.TryCancel();
+  while (stream->Read(&response)) {
+  }
+  stream->Finish();
+  EXPECT_EQ(server_.Wait(20s), 0) << server_.Stderr();
+}
+
+TEST_F(TlsTest, HealthListenOnABadAddressFailsStartup) {
+  Subprocess bad;
+  ASSERT_TRUE(
+      bad.Start(COMPATD_BINARY, {"--listen=127.0.0.1:0", "--metrics-listen=",
+                                 "--health-listen=127.0.0.1:99999"}));
+  EXPECT_EQ(bad.Wait(20s), 1);
+  EXPECT_THAT(bad.Stderr(),
+              HasSubstr("--health-listen=127.0.0.1:99999: expected host:port "
+                        "with a port in 0..65535"));
 }
 
 TEST_F(TlsTest, KeyOfAnotherCertificateFailsStartup) {
