@@ -765,17 +765,14 @@ class LibYamlParser final {
     }
     int line = LineOf(parser_.problem_mark);
     if (parser_.error == YAML_READER_ERROR) {
+      // The line the offending byte is on: lines before it, plus its own.
       const absl::string_view before =
           text.substr(0, std::min(text.size(), parser_.problem_offset));
-      line =
-          1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
+      line = YamlLineCount(absl::StrCat(before, "x"));
     }
     // At the end of a file libyaml counts one more line than it has (it ends
     // the stream on a line of its own): name the file's last line instead.
-    const int last_line =
-        static_cast<int>(std::count(text.begin(), text.end(), '\n')) +
-        (text.empty() || text.back() == '\n' ? 0 : 1);
-    line = std::min(line, std::max(last_line, 1));
+    line = std::min(line, std::max(YamlLineCount(text), 1));
     return CatalogError{line, std::move(message)};
   }
 
@@ -809,6 +806,37 @@ bool IsPlainScalar(const yaml_event_t& event) {
 }
 
 }  // namespace
+
+int YamlLineCount(absl::string_view text) {
+  int breaks = 0;
+  bool ends_with_break = false;
+  for (size_t i = 0; i < text.size();) {
+    size_t width = 0;  // bytes of a line break starting at i, or 0
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      width = 1;
+    } else if (c == '\r') {
+      width = (i + 1 < text.size() && text[i + 1] == '\n') ? 2 : 1;
+    } else if (c == 0xC2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) == 0x85) {
+      width = 2;  // NEL
+    } else if (c == 0xE2 && i + 2 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(text[i + 2]) == 0xA8 ||
+                static_cast<unsigned char>(text[i + 2]) == 0xA9)) {
+      width = 3;  // LS, PS
+    }
+    if (width > 0) {
+      ++breaks;
+      i += width;
+      ends_with_break = true;
+    } else {
+      ++i;
+      ends_with_break = false;
+    }
+  }
+  return breaks + (text.empty() || ends_with_break ? 0 : 1);
+}
 
 bool YamlToProto(absl::string_view text, google::protobuf::Message& message,
                  SourceLines& lines, std::vector<CatalogError>& errors) {

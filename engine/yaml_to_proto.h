@@ -72,4 +72,9 @@ class SourceLines final {
 bool YamlToProto(absl::string_view text, google::protobuf::Message& message,
                  SourceLines& lines, std::vector<CatalogError>& errors);
 
+// The number of lines of `text` as YAML counts them (and so every error line
+// of YamlToProto): a line ends at LF, CR, CR LF, and the UTF-8 of NEL (U+0085),
+// LS (U+2028) and PS (U+2029); a last line without a break counts. "" has 0.
+int YamlLineCount(absl::string_view text);
+
 }  // namespace compatd::engine

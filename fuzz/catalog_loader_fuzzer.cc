@@ -32,6 +32,7 @@
 #include "engine/query.h"
 #include "engine/skew.h"
 #include "engine/storage_version.h"
+#include "engine/yaml_to_proto.h"
 #include "fuzz/fuzz_check.h"
 
 namespace {
@@ -44,8 +45,8 @@ void CheckRejection(const absl::Status& status,
   FUZZ_CHECK(status.code() == absl::StatusCode::kInvalidArgument,
              "a catalog rejected with a code other than INVALID_ARGUMENT");
   FUZZ_CHECK(!errors.errors.empty(), "a rejection without errors");
-  const int lines =
-      static_cast<int>(std::count(input.begin(), input.end(), '\n')) + 1;
+  // YAML's line breaks (CR and NEL too), as libyaml numbers lines.
+  const int lines = std::max(engine::YamlLineCount(input), 1);
   int previous = 0;
   for (const engine::CatalogError& error : errors.errors) {
     FUZZ_CHECK(!error.message.empty(), "an error without message");
