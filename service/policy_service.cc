@@ -76,6 +76,13 @@ class WatchCatalogReactor final
     if (!ok) {
       FinishLocked(
           grpc::Status(grpc::StatusCode::CANCELLED, "the stream was closed"));
+    } else if (cancelled_) {
+      // OnCancel() came while this write was in flight and left the finish
+      // to us; a write that still completed is no reason to keep the stream
+      // (compatd-soak found such streams never finished: reactor, call and
+      // catalog snapshot kept until shutdown).
+      FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED,
+                                "the client cancelled the stream"));
     } else if (close_requested_) {
       FinishLocked(grpc::Status::OK);
     } else if (pending_ != nullptr) {
