@@ -63,6 +63,16 @@ fuzz:
 	cmake --build build-fuzz -j $(JOBS) --target fuzzers
 	python3 fuzz/run_fuzzers.py --build=build-fuzz --seconds=$(FUZZ_SECONDS) --jobs=$(JOBS)
 
+# Soak test: the real compatd under SOAK_DURATION (default 10 minutes) of mixed valid, wrong and
+# garbage load, WatchCatalog streams, raw TCP garbage and catalog swaps (good and bad); fails on a
+# crash, an unexpected status code, a wrong answer, a bad catalog served, a failed scrape or RSS
+# more than 10% over its warm-up baseline. The report is also written to $(BUILD)/soak-report.md.
+SOAK_DURATION ?= 10m
+soak: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target compatd compatd-soak
+	$(BUILD)/soak/compatd-soak --compatd=$(BUILD)/service/compatd --duration=$(SOAK_DURATION) \
+	  --report=$(BUILD)/soak-report.md
+
 format:
 	git ls-files -co --exclude-standard '*.cc' '*.h' | xargs -r clang-format -i
 
