@@ -1,5 +1,6 @@
 #include "service/policy_service.h"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -144,6 +145,11 @@ class WatchCatalogReactor final
   void Enqueue(std::shared_ptr<const engine::Catalog> catalog) {
     std::lock_guard<std::mutex> lock(mu_);
     if (finished_ || cancelled_) return;
+    // Start() reads the store's catalog and then subscribes; a reload
+    // published just before can still be announced after that, with the
+    // catalog Start() already queued (compatd-soak saw a generation twice).
+    if (catalog->generation <= queued_generation_) return;
+    queued_generation_ = catalog->generation;
     pending_ = std::move(catalog);  // only the newest matters
     if (!writing_) WriteNextLocked();
   }
@@ -179,6 +185,8 @@ class WatchCatalogReactor final
   std::mutex mu_;
   v1::GetCatalogResponse message_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const engine::Catalog> pending_ ABSL_GUARDED_BY(mu_);
+  // The generation of the newest catalog queued (sent or pending).
+  uint64_t queued_generation_ ABSL_GUARDED_BY(mu_) = 0;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool close_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
