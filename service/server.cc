@@ -1,5 +1,6 @@
 #include "service/server.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -519,6 +520,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
 }
 
 int RunServer(const ServerOptions& options) {
+  // glibc's allocator raises its mmap threshold (up to 32 MiB) each time a
+  // large block is freed, after which such blocks come from the heap and their
+  // pages stay with the process when freed: under mixed load with a catalog
+  // reload every 200 ms, RSS crept from 47 to 59 MiB in ten minutes while the
+  // live heap stayed at about 4 MB (make soak; malloc_trim gave it back).
+  // Fixed thresholds keep large blocks on mmap and trim the heap top at 128
+  // KiB (glibc's initial values), so RSS follows what is in use.
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+
   // Signals are taken by sigwait() below; every thread started from here
   // inherits the mask.
   sigset_t signals;
