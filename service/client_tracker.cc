@@ -1,6 +1,7 @@
 #include "service/client_tracker.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <map>
 #include <tuple>
@@ -10,6 +11,16 @@
 
 namespace compatd::service {
 namespace {
+
+// Adds one to `count` unless that would pass `limit`; false when full.
+bool TakeSlot(std::atomic<size_t>& count, size_t limit) {
+  size_t current = count.load(std::memory_order_relaxed);
+  do {
+    if (current >= limit) return false;
+  } while (!count.compare_exchange_weak(current, current + 1,
+                                        std::memory_order_relaxed));
+  return true;
+}
 
 using metrics::ClientVerdict;
 
@@ -158,12 +169,15 @@ ClientTracker::Entry* ClientTracker::Insert(Shard& shard, const KeyView& key,
                                             bool has_major_minor,
                                             ClientVerdict verdict,
                                             absl::Time now) {
-  // One slot of the bound is the overflow entry's.
+  // One slot of the bound is the overflow entry's. Slots are taken with a
+  // compare-and-swap: callers inserting into different shards hold different
+  // locks, and a plain check-then-add let two of them take the last slot
+  // (ListClients then showed bound + 1 rows; seen under ASan load).
   const size_t limit = std::max<size_t>(options_.max_entries, 2) - 1;
-  if (entries_.load(std::memory_order_relaxed) >= limit) return nullptr;
+  if (!TakeSlot(entries_, limit)) return nullptr;
   const bool unknown = verdict == ClientVerdict::kUnknown;
-  if (unknown && unknown_entries_.load(std::memory_order_relaxed) >=
-                     std::max<size_t>(limit / 2, 1)) {
+  if (unknown && !TakeSlot(unknown_entries_, std::max<size_t>(limit / 2, 1))) {
+    entries_.fetch_sub(1, std::memory_order_relaxed);
     return nullptr;
   }
   auto entry = std::make_unique<Entry>(
@@ -174,8 +188,6 @@ ClientTracker::Entry* ClientTracker::Insert(Shard& shard, const KeyView& key,
   entry->counted_unknown = unknown;
   Entry* raw = entry.get();
   shard.entries.emplace(Key{raw->component, raw->version}, std::move(entry));
-  entries_.fetch_add(1, std::memory_order_relaxed);
-  if (unknown) unknown_entries_.fetch_add(1, std::memory_order_relaxed);
   return raw;
 }
 

@@ -216,6 +216,27 @@ TEST_F(ClientTrackerTest, EntriesAreBoundedWithOverflowAsOther) {
                               "\"too_new\"} 63\n"));
 }
 
+TEST_F(ClientTrackerTest, ConcurrentNewClientsNeverPassTheBound) {
+  // Callers inserting into different shards hold different locks; the last
+  // free slot must still go to one of them only (the integration cardinality
+  // test once saw ListClients return bound + 1 rows under ASan load).
+  for (int round = 0; round < 200; ++round) {
+    tracker_ = NewTracker(8);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([this, t] {
+        for (int i = 0; i < 16; ++i) {
+          tracker_->Record(*catalog_, Client(t % 2 == 0 ? "kubelet" : "kubectl",
+                                             absl::StrCat("1.", t * 16 + i)));
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    ASSERT_EQ(tracker_->size(), 7u) << "round " << round;
+    ASSERT_EQ(tracker_->List(*catalog_).size(), 8u) << "round " << round;
+  }
+}
+
 TEST_F(ClientTrackerTest, UnknownClientsCannotCrowdOutKnownOnes) {
   tracker_ = NewTracker(9);  // 8 entries, at most 4 unknown
   for (int i = 0; i < 1000; ++i) {
