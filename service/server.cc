@@ -437,7 +437,10 @@ class ServerImpl final : public Server, private ReloadListener {
         absl::ToChronoTime(absl::Now() + options_.shutdown_grace));
     grpc_server_->Wait();
     if (health_server_ != nullptr) {
-      health_server_->Shutdown(absl::ToChronoTime(absl::Now()));
+      // Health Watch streams never end by themselves: a moment for the last
+      // NOT_SERVING to be written to them, then they are cancelled.
+      health_server_->Shutdown(
+          absl::ToChronoTime(absl::Now() + absl::Milliseconds(200)));
       health_server_->Wait();
     }
     if (reloader_ != nullptr) reloader_->Stop();
