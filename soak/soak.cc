@@ -99,6 +99,7 @@ const std::string& CompatdBinary();
 }  // namespace compatd::soak
 #define COMPATD_BINARY ::compatd::soak::CompatdBinary()
 #include "tests/integration/compatd_harness.h"
+#include "tests/testing/loopback.h"
 
 namespace compatd::soak {
 namespace {
@@ -638,23 +639,13 @@ class TransportGarbage {
     }
     ++counts_[absl::StrCat(grpc_port ? "gRPC port: " : "metrics port: ",
                            scenario)];
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return;
-    timeval timeout{0, 300000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
-        0) {
+    const int fd = testing::ConnectLoopback(port, timeval{0, 300000});
+    if (fd < 0) {
       if (!env_.stop.load()) {
         env_.failures.Add("port closed",
                           absl::StrCat("cannot connect to 127.0.0.1:", port,
                                        ": ", std::strerror(errno)));
       }
-      close(fd);
       return;
     }
     if (!payload.empty()) {

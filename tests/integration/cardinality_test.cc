@@ -38,6 +38,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
+#include "tests/testing/loopback.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd {
@@ -153,14 +154,8 @@ class RawGrpcConnection {
   }
 
   absl::Status Connect(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) return absl::InternalError("socket() failed");
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
-        0) {
+    fd_ = testing::ConnectLoopback(port);
+    if (fd_ < 0) {
       return absl::UnavailableError(
           absl::StrCat("cannot connect to 127.0.0.1:", port));
     }

@@ -38,6 +38,7 @@
 #include "absl/strings/strip.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "tests/testing/loopback.h"
 #include "tests/testing/subprocess.h"
 
 namespace compatd::testing {
@@ -79,18 +80,8 @@ inline absl::StatusOr<std::string> Dechunk(absl::string_view body) {
 // GET `target` (path and query) from 127.0.0.1:`port` with HTTP/1.0, so that
 // the server closes the connection after a body that is not chunked.
 inline absl::StatusOr<HttpReply> HttpGet(int port, absl::string_view target) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError("socket() failed");
-  timeval timeout{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
-      0) {
-    close(fd);
+  const int fd = ConnectLoopback(port, timeval{10, 0});
+  if (fd < 0) {
     return absl::UnavailableError(
         absl::StrCat("cannot connect to 127.0.0.1:", port));
   }

@@ -24,6 +24,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/testing/loopback.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/test_certs.h"
 
@@ -55,18 +56,10 @@ HttpsResult HttpsGet(const TestCerts& certs, int port, const std::string& ca,
     SSL_CTX_use_PrivateKey_file(ctx, certs.Path(client + ".key").c_str(),
                                 SSL_FILETYPE_PEM);
   }
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  timeval timeout{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int fd = testing::ConnectLoopback(port, timeval{5, 0});
   SSL* ssl = SSL_new(ctx);
   X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "127.0.0.1");
-  if (connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0 &&
-      SSL_set_fd(ssl, fd) == 1 && SSL_connect(ssl) == 1) {
+  if (fd >= 0 && SSL_set_fd(ssl, fd) == 1 && SSL_connect(ssl) == 1) {
     result.handshake = true;
     const std::string request =
         "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
@@ -88,22 +81,16 @@ HttpsResult HttpsGet(const TestCerts& certs, int port, const std::string& ca,
   }
   ERR_clear_error();
   SSL_free(ssl);
-  close(fd);
+  if (fd >= 0) close(fd);
   SSL_CTX_free(ctx);
   return result;
 }
 
 // Plain HTTP GET /metrics; the status, or 0 if no HTTP answer came.
 int PlainHttpStatus(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  timeval timeout{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int fd = testing::ConnectLoopback(port, timeval{5, 0});
   int status = 0;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0) {
+  if (fd >= 0) {
     const std::string request = "GET /metrics HTTP/1.0\r\n\r\n";
     (void)!write(fd, request.data(), request.size());
     char buffer[512];
@@ -115,7 +102,7 @@ int PlainHttpStatus(int port) {
       status = std::stoi(match[1]);
     }
   }
-  close(fd);
+  if (fd >= 0) close(fd);
   return status;
 }
 

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "tests/testing/loopback.h"
 
 namespace compatd::testing {
 
@@ -29,18 +30,8 @@ struct HttpResponse {
 inline absl::StatusOr<HttpResponse> HttpRequest(int port,
                                                 absl::string_view method,
                                                 absl::string_view path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError("socket failed");
-  timeval timeout{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
-      0) {
-    close(fd);
+  const int fd = ConnectLoopback(port, timeval{10, 0});
+  if (fd < 0) {
     return absl::UnavailableError(absl::StrCat("connect to port ", port));
   }
   const std::string request =
