@@ -425,18 +425,21 @@ def full_run(args):
     gf = engine["BM_GetFeature_Engine"]
     df = engine["BM_DecideFeature"]
     cs = engine["BM_CheckSkew/too_old:0"]
+    cs_old = engine["BM_CheckSkew/too_old:1"]
     row(rows, "engine GetFeature (resolve versions + DecideFeature), 1 thread",
-        "median <= 100 ns, 0 allocs beyond the response",
+        "median <= 100 ns, 0 heap allocations per query",
         "%s CPU (wall %s), %.0f alloc/op; DecideFeature alone %s" % (
             fmt_ns(gf["cpu_ns"]), fmt_ns(gf["ns"]), gf["allocs"], fmt_ns(df["cpu_ns"])),
-        gf["cpu_ns"] <= 100 and gf["allocs"] <= 1,
-        "the one allocation is the reason string, moved into the response")
-    row(rows, "engine CheckSkew (kubelet 1.34), 1 thread",
-        "median <= 100 ns, 0 allocs beyond the response",
-        "%s CPU (wall %s), %.0f alloc/op" % (fmt_ns(cs["cpu_ns"]), fmt_ns(cs["ns"]),
-                                              cs["allocs"]),
-        cs["cpu_ns"] <= 100 and cs["allocs"] <= 1,
-        "the one allocation is the reason string, moved into the response")
+        gf["cpu_ns"] <= 100 and gf["allocs"] == 0,
+        "the reason sentence is written later, straight into the reply")
+    row(rows, "engine CheckSkew (kubelet 1.34 allowed; 1.30 too old), 1 thread",
+        "median <= 100 ns, 0 heap allocations per query",
+        "%s / %s CPU (wall %s / %s), %.0f / %.0f alloc/op" % (
+            fmt_ns(cs["cpu_ns"]), fmt_ns(cs_old["cpu_ns"]), fmt_ns(cs["ns"]),
+            fmt_ns(cs_old["ns"]), cs["allocs"], cs_old["allocs"]),
+        max(cs["cpu_ns"], cs_old["cpu_ns"]) <= 100 and cs["allocs"] == 0
+        and cs_old["allocs"] == 0,
+        "the reason sentence is written later, straight into the reply")
     ratio = statistics.median(ratios)
     compatd_us = statistics.median(r["server_us_per_call"] for r in sat["compatd"])
     null_us = statistics.median(r["server_us_per_call"] for r in sat["null"])

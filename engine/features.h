@@ -50,8 +50,19 @@ struct FeatureDecision {
   bool locked_to_default = false;
   bool overridden =
       false;  // set by --feature-gates (request or cluster section)
-  std::string
-      reason;  // "BETA since 1.29, default on; overridden off by feature_gates"
+
+  // What the reason sentence is made of; the sentence itself is written only
+  // on demand (Reason / AppendReason), so that a decision allocates nothing.
+  Version emulation;                     // major.minor the spec was chosen at
+  bool min_compatibility_rules = false;  // 1.35+ specs (see SelectFeatureSpec)
+  absl::string_view overridden_via;      // "AllAlpha" / "AllBeta" or empty
+  bool overridden_in_cluster = false;    // cluster.featureGates, not the query
+
+  // One sentence: "BETA since 1.29, default on; overridden off by
+  // feature_gates", "not yet introduced at emulation version 1.31 (first
+  // spec: ALPHA in 1.33)". AppendReason grows `out` at most once.
+  std::string Reason() const;
+  void AppendReason(std::string* out) const;
 };
 
 // One gate at the effective versions, with the cluster section's gates then the
@@ -62,7 +73,7 @@ struct FeatureDecision {
 // ..."). "AllAlpha" and "AllBeta" are gates too (ALPHA/BETA since 0.0, default
 // off), as in component-base. `feature` and `spec` of the decision point into
 // the catalog (or a static for AllAlpha/AllBeta): keep the catalog alive.
-// Without feature_gates, allocates nothing but `reason`.
+// Without feature_gates, allocates nothing.
 absl::StatusOr<FeatureDecision> DecideFeature(const Catalog& catalog,
                                               const EffectiveVersions& versions,
                                               const VersionQuery& query,

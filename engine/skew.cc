@@ -44,15 +44,16 @@ const Version& BaseVersion(const EffectiveVersions& versions, SkewBase base) {
   return versions.binary;
 }
 
-// Writes the reason into a buffer sized once, so that building it costs a
-// single allocation (CheckSkew sits on the admission-webhook hot path).
+// Appends the reason to a string grown once, so that writing it costs at most
+// one allocation (CheckSkew sits on the admission-webhook hot path).
 class ReasonWriter {
  public:
   // Every number has at most 20 digits; the fixed text of the longest reason
   // is under 100 characters and it holds at most 10 numbers.
   ReasonWriter(std::string* out, size_t component_size) : out_(out) {
-    out_->resize(component_size + 400);
-    next_ = out_->data();
+    const size_t start = out_->size();
+    out_->resize(start + component_size + 400);
+    next_ = out_->data() + start;
   }
   ~ReasonWriter() { out_->resize(static_cast<size_t>(next_ - out_->data())); }
 
@@ -75,10 +76,9 @@ class ReasonWriter {
     return *this << v.major() << "." << v.minor();
   }
   // "min-compatibility 1.33 - 2" (or "+ 1", or nothing for offset 0).
-  ReasonWriter& Bound(const EffectiveVersions& versions,
-                      const SkewBound& bound) {
+  ReasonWriter& Bound(const SkewBound& bound, const Version& base) {
     *this << BaseName(bound.of) << " ";
-    MajorMinor(BaseVersion(versions, bound.of));
+    MajorMinor(base);
     if (bound.offset > 0) {
       *this << " + " << static_cast<uint64_t>(bound.offset);
     } else if (bound.offset < 0) {
@@ -101,6 +101,37 @@ int CompareMajorMinor(uint64_t major, uint64_t minor, const Version& v) {
 
 }  // namespace
 
+std::string SkewDecision::Reason() const {
+  std::string out;
+  AppendReason(&out);
+  return out;
+}
+
+void SkewDecision::AppendReason(std::string* out) const {
+  // The writer sizes `out` on destruction.
+  ReasonWriter reason(out, component.size());
+  reason << component << " " << client_major << "." << client_minor;
+  switch (verdict) {
+    case SkewVerdict::kTooOld:
+      reason << " is older than the oldest allowed ";
+      reason.MajorMinor(min_version) << " (";
+      reason.Bound(min_bound, min_base) << ")";
+      return;
+    case SkewVerdict::kTooNew:
+      reason << " is newer than the newest allowed ";
+      reason.MajorMinor(max_version) << " (";
+      reason.Bound(max_bound, max_base) << ")";
+      return;
+    case SkewVerdict::kAllowed:
+      reason << " is within the allowed range ";
+      reason.MajorMinor(min_version) << " (";
+      reason.Bound(min_bound, min_base) << ") to ";
+      reason.MajorMinor(max_version) << " (";
+      reason.Bound(max_bound, max_base) << ")";
+      return;
+  }
+}
+
 absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
                                        const EffectiveVersions& versions,
                                        absl::string_view component,
@@ -108,10 +139,12 @@ absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
   const std::vector<SkewRule>& rules =
       catalog.skew_policy.empty() ? DefaultRules() : catalog.skew_policy;
   const SkewRule* rule = nullptr;
+  absl::string_view matched;
   for (const SkewRule& r : rules) {
     for (const std::string& c : r.components) {
       if (c == component) {
         rule = &r;
+        matched = c;
         break;
       }
     }
@@ -147,27 +180,19 @@ absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
   decision.max_version =
       BaseVersion(versions, rule->max.of).OffsetMinor(rule->max.offset);
 
-  {  // The writer sizes the reason on destruction: finish before returning.
-    ReasonWriter reason(&decision.reason, component.size());
-    reason << component << " " << major << "." << minor;
-    if (CompareMajorMinor(major, minor, decision.min_version) < 0) {
-      decision.verdict = SkewVerdict::kTooOld;
-      reason << " is older than the oldest allowed ";
-      reason.MajorMinor(decision.min_version) << " (";
-      reason.Bound(versions, rule->min) << ")";
-    } else if (CompareMajorMinor(major, minor, decision.max_version) > 0) {
-      decision.verdict = SkewVerdict::kTooNew;
-      reason << " is newer than the newest allowed ";
-      reason.MajorMinor(decision.max_version) << " (";
-      reason.Bound(versions, rule->max) << ")";
-    } else {
-      decision.verdict = SkewVerdict::kAllowed;
-      reason << " is within the allowed range ";
-      reason.MajorMinor(decision.min_version) << " (";
-      reason.Bound(versions, rule->min) << ") to ";
-      reason.MajorMinor(decision.max_version) << " (";
-      reason.Bound(versions, rule->max) << ")";
-    }
+  decision.component = matched;
+  decision.client_major = major;
+  decision.client_minor = minor;
+  decision.min_bound = rule->min;
+  decision.max_bound = rule->max;
+  decision.min_base = BaseVersion(versions, rule->min.of).ToMajorMinor();
+  decision.max_base = BaseVersion(versions, rule->max.of).ToMajorMinor();
+  if (CompareMajorMinor(major, minor, decision.min_version) < 0) {
+    decision.verdict = SkewVerdict::kTooOld;
+  } else if (CompareMajorMinor(major, minor, decision.max_version) > 0) {
+    decision.verdict = SkewVerdict::kTooNew;
+  } else {
+    decision.verdict = SkewVerdict::kAllowed;
   }
   return decision;
 }

@@ -3,6 +3,7 @@
 // Version skew between kube-apiserver and its clients (KEP-4330 "Skew";
 // KUBERNETES-SEMANTICS.md section 9). Compares major.minor only.
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -18,7 +19,21 @@ struct SkewDecision {
   SkewVerdict verdict = SkewVerdict::kAllowed;
   Version min_version;  // major.minor, inclusive
   Version max_version;  // major.minor, inclusive
-  std::string reason;
+
+  // What the reason sentence is made of; the sentence itself is written only
+  // on demand (Reason / AppendReason), so that a decision allocates nothing.
+  absl::string_view component;  // the rule's spelling: keep the catalog alive
+  uint64_t client_major = 0;
+  uint64_t client_minor = 0;
+  SkewBound min_bound;  // the rule's bounds and the versions they start from
+  SkewBound max_bound;
+  Version min_base;
+  Version max_base;
+
+  // "kubelet 1.30 is older than the oldest allowed 1.31 (min-compatibility
+  // 1.33 - 2)". AppendReason grows `out` once.
+  std::string Reason() const;
+  void AppendReason(std::string* out) const;
 };
 
 // Checks one client version against the catalog's skew policy at the effective
@@ -29,9 +44,7 @@ struct SkewDecision {
 // The client version is read as Version::Parse does ("1.31", "v1.31.2",
 // "1.31.0-alpha.1"); bounds are base (min-compatibility / emulation / binary)
 // + offset, minor clamped at 0. An empty catalog skewPolicy means
-// DefaultSkewPolicy(). On success the only heap allocation is the reason:
-//   "kubelet 1.30 is older than the oldest allowed 1.31 (min-compatibility
-//   1.33 - 2)"
+// DefaultSkewPolicy(). Allocates nothing on success.
 absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
                                        const EffectiveVersions& versions,
                                        absl::string_view component,

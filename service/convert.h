@@ -31,14 +31,21 @@ std::string CodeName(absl::StatusCode code);
 
 // Every response carries the versions it was answered at, a reason, and the
 // catalog's generation and digest.
+// This form leaves the reason to the caller (decisions that write their own
+// reason straight into the response).
+template <typename Response>
+void FillCommon(const engine::Catalog& catalog,
+                const engine::EffectiveVersions& versions, Response* response) {
+  FillVersions(versions, response->mutable_versions());
+  response->set_catalog_generation(catalog.generation);
+  response->set_catalog_digest(catalog.digest);
+}
 template <typename Response>
 void FillCommon(const engine::Catalog& catalog,
                 const engine::EffectiveVersions& versions, std::string reason,
                 Response* response) {
-  FillVersions(versions, response->mutable_versions());
+  FillCommon(catalog, versions, response);
   response->set_reason(std::move(reason));
-  response->set_catalog_generation(catalog.generation);
-  response->set_catalog_digest(catalog.digest);
 }
 
 }  // namespace compatd::service

@@ -47,7 +47,7 @@ void FillDecision(const engine::FeatureDecision& d, v1::FeatureDecision* out) {
   out->set_overridden(d.overridden);
   out->set_component(d.feature->component);
   if (d.spec != nullptr) out->set_since(d.spec->version.MajorMinorString());
-  out->set_reason(d.reason);
+  d.AppendReason(out->mutable_reason());
 }
 
 // Each RPC's logic against one snapshot and one (already merged) version
@@ -64,7 +64,8 @@ absl::Status DoGetFeature(const Catalog& catalog, const VersionQuery& query,
   COMPATD_ASSIGN_OR_RETURN(
       engine::FeatureDecision d,
       engine::DecideFeature(catalog, versions, query, request.name()));
-  FillCommon(catalog, versions, std::move(d.reason), response);
+  FillCommon(catalog, versions, response);
+  d.AppendReason(response->mutable_reason());
   response->set_name(d.feature->name);
   response->set_enabled(d.enabled);
   response->set_stage(ToProtoStage(d.stage));
@@ -172,7 +173,8 @@ absl::Status DoCheckSkew(const Catalog& catalog, const VersionQuery& query,
       engine::SkewDecision d,
       engine::CheckSkew(catalog, versions, request.component(),
                         request.client_version()));
-  FillCommon(catalog, versions, std::move(d.reason), response);
+  FillCommon(catalog, versions, response);
+  d.AppendReason(response->mutable_reason());
   response->set_allowed(d.verdict == engine::SkewVerdict::kAllowed);
   response->set_verdict(ToProtoVerdict(d.verdict));
   response->set_min_version(d.min_version.MajorMinorString());

@@ -333,9 +333,9 @@ TEST_P(EmbeddedFeatureTest, MatchesTheVersionedFeatureList) {
   ASSERT_OK_AND_ASSIGN(engine::FeatureDecision decision,
                        engine::DecideFeature(Embedded(), versions,
                                              engine::VersionQuery{}, c.name));
-  EXPECT_EQ(decision.stage, c.stage) << decision.reason;
-  EXPECT_EQ(decision.enabled, c.enabled) << decision.reason;
-  EXPECT_EQ(decision.locked_to_default, c.locked) << decision.reason;
+  EXPECT_EQ(decision.stage, c.stage) << decision.Reason();
+  EXPECT_EQ(decision.enabled, c.enabled) << decision.Reason();
+  EXPECT_EQ(decision.locked_to_default, c.locked) << decision.Reason();
 }
 
 // Expected values: catalog/data/feature_gates.json (Kubernetes'
