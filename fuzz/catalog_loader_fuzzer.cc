@@ -74,7 +74,14 @@ void AskEverything(const engine::Catalog& catalog,
     return;
   }
   const auto features = engine::DecideFeatures(catalog, *versions, query, "");
-  if (!features.ok()) CheckStatus(features.status());
+  if (!features.ok()) {
+    CheckStatus(features.status());
+  } else {
+    // Each decision writes its reason on demand from what it points at.
+    for (const engine::FeatureDecision& d : *features) {
+      FUZZ_CHECK(!d.Reason().empty(), "a feature decision without a reason");
+    }
+  }
   const auto served = engine::ListServedAPIs(catalog, *versions, query);
   if (!served.ok()) CheckStatus(served.status());
   for (const engine::APIGroupVersion& gv : catalog.apis) {
@@ -90,7 +97,12 @@ void AskEverything(const engine::Catalog& catalog,
   }
   for (absl::string_view client : {"v1.36.0", "1.30", "v1.40.1", "x"}) {
     const auto skew = engine::CheckSkew(catalog, *versions, "kubelet", client);
-    if (!skew.ok()) CheckStatus(skew.status());
+    if (!skew.ok()) {
+      CheckStatus(skew.status());
+    } else {
+      FUZZ_CHECK(absl::StartsWith(skew->Reason(), "kubelet "),
+                 "a skew reason that does not name the component");
+    }
   }
 }
 
