@@ -266,6 +266,71 @@ def machine():
     }
 
 
+HALT_POLL_NS = "/sys/module/haltpoll/parameters/guest_halt_poll_ns"
+CPUIDLE_DRIVER = "/sys/devices/system/cpu/cpuidle/current_driver"
+
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def halt_polling():
+    """How an idle vCPU waits: the guest's cpuidle driver and, with haltpoll,
+    how long it polls before halting (the kernel's default is 200000 ns)."""
+    driver = read_text(CPUIDLE_DRIVER) or "unknown"
+    ns = read_text(HALT_POLL_NS)
+    if driver != "haltpoll" or ns is None:
+        return "cpuidle driver %s (no guest halt polling to report)" % driver
+    cmdline = read_text("/proc/cmdline") or ""
+    pinned = [t for t in cmdline.split() if t.startswith("haltpoll.guest_halt_poll_ns=")]
+    text = "cpuidle driver haltpoll, guest_halt_poll_ns=%s" % ns
+    if ns == "0":
+        text += (" — off: an idle vCPU halts at once, so every cross-CPU wake-up "
+                 "exits to the hypervisor")
+    else:
+        text += " — an idle vCPU polls up to %.0f µs before it halts" % (int(ns) / 1000)
+    if pinned:
+        text += " (kernel command line: %s; the kernel's default is 200000)" % pinned[0]
+    return text
+
+
+class HaltPollSetting:
+    """Sets guest_halt_poll_ns for the run and puts the old value back."""
+
+    def __init__(self, ns):
+        self.ns = ns
+        self.old = None
+
+    def __enter__(self):
+        if self.ns is None:
+            return self
+        self.old = read_text(HALT_POLL_NS)
+        if self.old is None:
+            sys.exit("--guest-halt-poll-ns: %s does not exist (this machine's cpuidle "
+                     "driver is %s, not haltpoll)" % (HALT_POLL_NS,
+                                                     read_text(CPUIDLE_DRIVER) or "unknown"))
+        try:
+            with open(HALT_POLL_NS, "w") as f:
+                f.write(str(self.ns))
+        except OSError as e:
+            sys.exit("--guest-halt-poll-ns: cannot write %s (%s); it needs root" %
+                     (HALT_POLL_NS, e.strerror))
+        print("guest_halt_poll_ns set to %d for this run (was %s)" % (self.ns, self.old),
+              flush=True)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            with open(HALT_POLL_NS, "w") as f:
+                f.write(self.old)
+            print("guest_halt_poll_ns restored to %s" % self.old, flush=True)
+        return False
+
+
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
@@ -285,8 +350,11 @@ def build_type(build_dir):
 def others(result, args):
     if args.spin_idle_cpus:
         return "idle CPUs kept from halting (--spin-idle-cpus)"
-    return "other processes used %.0f%% of the server's CPU meanwhile" % (
+    text = "other processes used %.0f%% of the server's CPU meanwhile" % (
         100 * result["others_on_cpu0"])
+    if args.guest_halt_poll_ns is not None:
+        text += "; guest_halt_poll_ns=%d (--guest-halt-poll-ns)" % args.guest_halt_poll_ns
+    return text
 
 
 def row(rows, what, target, measured, ok, note=""):
@@ -416,6 +484,7 @@ def full_run(args):
             p.kill()
             p.wait()
     load_end = loadavg()
+    halt = halt_polling()  # read while a --guest-halt-poll-ns setting holds
     elapsed = time.monotonic() - started
 
     # ---- the table of targets
@@ -564,6 +633,7 @@ def full_run(args):
                                                        not args.spin_idle_cpus) else ""),
         "- pinning: %s" % ("servers on CPU 0, compatd-load and engine_benchmark on CPU 1 "
                            "(taskset)" if pinning else "none (taskset missing or 1 CPU)"),
+        "- guest halt polling: %s" % halt,
         "- idle CPUs: %s" % (
             "kept from halting by SCHED_IDLE busy loops during the load runs "
             "(--spin-idle-cpus; the \"others on CPU 0\" column then counts them too)"
@@ -694,6 +764,10 @@ def main():
                         help="keep the CPUs from halting during the load runs (SCHED_IDLE "
                              "busy loops): on a VM, waking a halted vCPU adds tens of "
                              "microseconds to every light-load round trip")
+    parser.add_argument("--guest-halt-poll-ns", type=int, default=None, metavar="NS",
+                        help="on a VM whose cpuidle driver is haltpoll: set "
+                             "/sys/module/haltpoll/parameters/guest_halt_poll_ns for the run "
+                             "and restore it afterwards (root); 200000 is the kernel's default")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
     if args.build:
@@ -715,7 +789,8 @@ def main():
         if args.build_type not in ("Release", "RelWithDebInfo"):
             raise Failure("%s is a %r build; benchmark numbers need Release or RelWithDebInfo"
                           % (args.build, args.build_type))
-        return full_run(args)
+        with HaltPollSetting(args.guest_halt_poll_ns):
+            return full_run(args)
     except (Failure, subprocess.TimeoutExpired, OSError, KeyError, ValueError) as e:
         print("run_bench: %s" % e, file=sys.stderr)
         return 1
