@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,10 +21,13 @@
 #include "engine/catalog_loader.h"
 #include "engine/catalog_store.h"
 #include "engine/user_agent.h"
+#include "grpc/grpc.h"
+#include "grpc/support/time.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/support/server_interceptor.h"
 #include "metrics/exposer.h"
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"
@@ -36,6 +41,7 @@
 #include "service/reflection.h"
 #include "service/rpc_observer.h"
 #include "service/tls.h"
+#include "service/tsan.h"
 #include "service/valid_utf8.h"
 
 namespace compatd::service {
@@ -180,6 +186,51 @@ class HealthOnlyFallback final : public grpc::CallbackGenericService {
     };
     return new Reactor(context->method());
   }
+};
+
+// Counts the unary calls of every service on the --listen port (ours and
+// grpc.health.v1 Check) from the moment gRPC hands the
+// call to the application until gRPC is done with it: the interceptor is made
+// before the handler runs (CallbackCallTag::Run in gRPC's server_cc.cc) and
+// deleted with the call's ServerContext, after its status has been handed to
+// the transport. The metrics' started/handled counts are no substitute: a
+// handler is "handled" before its answer is sent. Streams are not counted: the
+// server ends WatchCatalog itself, and Health/Watch never ends by itself.
+class UnaryCallCounter final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit UnaryCallCounter(std::atomic<int>* in_flight)
+      : in_flight_(in_flight) {}
+
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    if (info->type() != grpc::experimental::ServerRpcInfo::Type::UNARY) {
+      return nullptr;  // no interceptor: gRPC skips the interception hooks
+    }
+    return new Call(in_flight_);
+  }
+
+ private:
+  class Call final : public grpc::experimental::Interceptor {
+   public:
+    explicit Call(std::atomic<int>* in_flight) : in_flight_(in_flight) {
+      in_flight_->fetch_add(1, std::memory_order_relaxed);
+      TsanRelease(this);  // gRPC deletes it on another thread (tsan.h)
+    }
+    ~Call() override {
+      TsanAcquire(this);
+      in_flight_->fetch_sub(1, std::memory_order_release);
+    }
+    void Intercept(
+        grpc::experimental::InterceptorBatchMethods* methods) override {
+      methods->Proceed();
+    }
+
+   private:
+    std::atomic<int>* const in_flight_;
+  };
+
+  std::atomic<int>* const in_flight_;
 };
 
 class ServerImpl final : public Server, private ReloadListener {
@@ -330,6 +381,12 @@ class ServerImpl final : public Server, private ReloadListener {
     for (const auto& service : reflection_) {
       builder.RegisterService(service.get());
     }
+    std::vector<
+        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(
+        std::make_unique<UnaryCallCounter>(&unary_calls_in_flight_));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
     grpc_server_ = builder.BuildAndStart();
     if (grpc_server_ == nullptr || port_ == 0) {
       return absl::UnavailableError(absl::StrCat(
@@ -433,9 +490,7 @@ class ServerImpl final : public Server, private ReloadListener {
     if (health_ != nullptr) health_->Shutdown();
     if (health_only_ != nullptr) health_only_->Shutdown();
     events_.Close();
-    grpc_server_->Shutdown(
-        absl::ToChronoTime(absl::Now() + options_.shutdown_grace));
-    grpc_server_->Wait();
+    DrainMainServer();
     if (health_server_ != nullptr) {
       // Health Watch streams never end by themselves: a moment for the last
       // NOT_SERVING to be written to them, then they are cancelled.
@@ -450,6 +505,72 @@ class ServerImpl final : public Server, private ReloadListener {
   }
 
  private:
+  // grpc::Server::Shutdown(deadline) (gRPC 1.51 src/cpp/server/server_cc.cc,
+  // ShutdownInternal) calls grpc_server_shutdown_and_notify, waits until the
+  // core server reports every connection gone (not every call: Server::
+  // MaybeFinishShutdown in src/core/lib/surface/server.cc waits for
+  // channels_.empty()), and only at the deadline calls
+  // grpc_server_cancel_all_calls. An idle client connection then holds the
+  // exit for the whole graceful GOAWAY (measured: 5 s), an open Health/Watch
+  // stream for the whole --shutdown-grace. This does the same steps, but
+  // cancels as soon as no unary call is in flight.
+  void DrainMainServer() {
+    grpc_completion_queue* shutdown_cq =
+        grpc_completion_queue_create_for_next(nullptr);
+    int shutdown_tag = 0;
+    // Returns once the listeners are closed, GOAWAY is on its way to every
+    // connection, and every call admitted before has been handed to the
+    // application (ShutdownAndNotify waits for admissions in progress); the
+    // core server admits no call after it.
+    grpc_server_shutdown_and_notify(grpc_server_->c_server(), shutdown_cq,
+                                    &shutdown_tag);
+    const absl::Time deadline = absl::Now() + options_.shutdown_grace;
+    // A call handed to the application is counted when a gRPC thread runs its
+    // first step (UnaryCallCounter), normally microseconds later, so one look
+    // at zero could miss a call just admitted. Closing only after zero on two
+    // looks kDrainPoll apart means such a call would have to be stalled that
+    // long to be cut. The first look comes kDrainPoll after shutdown began,
+    // so Health/Watch streams also get 200 ms to receive NOT_SERVING, as on
+    // the --health-listen server.
+    constexpr absl::Duration kDrainPoll = absl::Milliseconds(100);
+    int idle_looks = 0;
+    while (true) {
+      const absl::Duration wait = std::max(
+          absl::ZeroDuration(), std::min(deadline - absl::Now(), kDrainPoll));
+      const grpc_event event = grpc_completion_queue_next(
+          shutdown_cq,
+          gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                       gpr_time_from_micros(absl::ToInt64Microseconds(wait),
+                                            GPR_TIMESPAN)),
+          nullptr);
+      if (event.type != GRPC_QUEUE_TIMEOUT) break;  // every connection is gone
+      const int in_flight =
+          unary_calls_in_flight_.load(std::memory_order_acquire);
+      idle_looks = in_flight == 0 ? idle_looks + 1 : 0;
+      if (idle_looks < 2 && absl::Now() < deadline) continue;
+      LogInfo(in_flight == 0
+                  ? "no call in flight: closing the remaining connections "
+                    "and streams"
+                  : absl::StrCat("--shutdown-grace is over with ", in_flight,
+                                 " call(s) in flight: cancelling them"));
+      grpc_server_cancel_all_calls(grpc_server_->c_server());
+      // Now every connection closes without waiting for its client.
+      grpc_completion_queue_next(shutdown_cq,
+                                 gpr_inf_future(GPR_CLOCK_MONOTONIC), nullptr);
+      break;
+    }
+    grpc_completion_queue_shutdown(shutdown_cq);
+    while (grpc_completion_queue_next(
+               shutdown_cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), nullptr)
+               .type != GRPC_QUEUE_SHUTDOWN) {
+    }
+    grpc_completion_queue_destroy(shutdown_cq);
+    // The core server is shut down already: this returns once gRPC C++ has
+    // finished its own callbacks.
+    grpc_server_->Shutdown();
+    grpc_server_->Wait();
+  }
+
   static std::string HostOf(const std::string& address) {
     const size_t colon = address.rfind(':');
     return colon == std::string::npos ? address : address.substr(0, colon);
@@ -498,6 +619,8 @@ class ServerImpl final : public Server, private ReloadListener {
   std::unique_ptr<metrics::Exposer> exposer_;
   std::unique_ptr<TlsFileContext> metrics_tls_;  // outlives the terminator
   std::unique_ptr<TlsTerminator> metrics_terminator_;
+  // Unary calls on grpc_server_ (UnaryCallCounter); outlives it.
+  std::atomic<int> unary_calls_in_flight_{0};
   std::unique_ptr<grpc::Server> grpc_server_;
   grpc::HealthCheckServiceInterface* health_ = nullptr;
   // --health-listen: a plaintext server with only the health service.
