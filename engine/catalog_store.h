@@ -25,11 +25,14 @@ class CatalogStore final {
     return current_;
   }
 
-  void Publish(std::shared_ptr<const Catalog> next) {
-    {
-      std::lock_guard lock(mu_);
-      current_.swap(next);
-    }  // the old catalog's last reference may be dropped here, outside the lock
+  // Returns the catalog it replaces (null for the first). A caller that keeps
+  // it decides which thread frees it: dropping a whole catalog is thousands of
+  // frees, which the reloader would rather not leave to the last request
+  // still holding the old snapshot.
+  std::shared_ptr<const Catalog> Publish(std::shared_ptr<const Catalog> next) {
+    std::lock_guard lock(mu_);
+    current_.swap(next);
+    return next;
   }
 
  private:

@@ -1,6 +1,7 @@
 #include "service/catalog_reloader.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -158,7 +159,10 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
   catalog->source = ValidUtf8(options_.path);
   catalog->loaded_at = absl::Now();
   std::shared_ptr<const engine::Catalog> published = std::move(catalog);
-  store_->Publish(published);
+  if (std::shared_ptr<const engine::Catalog> replaced =
+          store_->Publish(published)) {
+    retired_.push_back(Retired{std::move(replaced), absl::Now()});
+  }
   last_loaded_ = *std::move(bytes);
   {
     std::lock_guard<std::mutex> lock(status_mu_);
@@ -255,7 +259,45 @@ void CatalogReloader::NoteWatchState() {
   }
 }
 
+size_t CatalogReloader::RetiredCount() {
+  std::lock_guard<std::mutex> lock(reload_mu_);
+  return retired_.size();
+}
+
+bool CatalogReloader::ReleaseRetired() {
+  std::vector<std::shared_ptr<const engine::Catalog>> to_free;
+  bool held = false;
+  {
+    std::lock_guard<std::mutex> lock(reload_mu_);
+    const absl::Time now = absl::Now();
+    auto keep = retired_.begin();
+    for (Retired& r : retired_) {
+      // use_count() == 1: the store and every request have let go, and only
+      // a new reference from ours could appear. (The count is read relaxed;
+      // what orders the catalog's destruction after the requests' last reads
+      // is this thread's own decrement when `to_free` goes, as for any
+      // shared_ptr.)
+      if (r.catalog.use_count() == 1 || now - r.since >= kMaxRetiredAge) {
+        to_free.push_back(std::move(r.catalog));
+      } else {
+        *keep++ = std::move(r);
+      }
+    }
+    retired_.erase(keep, retired_.end());
+    held = !retired_.empty();
+  }
+  return held;  // `to_free` is freed here, outside the lock
+}
+
 void CatalogReloader::Run() {
+  // Below the request threads (kReloadNice). setpriority(PRIO_PROCESS, tid)
+  // sets one thread's nice value on Linux; raising it needs no privilege.
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kReloadNice) !=
+      0) {
+    LogWarning(absl::StrCat(
+        "catalog reloads run at the request threads' priority (setpriority: ",
+        std::strerror(errno), ")"));
+  }
   const bool periodic = options_.interval > absl::ZeroDuration();
   absl::Time next_check =
       periodic ? absl::Now() + options_.interval : absl::InfiniteFuture();
@@ -263,14 +305,17 @@ void CatalogReloader::Run() {
   absl::Time due = absl::InfiniteFuture();
   absl::Time first = absl::InfiniteFuture();
   NoteWatchState();
+  bool retired_held = false;
   while (!stop_.load()) {
     const absl::Time until = std::min(due, next_check);
-    const absl::Duration timeout =
+    absl::Duration timeout =
         until == absl::InfiniteFuture()
             ? absl::InfiniteDuration()
             : std::max(absl::ZeroDuration(), until - absl::Now());
+    if (retired_held) timeout = std::min(timeout, kRetiredCheck);
     DirWatcher::WaitResult result = watcher_->Wait(timeout);
     if (stop_.load()) break;
+    retired_held = ReleaseRetired();
     const absl::Time now = absl::Now();
     if (!result.events.empty()) {
       // Any change in the directory may be ours (the kubelet's `..data` swap,
@@ -292,6 +337,7 @@ void CatalogReloader::Run() {
       first = absl::InfiniteFuture();
       // Errors are reported to the listener and logged by the reload itself.
       ReloadNow().IgnoreError();
+      retired_held = ReleaseRetired();
       if (periodic) next_check = absl::Now() + options_.interval;
     }
   }

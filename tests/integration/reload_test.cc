@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -110,6 +112,21 @@ class ReloadTest : public ::testing::Test {
     return response.ok() ? response->body : "";
   }
 
+  // Scrapes until the exposition contains `text`, up to 5 s; returns the last
+  // scrape. The reload metrics are recorded by the reloader's thread right
+  // after it publishes, so a call can see the new catalog a moment before a
+  // scrape sees its metrics.
+  std::string ScrapeUntil(absl::string_view text) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    std::string scrape = Scrape();
+    while (!absl::StrContains(scrape, text) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+      scrape = Scrape();
+    }
+    return scrape;
+  }
+
   testing::ScopedTempDir dir_;
   testing::Subprocess server_;
   int port_ = 0;
@@ -163,7 +180,7 @@ TEST_F(ReloadTest, BadCatalogIsRejectedReportedAndTheOldOneKeepsServing) {
   EXPECT_EQ(info.generation(), 1u);
   EXPECT_FALSE(Flip());  // the old catalog answers
   EXPECT_THAT(
-      Scrape(),
+      ScrapeUntil("compatd_catalog_reloads_total{result=\"rejected\"} 1"),
       HasSubstr("compatd_catalog_reloads_total{result=\"rejected\"} 1"));
 
   ASSERT_TRUE(volume.Write({{"catalog.yaml", CatalogWithFlip(true)}}).ok());
@@ -171,7 +188,7 @@ TEST_F(ReloadTest, BadCatalogIsRejectedReportedAndTheOldOneKeepsServing) {
   info = Catalog();
   EXPECT_EQ(info.generation(), 2u);
   EXPECT_EQ(info.last_error(), "");
-  const std::string scrape = Scrape();
+  const std::string scrape = ScrapeUntil("compatd_catalog_generation 2");
   EXPECT_THAT(scrape,
               HasSubstr("compatd_catalog_reloads_total{result=\"loaded\"} 1"));
   EXPECT_THAT(scrape, HasSubstr("compatd_catalog_generation 2"));

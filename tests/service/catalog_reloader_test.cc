@@ -7,7 +7,10 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "engine/catalog_loader.h"
@@ -636,6 +640,75 @@ TEST_F(CatalogReloaderTest, ReadersSeeWholeCatalogsWhileTheFileIsSwapped) {
   EXPECT_GT(snapshots.load(), 0);
   EXPECT_EQ(Generation(), static_cast<uint64_t>(kSwaps + 1));
   EXPECT_EQ(store_.Current()->digest, digest_v1);  // kSwaps is even
+}
+
+// A request still holding the replaced catalog when the reload publishes is
+// not the one that frees it: the watcher thread keeps it and frees it once no
+// request holds it (thousands of frees that would otherwise land on that
+// request's latency).
+TEST_F(CatalogReloaderTest, ReplacedCatalogIsFreedByTheWatcherThread) {
+  ASSERT_OK(WriteFileContents(path_, kCatalogV1));
+  CreateReloader();
+  reloader_->Start();
+  std::shared_ptr<const engine::Catalog> request_snapshot = store_.Current();
+  std::weak_ptr<const engine::Catalog> old = request_snapshot;
+
+  ASSERT_OK(WriteFileContents(path_, kCatalogV2));
+  reloader_->TriggerReload();
+  ASSERT_TRUE(PollUntil([&] { return Generation() == 2; }));
+  EXPECT_EQ(reloader_->RetiredCount(), 1u);
+
+  request_snapshot.reset();  // the request ends: not the last reference
+  EXPECT_FALSE(old.expired());
+  EXPECT_TRUE(PollUntil([&] { return old.expired(); }, absl::Seconds(2)));
+  EXPECT_EQ(reloader_->RetiredCount(), 0u);
+}
+
+// Reloads with nobody holding the old catalog leave nothing behind.
+TEST_F(CatalogReloaderTest, UnheldReplacedCatalogsAreFreedPromptly) {
+  ASSERT_OK(WriteFileContents(path_, kCatalogV1));
+  CreateReloader();
+  reloader_->Start();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_OK(WriteFileContents(path_, i % 2 == 0 ? kCatalogV2 : kCatalogV1));
+    reloader_->TriggerReload();
+    ASSERT_TRUE(PollUntil([&] { return Generation() == 2u + i; }));
+  }
+  EXPECT_TRUE(PollUntil([&] { return reloader_->RetiredCount() == 0; },
+                        absl::Seconds(2)));
+}
+
+// The watcher thread runs below the request threads (kReloadNice): some
+// thread of this process has that nice value once the reloader started, and
+// none before.
+TEST_F(CatalogReloaderTest, WatcherThreadRunsAtTheReloadNiceValue) {
+  auto threads_at_reload_nice = [] {
+    int count = 0;
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream stat(entry.path() / "stat");
+      std::string text((std::istreambuf_iterator<char>(stat)),
+                       std::istreambuf_iterator<char>());
+      // Field 19 is the nice value; fields after the ")" that ends the
+      // command name are space-separated, starting with field 3.
+      const size_t paren = text.rfind(')');
+      if (paren == std::string::npos) continue;
+      std::vector<std::string> fields =
+          absl::StrSplit(text.substr(paren + 2), ' ');
+      if (fields.size() > 16 &&
+          fields[16] == std::to_string(CatalogReloader::kReloadNice)) {
+        ++count;
+      }
+    }
+    return count;
+  };
+  ASSERT_OK(WriteFileContents(path_, kCatalogV1));
+  CreateReloader();
+  EXPECT_EQ(threads_at_reload_nice(), 0);
+  reloader_->Start();
+  EXPECT_TRUE(PollUntil([&] { return threads_at_reload_nice() == 1; }));
+  reloader_->Stop();
+  EXPECT_EQ(threads_at_reload_nice(), 0);
 }
 
 TEST(ReloadResultNameTest, NamesEveryResult) {
