@@ -189,13 +189,14 @@ class HealthOnlyFallback final : public grpc::CallbackGenericService {
 };
 
 // Counts the unary calls of every service on the --listen port (ours and
-// grpc.health.v1 Check) from the moment gRPC hands the
-// call to the application until gRPC is done with it: the interceptor is made
-// before the handler runs (CallbackCallTag::Run in gRPC's server_cc.cc) and
-// deleted with the call's ServerContext, after its status has been handed to
-// the transport. The metrics' started/handled counts are no substitute: a
-// handler is "handled" before its answer is sent. Streams are not counted: the
-// server ends WatchCatalog itself, and Health/Watch never ends by itself.
+// grpc.health.v1 Check) from the moment gRPC hands a call to the application
+// until gRPC is done with it: the interceptor is made before the handler runs
+// (CallbackCallTag::Run in gRPC's src/cpp/server/server_cc.cc) and deleted
+// with the call's ServerContext, once its answer and status are in the
+// transport's hands. The metrics' started/handled counts would not do: a call
+// is "handled" before its answer is sent. Streams are not counted: the server
+// ends WatchCatalog itself, Health/Watch and reflection streams end only when
+// the client ends them.
 class UnaryCallCounter final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
@@ -215,7 +216,7 @@ class UnaryCallCounter final
    public:
     explicit Call(std::atomic<int>* in_flight) : in_flight_(in_flight) {
       in_flight_->fetch_add(1, std::memory_order_relaxed);
-      TsanRelease(this);  // gRPC deletes it on another thread (tsan.h)
+      TsanRelease(this);  // gRPC calls and deletes it on other threads (tsan.h)
     }
     ~Call() override {
       TsanAcquire(this);
@@ -223,6 +224,9 @@ class UnaryCallCounter final
     }
     void Intercept(
         grpc::experimental::InterceptorBatchMethods* methods) override {
+      // Before Proceed(), after which the call may end and gRPC delete this
+      // on another thread.
+      TsanRelease(this);
       methods->Proceed();
     }
 
@@ -510,10 +514,13 @@ class ServerImpl final : public Server, private ReloadListener {
   // core server reports every connection gone (not every call: Server::
   // MaybeFinishShutdown in src/core/lib/surface/server.cc waits for
   // channels_.empty()), and only at the deadline calls
-  // grpc_server_cancel_all_calls. An idle client connection then holds the
-  // exit for the whole graceful GOAWAY (measured: 5 s), an open Health/Watch
-  // stream for the whole --shutdown-grace. This does the same steps, but
-  // cancels as soon as no unary call is in flight.
+  // grpc_server_cancel_all_calls. An idle client connection then held the
+  // exit for as long as the graceful GOAWAY took (measured: 5 s), an open
+  // Health/Watch stream for the whole --shutdown-grace. This does the same
+  // steps, but cancels as soon as no unary call is in flight. Cancelling
+  // closes every connection at once; the chttp2 transport still finishes a
+  // socket write in progress first ("Delayed close due to in-progress
+  // write"), so answers of calls already done are not cut.
   void DrainMainServer() {
     grpc_completion_queue* shutdown_cq =
         grpc_completion_queue_create_for_next(nullptr);
