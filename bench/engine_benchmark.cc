@@ -206,6 +206,22 @@ void BM_ParseCatalog(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseCatalog)->Unit(benchmark::kMillisecond);
 
+// Freeing a replaced catalog: whoever drops the last reference pays this. The
+// reloader keeps replaced catalogs and frees them on its own thread, so that
+// it is not the last request still holding the old snapshot.
+void BM_FreeCatalog(benchmark::State& state) {
+  const absl::string_view yaml = catalog::EmbeddedCatalogYaml();
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto catalog = engine::ParseCatalog(yaml, "embedded");
+    if (!catalog.ok())
+      return Fail(state, "the embedded catalog does not parse");
+    state.ResumeTiming();
+    catalog->reset();
+  }
+}
+BENCHMARK(BM_FreeCatalog)->Unit(benchmark::kMicrosecond);
+
 void BM_CatalogStoreCurrent(benchmark::State& state) {
   World& w = TheWorld();
   AllocCounter allocs;

@@ -1,7 +1,6 @@
 #include "service/catalog_reloader.h"
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -290,14 +289,6 @@ bool CatalogReloader::ReleaseRetired() {
 }
 
 void CatalogReloader::Run() {
-  // Below the request threads (kReloadNice). setpriority(PRIO_PROCESS, tid)
-  // sets one thread's nice value on Linux; raising it needs no privilege.
-  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kReloadNice) !=
-      0) {
-    LogWarning(absl::StrCat(
-        "catalog reloads run at the request threads' priority (setpriority: ",
-        std::strerror(errno), ")"));
-  }
   const bool periodic = options_.interval > absl::ZeroDuration();
   absl::Time next_check =
       periodic ? absl::Now() + options_.interval : absl::InfiniteFuture();

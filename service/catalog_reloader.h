@@ -134,13 +134,6 @@ class CatalogReloader final {
   static constexpr absl::Duration kDebounce = absl::Milliseconds(5);
   static constexpr absl::Duration kMaxDebounce = absl::Milliseconds(500);
 
-  // The watcher thread's nice value (Linux sets it per thread): parsing and
-  // indexing a catalog takes a few milliseconds of CPU, and at the default
-  // priority the scheduler lets that run out its slice while requests on the
-  // same core wait (p99 at 5,000 req/s rose by 2 ms during swaps,
-  // BENCHMARKS.md). At 10 a waking request thread preempts the reload at once;
-  // on a saturated core a reload still gets about a tenth of it.
-  static constexpr int kReloadNice = 10;
   // A replaced catalog is freed on the watcher thread once no request holds
   // it any more (checked every kRetiredCheck); after kMaxRetiredAge the
   // reloader lets go, and the last holder frees it.

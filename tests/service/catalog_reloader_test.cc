@@ -7,10 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,7 +17,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "engine/catalog_loader.h"
@@ -676,39 +672,6 @@ TEST_F(CatalogReloaderTest, UnheldReplacedCatalogsAreFreedPromptly) {
   }
   EXPECT_TRUE(PollUntil([&] { return reloader_->RetiredCount() == 0; },
                         absl::Seconds(2)));
-}
-
-// The watcher thread runs below the request threads (kReloadNice): some
-// thread of this process has that nice value once the reloader started, and
-// none before.
-TEST_F(CatalogReloaderTest, WatcherThreadRunsAtTheReloadNiceValue) {
-  auto threads_at_reload_nice = [] {
-    int count = 0;
-    for (const auto& entry :
-         std::filesystem::directory_iterator("/proc/self/task")) {
-      std::ifstream stat(entry.path() / "stat");
-      std::string text((std::istreambuf_iterator<char>(stat)),
-                       std::istreambuf_iterator<char>());
-      // Field 19 is the nice value; fields after the ")" that ends the
-      // command name are space-separated, starting with field 3.
-      const size_t paren = text.rfind(')');
-      if (paren == std::string::npos) continue;
-      std::vector<std::string> fields =
-          absl::StrSplit(text.substr(paren + 2), ' ');
-      if (fields.size() > 16 &&
-          fields[16] == std::to_string(CatalogReloader::kReloadNice)) {
-        ++count;
-      }
-    }
-    return count;
-  };
-  ASSERT_OK(WriteFileContents(path_, kCatalogV1));
-  CreateReloader();
-  EXPECT_EQ(threads_at_reload_nice(), 0);
-  reloader_->Start();
-  EXPECT_TRUE(PollUntil([&] { return threads_at_reload_nice() == 1; }));
-  reloader_->Stop();
-  EXPECT_EQ(threads_at_reload_nice(), 0);
 }
 
 TEST(ReloadResultNameTest, NamesEveryResult) {
