@@ -129,6 +129,24 @@ class ShutdownTest : public ::testing::Test {
         grpc::InsecureChannelCredentials(), arguments);
   }
 
+  // A grpc.health.v1 Health/Watch stream on the main port, open and past its
+  // first answer (SERVING).
+  struct HealthWatch {
+    std::unique_ptr<grpc::health::v1::Health::Stub> stub;
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReader<grpc::health::v1::HealthCheckResponse>>
+        stream;
+  };
+  void OpenHealthWatch(HealthWatch* watch) {
+    watch->stub = grpc::health::v1::Health::NewStub(NewChannel());
+    watch->stream = watch->stub->Watch(&watch->context,
+                                       grpc::health::v1::HealthCheckRequest());
+    grpc::health::v1::HealthCheckResponse response;
+    ASSERT_TRUE(watch->stream->Read(&response));
+    ASSERT_EQ(response.status(),
+              grpc::health::v1::HealthCheckResponse::SERVING);
+  }
+
   CompatdProcess server_;
 };
 
@@ -149,13 +167,9 @@ TEST_F(ShutdownTest, IdleChannelDoesNotHoldTheExit) {
 }
 
 TEST_F(ShutdownTest, HealthWatchStreamOnTheMainPortDoesNotHoldTheExit) {
-  std::shared_ptr<grpc::Channel> channel = NewChannel();
-  auto health = grpc::health::v1::Health::NewStub(channel);
-  grpc::ClientContext context;
-  auto stream = health->Watch(&context, grpc::health::v1::HealthCheckRequest());
+  HealthWatch watch;
+  ASSERT_NO_FATAL_FAILURE(OpenHealthWatch(&watch));
   grpc::health::v1::HealthCheckResponse response;
-  ASSERT_TRUE(stream->Read(&response));
-  ASSERT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING);
 
   const Exit exit = Stop();
   std::cout << "Health/Watch stream: exit after " << Millis(exit.took)
@@ -163,24 +177,20 @@ TEST_F(ShutdownTest, HealthWatchStreamOnTheMainPortDoesNotHoldTheExit) {
   ASSERT_EQ(exit.code, 0) << server_.Stderr();
   EXPECT_LT(exit.took, kPrompt) << server_.Stderr();
   // The stream was ended by the server, not by this client.
-  while (stream->Read(&response)) {
+  while (watch.stream->Read(&response)) {
   }
-  EXPECT_FALSE(stream->Finish().ok());
+  EXPECT_FALSE(watch.stream->Finish().ok());
 }
 
 TEST_F(ShutdownTest, HealthWatchOnTheMainPortSeesNotServingBeforeItIsClosed) {
-  std::shared_ptr<grpc::Channel> channel = NewChannel();
-  auto health = grpc::health::v1::Health::NewStub(channel);
-  grpc::ClientContext context;
-  auto stream = health->Watch(&context, grpc::health::v1::HealthCheckRequest());
+  HealthWatch watch;
+  ASSERT_NO_FATAL_FAILURE(OpenHealthWatch(&watch));
   grpc::health::v1::HealthCheckResponse response;
-  ASSERT_TRUE(stream->Read(&response));
-  ASSERT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING);
 
   ASSERT_EQ(Stop().code, 0) << server_.Stderr();
   std::vector<grpc::health::v1::HealthCheckResponse::ServingStatus> seen;
-  while (stream->Read(&response)) seen.push_back(response.status());
-  stream->Finish();
+  while (watch.stream->Read(&response)) seen.push_back(response.status());
+  watch.stream->Finish();
   EXPECT_THAT(seen, ::testing::ElementsAre(
                         grpc::health::v1::HealthCheckResponse::NOT_SERVING));
 }
