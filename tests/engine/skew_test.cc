@@ -48,10 +48,16 @@ EffectiveVersions EV(absl::string_view binary, absl::string_view emulation,
   return v;
 }
 
-Catalog DefaultPolicyCatalog() {
-  Catalog c;
-  c.skew_policy = DefaultSkewPolicy();
-  return c;
+// One catalog for the whole test: a decision's reason points into the
+// catalog's rules (CheckSkew's contract: keep the catalog alive), so a
+// temporary catalog would leave `d.Reason()` reading freed memory.
+const Catalog& DefaultPolicyCatalog() {
+  static const Catalog* const catalog = [] {
+    auto* c = new Catalog();
+    c->skew_policy = DefaultSkewPolicy();
+    return c;
+  }();
+  return *catalog;
 }
 
 struct SkewCase {
@@ -315,7 +321,7 @@ TEST(ClientVersionParserTest, AgreesWithVersionParse) {
 }
 
 TEST(SkewPerformanceTest, AllocatesNothing) {
-  const Catalog catalog = DefaultPolicyCatalog();
+  const Catalog& catalog = DefaultPolicyCatalog();
   const Catalog empty;
   const EffectiveVersions versions = EV("1.35", "1.34", "1.33");
   // Warm up function-local statics.
@@ -342,7 +348,7 @@ TEST(SkewPerformanceTest, AllocatesNothing) {
 // The sentence names the rule's component, not a copy of the caller's text:
 // the decision stays valid after the request's string is gone.
 TEST(SkewReasonTest, OutlivesTheRequestString) {
-  const Catalog catalog = DefaultPolicyCatalog();
+  const Catalog& catalog = DefaultPolicyCatalog();
   const EffectiveVersions versions = EV("1.35", "1.34", "1.33");
   absl::StatusOr<SkewDecision> d;
   {
