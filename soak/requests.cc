@@ -16,21 +16,6 @@ namespace {
 
 using ::google::protobuf::Message;
 
-constexpr std::array<absl::string_view, kRpcCount> kRpcNames = {
-    "GetFeature",
-    "ListFeatures",
-    "GetStorageVersion",
-    "ListAPIVersions",
-    "CheckSkew",
-    "ResolveVersions",
-    "ComputeStorageVersionAgreement",
-    "PlanVersionRemoval",
-    "LintCatalog",
-    "Evaluate",
-    "GetCatalog",
-    "ListClients",
-};
-
 // ---------------------------------------------------------------------------
 // Random pieces
 
@@ -448,7 +433,8 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
       return;
     case Rpc::kLintCatalog:
     case Rpc::kGetCatalog:
-      return;  // no fields
+    case Rpc::kWatchCatalog:  // not sent by the workers
+      return;                 // no fields
   }
 }
 
@@ -553,10 +539,10 @@ void AddReport(v1::ComputeStorageVersionAgreementRequest* request,
 
 }  // namespace
 
-absl::string_view RpcName(Rpc rpc) { return kRpcNames[static_cast<int>(rpc)]; }
+absl::string_view RpcName(Rpc rpc) { return service::RpcMethodName(rpc); }
 
 std::string MethodPath(Rpc rpc) {
-  return absl::StrCat("/compatd.v1.CompatibilityPolicy/", RpcName(rpc));
+  return absl::StrCat("/", service::kPolicyServiceName, "/", RpcName(rpc));
 }
 
 std::unique_ptr<Message> NewRequest(Rpc rpc) {
@@ -585,6 +571,8 @@ std::unique_ptr<Message> NewRequest(Rpc rpc) {
       return std::make_unique<v1::GetCatalogRequest>();
     case Rpc::kListClients:
       return std::make_unique<v1::ListClientsRequest>();
+    case Rpc::kWatchCatalog:
+      return nullptr;
   }
   return nullptr;
 }
@@ -615,6 +603,8 @@ std::unique_ptr<Message> NewResponse(Rpc rpc) {
       return std::make_unique<v1::GetCatalogResponse>();
     case Rpc::kListClients:
       return std::make_unique<v1::ListClientsResponse>();
+    case Rpc::kWatchCatalog:
+      return nullptr;
   }
   return nullptr;
 }
@@ -651,6 +641,8 @@ grpc::Status CallStub(v1::CompatibilityPolicy::Stub& stub,
       COMPATD_SOAK_CALL(GetCatalog);
     case Rpc::kListClients:
       COMPATD_SOAK_CALL(ListClients);
+    case Rpc::kWatchCatalog:
+      break;  // a stream: not through this call
   }
 #undef COMPATD_SOAK_CALL
   return grpc::Status(grpc::StatusCode::INTERNAL, "compatd-soak: unknown RPC");
@@ -1151,7 +1143,7 @@ std::string RandomGarbageMessage(Rng& rng, Rpc rpc) {
       return bytes;
     }
     case 3: {  // another RPC's request
-      const Rpc other = static_cast<Rpc>(Below(rng, kRpcCount));
+      const Rpc other = kUnaryRpcs[Below(rng, kRpcCount)];
       std::unique_ptr<Message> message = NewRequest(other);
       FillWrong(rng, other, message.get());
       return message->SerializeAsString();
@@ -1188,9 +1180,7 @@ std::string RandomUnknownMethod(Rng& rng) {
         break;
     }
     bool served = false;
-    for (int i = 0; i < kRpcCount; ++i) {
-      served = served || path == MethodPath(static_cast<Rpc>(i));
-    }
+    for (Rpc rpc : kUnaryRpcs) served = served || path == MethodPath(rpc);
     if (!served) return path;
   }
 }

@@ -6,6 +6,7 @@
 // variants the swapper writes. No gRPC calls here (soak.cc makes them), so
 // every generator is a plain function of a random engine.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,33 +19,38 @@
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/grpcpp.h"
+#include "service/rpc_observer.h"
 
 namespace compatd::soak {
 
 using Rng = std::mt19937_64;
 
-// The unary RPCs (WatchCatalog is driven by its own threads).
-enum class Rpc {
-  kGetFeature,
-  kListFeatures,
-  kGetStorageVersion,
-  kListAPIVersions,
-  kCheckSkew,
-  kResolveVersions,
-  kComputeStorageVersionAgreement,
-  kPlanVersionRemoval,
-  kLintCatalog,
-  kEvaluate,
-  kGetCatalog,
-  kListClients,
+// An RPC of the service, with the server's own names (service/rpc_observer.h).
+using Rpc = service::RpcMethod;
+// The unary ones, which the workers call (WatchCatalog is driven by its own
+// threads).
+inline constexpr std::array<Rpc, 12> kUnaryRpcs = {
+    Rpc::kGetFeature,
+    Rpc::kListFeatures,
+    Rpc::kGetStorageVersion,
+    Rpc::kListAPIVersions,
+    Rpc::kCheckSkew,
+    Rpc::kResolveVersions,
+    Rpc::kComputeStorageVersionAgreement,
+    Rpc::kPlanVersionRemoval,
+    Rpc::kLintCatalog,
+    Rpc::kEvaluate,
+    Rpc::kGetCatalog,
+    Rpc::kListClients,
 };
-inline constexpr int kRpcCount = 12;
+inline constexpr int kRpcCount = static_cast<int>(kUnaryRpcs.size());
 
 // "GetFeature".
 absl::string_view RpcName(Rpc rpc);
 // "/compatd.v1.CompatibilityPolicy/GetFeature".
 std::string MethodPath(Rpc rpc);
-// A new empty request / response message of the RPC.
+// A new empty request / response message of a unary RPC (null for
+// WatchCatalog).
 std::unique_ptr<google::protobuf::Message> NewRequest(Rpc rpc);
 std::unique_ptr<google::protobuf::Message> NewResponse(Rpc rpc);
 

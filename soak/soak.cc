@@ -284,8 +284,9 @@ class Worker {
     for (const ValidCase& c : cases_) weights.push_back(c.weight);
     std::discrete_distribution<size_t> pick_case(weights.begin(),
                                                  weights.end());
-    for (int i = 0; i < kRpcCount; ++i) {
-      responses_.push_back(NewResponse(static_cast<Rpc>(i)));
+    responses_.resize(service::kRpcMethodCount);  // indexed by RpcMethod
+    for (Rpc rpc : kUnaryRpcs) {
+      responses_[static_cast<int>(rpc)] = NewResponse(rpc);
     }
     // 75% valid, 20% wrong, 3.75% garbage messages, 1.25% unknown methods,
     // of the classes that run.
@@ -436,7 +437,7 @@ class Worker {
   }
 
   void Garbage() {
-    const Rpc rpc = static_cast<Rpc>(Below(rng_, kRpcCount));
+    const Rpc rpc = kUnaryRpcs[Below(rng_, kRpcCount)];
     const std::string bytes = RandomGarbageMessage(rng_, rpc);
     const bool decodes = Decodes(rpc, bytes);
     const grpc::Status status = GenericCall(MethodPath(rpc), bytes);
