@@ -21,12 +21,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "api/handlers.h"
 #include "benchmark/benchmark.h"
+#include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
 #include "engine/api_availability.h"
 #include "engine/catalog.h"
-#include "engine/catalog_loader.h"
-#include "engine/catalog_store.h"
 #include "engine/effective_version.h"
 #include "engine/features.h"
 #include "engine/query.h"
@@ -35,8 +35,8 @@
 #include "engine/user_agent.h"
 #include "metrics/registry.h"
 #include "metrics/service_metrics.h"
-#include "service/client_tracker.h"
-#include "service/handlers.h"
+#include "runtime/catalog_store.h"
+#include "runtime/client_tracker.h"
 
 // ---------------------------------------------------------------------------
 // Allocation counting: every operator new of this process goes through here.
@@ -151,8 +151,8 @@ constexpr absl::string_view kUserAgent =
 // The embedded catalog, parsed once and published in a store.
 struct World {
   std::shared_ptr<const Catalog> catalog;
-  engine::CatalogStore store;
-  std::unique_ptr<service::PolicyHandlers> handlers;
+  runtime::CatalogStore store;
+  std::unique_ptr<api::PolicyHandlers> handlers;
   EffectiveVersions versions;  // the cluster's (empty query)
   std::vector<std::string> feature_names;
 };
@@ -160,7 +160,7 @@ struct World {
 World& TheWorld() {
   static World* world = [] {
     auto* w = new World;
-    absl::StatusOr<std::unique_ptr<Catalog>> parsed = engine::ParseCatalog(
+    absl::StatusOr<std::unique_ptr<Catalog>> parsed = catalog::ParseCatalog(
         catalog::EmbeddedCatalogYaml(), catalog::EmbeddedCatalogSource());
     if (!parsed.ok()) {
       std::fprintf(stderr, "engine_benchmark: the embedded catalog: %s\n",
@@ -170,7 +170,7 @@ World& TheWorld() {
     (*parsed)->generation = 1;
     w->catalog = std::move(*parsed);
     w->store.Publish(w->catalog);
-    w->handlers = std::make_unique<service::PolicyHandlers>(&w->store);
+    w->handlers = std::make_unique<api::PolicyHandlers>(&w->store);
     absl::StatusOr<EffectiveVersions> versions =
         engine::ResolveEffectiveVersions(*w->catalog, VersionQuery{});
     if (!versions.ok()) {
@@ -192,12 +192,12 @@ World& TheWorld() {
 
 void BM_ParseCatalog(benchmark::State& state) {
   const absl::string_view yaml = catalog::EmbeddedCatalogYaml();
-  if (!engine::ParseCatalog(yaml, "embedded").ok()) {
+  if (!catalog::ParseCatalog(yaml, "embedded").ok()) {
     return Fail(state, "the embedded catalog does not parse");
   }
   AllocCounter allocs;
   for (auto _ : state) {
-    auto catalog = engine::ParseCatalog(yaml, "embedded");
+    auto catalog = catalog::ParseCatalog(yaml, "embedded");
     benchmark::DoNotOptimize(catalog);
   }
   allocs.Report(state);
@@ -213,7 +213,7 @@ void BM_FreeCatalog(benchmark::State& state) {
   const absl::string_view yaml = catalog::EmbeddedCatalogYaml();
   for (auto _ : state) {
     state.PauseTiming();
-    auto catalog = engine::ParseCatalog(yaml, "embedded");
+    auto catalog = catalog::ParseCatalog(yaml, "embedded");
     if (!catalog.ok())
       return Fail(state, "the embedded catalog does not parse");
     state.ResumeTiming();
@@ -320,7 +320,7 @@ void BM_GetFeature_Engine(benchmark::State& state) {
 }
 BENCHMARK(BM_GetFeature_Engine);
 
-// service::PolicyHandlers::GetFeature: a request minus the transport. Each
+// api::PolicyHandlers::GetFeature: a request minus the transport. Each
 // iteration fills a fresh response message, as the server does for each call
 // (its allocations are the reply's fields: protobuf without an arena puts
 // every string on the heap), and frees it.
@@ -529,7 +529,7 @@ BENCHMARK(BM_IdentifyClient)->ArgName("metadata")->Arg(0)->Arg(1);
 struct Bookkeeping {
   metrics::Registry registry;
   std::unique_ptr<metrics::ServiceMetrics> metrics;
-  std::unique_ptr<service::ClientTracker> tracker;
+  std::unique_ptr<runtime::ClientTracker> tracker;
   const metrics::MethodMetrics* get_feature = nullptr;
 };
 
@@ -555,8 +555,8 @@ Bookkeeping& TheBookkeeping() {
     b->metrics = std::move(*created);
     b->get_feature =
         b->metrics->Method("compatd.v1.CompatibilityPolicy", "GetFeature");
-    b->tracker = std::make_unique<service::ClientTracker>(
-        &TheWorld().store, b->metrics.get(), service::ClientTracker::Options{});
+    b->tracker = std::make_unique<runtime::ClientTracker>(
+        &TheWorld().store, b->metrics.get(), runtime::ClientTracker::Options{});
     return b;
   }();
   return *b;

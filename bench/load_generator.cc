@@ -52,10 +52,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/flags.h"
 #include "bench/load_stats.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "service/flags.h"
 
 namespace compatd::bench {
 namespace {
@@ -647,7 +647,7 @@ constexpr char kUsage[] =
 int Main(int argc, char** argv) {
   Options options;
   bool help = false;
-  service::FlagTable flags;
+  base::FlagTable flags;
   flags.AddString("target", &options.target,
                   "server address; loopback only (127.x.y.z:PORT, "
                   "localhost:PORT, [::1]:PORT)");

@@ -27,11 +27,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/flags.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "service/flags.h"
 
 namespace compatd::bench {
 namespace {
@@ -210,7 +210,7 @@ int Main(int argc, char** argv) {
   std::string listen = "127.0.0.1:50052";
   std::string responses;
   bool help = false;
-  service::FlagTable flags;
+  base::FlagTable flags;
   flags.AddString("listen", &listen,
                   "gRPC listen address host:port (port 0 picks a free port)");
   flags.AddString("responses", &responses,

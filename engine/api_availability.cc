@@ -17,8 +17,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "engine/runtime_config.h"
-#include "engine/status_macros.h"
 
 namespace compatd::engine {
 namespace {

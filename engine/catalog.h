@@ -129,7 +129,7 @@ struct CRDHistory {
   int line = 0;
 };
 
-// The whole catalog. Built by ParseCatalog() (engine/catalog_loader.h);
+// The whole catalog. Built by ParseCatalog() (catalog/catalog_loader.h);
 // immutable after.
 struct Catalog {
   Version binary_version;  // as parsed (may carry patch and pre-release)

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "engine/status_macros.h"
+#include "base/status_macros.h"
 
 namespace compatd::engine {
 namespace {

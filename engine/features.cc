@@ -14,8 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "engine/feature_gate_flags.h"
-#include "engine/status_macros.h"
 
 namespace compatd::engine {
 

@@ -1,5 +1,5 @@
 // Fuzzes the catalog loader (YAML/JSON text -> strict schema walk -> semantic
-// validation -> indexed engine::Catalog, engine/catalog_loader.h), the input a
+// validation -> indexed engine::Catalog, catalog/catalog_loader.h), the input a
 // user or a ConfigMap controls, and then every decision over a catalog it
 // accepted: a catalog that loads must answer every question without crashing.
 //
@@ -22,33 +22,34 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "catalog/catalog_loader.h"
+#include "catalog/yaml_to_proto.h"
 #include "engine/api_availability.h"
 #include "engine/catalog.h"
 #include "engine/catalog_lint.h"
-#include "engine/catalog_loader.h"
 #include "engine/crd_removal.h"
 #include "engine/effective_version.h"
 #include "engine/features.h"
 #include "engine/query.h"
 #include "engine/skew.h"
 #include "engine/storage_version.h"
-#include "engine/yaml_to_proto.h"
 #include "fuzz/fuzz_check.h"
 
 namespace {
 
 namespace engine = compatd::engine;
+namespace catalog = compatd::catalog;
 
 void CheckRejection(const absl::Status& status,
-                    const engine::CatalogErrors& errors,
+                    const catalog::CatalogErrors& errors,
                     absl::string_view input) {
   FUZZ_CHECK(status.code() == absl::StatusCode::kInvalidArgument,
              "a catalog rejected with a code other than INVALID_ARGUMENT");
   FUZZ_CHECK(!errors.errors.empty(), "a rejection without errors");
   // YAML's line breaks (CR and NEL too), as libyaml numbers lines.
-  const int lines = std::max(engine::YamlLineCount(input), 1);
+  const int lines = std::max(catalog::YamlLineCount(input), 1);
   int previous = 0;
-  for (const engine::CatalogError& error : errors.errors) {
+  for (const catalog::CatalogError& error : errors.errors) {
     FUZZ_CHECK(!error.message.empty(), "an error without message");
     FUZZ_CHECK(error.line >= 0 && error.line <= lines,
                "an error line outside the file");
@@ -110,9 +111,9 @@ void AskEverything(const engine::Catalog& catalog,
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view input(reinterpret_cast<const char*>(data), size);
-  engine::CatalogErrors errors;
+  catalog::CatalogErrors errors;
   absl::StatusOr<std::unique_ptr<engine::Catalog>> parsed =
-      engine::ParseCatalog(input, "fuzz.yaml", &errors);
+      catalog::ParseCatalog(input, "fuzz.yaml", &errors);
   if (!parsed.ok()) {
     CheckRejection(parsed.status(), errors, input);
     return 0;

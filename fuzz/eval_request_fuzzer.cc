@@ -1,7 +1,7 @@
 // Fuzzes the request path of `compatd eval`, which is the server's too: the
 // RPC name, the request JSON (protobuf's JSON parser into the compatd.v1
-// request message), request validation (service/request_validation.h) and
-// every handler of service/handlers.h, over the embedded Kubernetes 1.36
+// request message), request validation (api/request_validation.h) and
+// every handler of api/handlers.h, over the embedded Kubernetes 1.36
 // catalog loaded once.
 //
 // Input: "<rpc>\n<request JSON>" ("GetFeature\n{\"name\":\"WatchList\"}").
@@ -22,30 +22,32 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
+#include "api/handlers.h"
+#include "api/offline.h"
+#include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
 #include "engine/catalog.h"
-#include "engine/catalog_loader.h"
-#include "engine/catalog_store.h"
 #include "fuzz/fuzz_check.h"
-#include "service/handlers.h"
-#include "service/offline.h"
+#include "runtime/catalog_store.h"
 
 namespace {
 
 namespace engine = compatd::engine;
-namespace service = compatd::service;
+namespace catalog = compatd::catalog;
+namespace runtime = compatd::runtime;
+namespace api = compatd::api;
 
-const service::PolicyHandlers& Handlers() {
-  static const service::PolicyHandlers* const handlers = [] {
+const api::PolicyHandlers& Handlers() {
+  static const api::PolicyHandlers* const handlers = [] {
     absl::StatusOr<std::unique_ptr<engine::Catalog>> parsed =
-        engine::ParseCatalog(compatd::catalog::EmbeddedCatalogYaml(),
-                             compatd::catalog::EmbeddedCatalogSource());
+        catalog::ParseCatalog(compatd::catalog::EmbeddedCatalogYaml(),
+                              compatd::catalog::EmbeddedCatalogSource());
     FUZZ_CHECK(parsed.ok(), "the embedded catalog does not load");
     (*parsed)->generation = 1;
     (*parsed)->loaded_at = absl::Now();
-    auto* store = new engine::CatalogStore();
+    auto* store = new runtime::CatalogStore();
     store->Publish(*std::move(parsed));
-    return new service::PolicyHandlers(store);
+    return new api::PolicyHandlers(store);
   }();
   return *handlers;
 }
@@ -66,15 +68,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                              : input.substr(newline + 1));
   std::ostringstream out;
   std::ostringstream err;
-  const int code = service::EvalRequest(Handlers(), rpc, json, out, err);
+  const int code = api::EvalRequest(Handlers(), rpc, json, out, err);
   const std::string error = err.str();
   switch (code) {
-    case service::kExitOk:
+    case api::kExitOk:
       FUZZ_CHECK(error.empty() && !out.str().empty(),
                  "success without a response, or with an error");
       break;
-    case service::kExitError:
-    case service::kExitUsage:
+    case api::kExitError:
+    case api::kExitUsage:
       FUZZ_CHECK(absl::StartsWith(error, "ERROR: "), "an unworded error");
       FUZZ_CHECK(!absl::StartsWith(error, "ERROR: INTERNAL") &&
                      !absl::StartsWith(error, "ERROR: UNKNOWN"),

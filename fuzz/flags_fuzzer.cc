@@ -23,10 +23,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
 #include "engine/api_availability.h"
 #include "engine/catalog.h"
-#include "engine/catalog_loader.h"
 #include "engine/effective_version.h"
 #include "engine/feature_gate_flags.h"
 #include "engine/features.h"
@@ -37,12 +37,13 @@
 namespace {
 
 namespace engine = compatd::engine;
+namespace catalog = compatd::catalog;
 
 const engine::Catalog& EmbeddedCatalog() {
   static const engine::Catalog* const catalog = [] {
     absl::StatusOr<std::unique_ptr<engine::Catalog>> parsed =
-        engine::ParseCatalog(compatd::catalog::EmbeddedCatalogYaml(),
-                             compatd::catalog::EmbeddedCatalogSource());
+        catalog::ParseCatalog(compatd::catalog::EmbeddedCatalogYaml(),
+                              compatd::catalog::EmbeddedCatalogSource());
     FUZZ_CHECK(parsed.ok(), "the embedded catalog does not load");
     return parsed->release();
   }();

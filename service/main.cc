@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "service/flags.h"
-#include "service/offline.h"
+#include "api/offline.h"
+#include "base/flags.h"
 #include "service/server.h"
 
 namespace {
@@ -33,14 +33,14 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
-  using compatd::service::kExitUsage;
+  using compatd::api::kExitUsage;
   compatd::service::ServerOptions server;
-  compatd::service::EvalOptions eval;
+  compatd::api::EvalOptions eval;
   std::string check_catalog;
   bool help = false;
   bool version = false;
 
-  compatd::service::FlagTable flags;
+  compatd::base::FlagTable flags;
   flags.AddString("listen", &server.listen,
                   "gRPC listen address host:port (port 0 picks a free port)");
   flags.AddString("metrics-listen", &server.metrics_listen,
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   if (absl::Status s = flags.Parse(argc, argv, 1, &positional); !s.ok()) {
     std::cerr << "compatd: " << s.message() << "\n";
-    return kExitUsage;
+    return compatd::api::kExitUsage;
   }
   if (help) {
     std::cout << kUsage << flags.Usage();
@@ -128,23 +128,22 @@ int main(int argc, char** argv) {
     std::cerr << "compatd: unexpected argument \""
               << positional[is_command ? 1 : 0]
               << "\"; the commands are eval and lint (see compatd --help)\n";
-    return kExitUsage;
+    return compatd::api::kExitUsage;
   }
   if (is_eval) {
     eval.catalog_path = server.catalog_path;
-    return compatd::service::RunEval(eval, std::cout, std::cerr);
+    return compatd::api::RunEval(eval, std::cout, std::cerr);
   }
   if (!eval.rpc.empty() || !eval.request_json.empty()) {
     std::cerr << "compatd: --rpc and --request go with the eval command: "
                  "compatd eval --rpc=NAME --request=JSON\n";
-    return kExitUsage;
+    return compatd::api::kExitUsage;
   }
   if (is_lint) {
-    return compatd::service::RunLint(server.catalog_path, std::cout, std::cerr);
+    return compatd::api::RunLint(server.catalog_path, std::cout, std::cerr);
   }
   if (!check_catalog.empty()) {
-    return compatd::service::RunCheckCatalog(check_catalog, std::cout,
-                                             std::cerr);
+    return compatd::api::RunCheckCatalog(check_catalog, std::cout, std::cerr);
   }
   return compatd::service::RunServer(server);
 }

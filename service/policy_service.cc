@@ -9,8 +9,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/clock.h"
+#include "base/tsan.h"
 #include "grpcpp/alarm.h"
-#include "service/tsan.h"
 
 namespace compatd::service {
 
@@ -26,13 +26,13 @@ namespace {
 char alarm_hand_off_key;
 
 // Streams the catalog now serving, then one message per published reload, until
-// the client cancels or the server closes CatalogEvents on shutdown (then it
-// finishes with OK).
+// the client cancels or the server closes runtime::CatalogEvents on shutdown
+// (then it finishes with OK).
 class WatchCatalogReactor final
     : public grpc::ServerWriteReactor<v1::GetCatalogResponse> {
  public:
-  WatchCatalogReactor(const PolicyHandlers* handlers, CatalogEvents* events,
-                      RpcObserver* observer)
+  WatchCatalogReactor(const api::PolicyHandlers* handlers,
+                      runtime::CatalogEvents* events, RpcObserver* observer)
       : handlers_(handlers),
         events_(events),
         observer_(observer),
@@ -64,10 +64,11 @@ class WatchCatalogReactor final
     // done the subscriber is detached and the alarm's call does nothing.
     std::function<void(bool)> on_alarm = [subscriber =
                                               subscriber_](bool fired) {
-      TsanAcquire(&alarm_hand_off_key);  // gRPC runs this after Set() (tsan.h)
+      base::TsanAcquire(
+          &alarm_hand_off_key);  // gRPC runs this after Set() (tsan.h)
       if (fired) subscriber->OnClose();
     };
-    TsanRelease(&alarm_hand_off_key);
+    base::TsanRelease(&alarm_hand_off_key);
     cap_alarm_.Set(absl::ToChronoTime(end), std::move(on_alarm));
   }
 
@@ -120,8 +121,9 @@ class WatchCatalogReactor final
   }
 
  private:
-  // Held by CatalogEvents; outlives the reactor safely (Detach() on done).
-  class Subscriber final : public CatalogEvents::Subscriber {
+  // Held by runtime::CatalogEvents; outlives the reactor safely (Detach() on
+  // done).
+  class Subscriber final : public runtime::CatalogEvents::Subscriber {
    public:
     explicit Subscriber(WatchCatalogReactor* reactor) : reactor_(reactor) {}
     void OnPublished(std::shared_ptr<const engine::Catalog> catalog) override {
@@ -175,8 +177,8 @@ class WatchCatalogReactor final
     Finish(status);
   }
 
-  const PolicyHandlers* handlers_;
-  CatalogEvents* events_;
+  const api::PolicyHandlers* handlers_;
+  runtime::CatalogEvents* events_;
   RpcObserver* observer_;
   const absl::Time start_;
   std::shared_ptr<Subscriber> subscriber_;
@@ -196,9 +198,9 @@ class WatchCatalogReactor final
 
 }  // namespace
 
-PolicyService::PolicyService(const PolicyHandlers* handlers,
-                             CatalogEvents* events,
-                             const engine::CatalogStore* store,
+PolicyService::PolicyService(const api::PolicyHandlers* handlers,
+                             runtime::CatalogEvents* events,
+                             const runtime::CatalogStore* store,
                              RpcObserver* observer)
     : handlers_(handlers),
       events_(events),
@@ -209,7 +211,8 @@ template <typename Request, typename Response>
 grpc::ServerUnaryReactor* PolicyService::Unary(
     RpcMethod method, grpc::CallbackServerContext* context,
     const Request& request, Response* response,
-    absl::Status (PolicyHandlers::*handler)(const Request&, Response*) const) {
+    absl::Status (api::PolicyHandlers::*handler)(const Request&, Response*)
+        const) {
   const absl::Time start = absl::Now();
   if (observer_ != nullptr)
     observer_->OnStart(method, context->client_metadata());
@@ -227,7 +230,7 @@ grpc::ServerUnaryReactor* PolicyService::Unary(
       grpc::CallbackServerContext* context, const v1::Name##Request* request, \
       v1::Name##Response* response) {                                         \
     return Unary(RpcMethod::k##Name, context, *request, response,             \
-                 &PolicyHandlers::Name);                                      \
+                 &api::PolicyHandlers::Name);                                 \
   }
 
 COMPATD_UNARY_METHOD(GetFeature)

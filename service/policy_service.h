@@ -1,13 +1,13 @@
 #pragma once
 
 // compatd.v1.CompatibilityPolicy over gRPC's callback API: a thin adapter. Each
-// unary method calls the matching PolicyHandlers function (all logic lives
+// unary method calls the matching api::PolicyHandlers function (all logic lives
 // there), converts the status once, and reports to the RpcObserver. Handlers
 // never block.
 
+#include "api/handlers.h"
 #include "compatd/v1/compatd.grpc.pb.h"
-#include "service/catalog_events.h"
-#include "service/handlers.h"
+#include "runtime/catalog_events.h"
 #include "service/rpc_observer.h"
 
 namespace compatd::service {
@@ -16,8 +16,9 @@ namespace compatd::service {
 class PolicyService final : public v1::CompatibilityPolicy::CallbackService {
  public:
   // All pointers must outlive the service; `observer` may be null.
-  PolicyService(const PolicyHandlers* handlers, CatalogEvents* events,
-                const engine::CatalogStore* store, RpcObserver* observer);
+  PolicyService(const api::PolicyHandlers* handlers,
+                runtime::CatalogEvents* events,
+                const runtime::CatalogStore* store, RpcObserver* observer);
 
   grpc::ServerUnaryReactor* GetFeature(
       grpc::CallbackServerContext* context,
@@ -74,11 +75,12 @@ class PolicyService final : public v1::CompatibilityPolicy::CallbackService {
   grpc::ServerUnaryReactor* Unary(
       RpcMethod method, grpc::CallbackServerContext* context,
       const Request& request, Response* response,
-      absl::Status (PolicyHandlers::*handler)(const Request&, Response*) const);
+      absl::Status (api::PolicyHandlers::*handler)(const Request&, Response*)
+          const);
 
-  const PolicyHandlers* handlers_;
-  CatalogEvents* events_;
-  const engine::CatalogStore* store_;
+  const api::PolicyHandlers* handlers_;
+  runtime::CatalogEvents* events_;
+  const runtime::CatalogStore* store_;
   RpcObserver* observer_;
 };
 

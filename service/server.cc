@@ -17,9 +17,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "api/handlers.h"
+#include "base/log.h"
+#include "base/tsan.h"
+#include "base/valid_utf8.h"
+#include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
-#include "engine/catalog_loader.h"
-#include "engine/catalog_store.h"
 #include "engine/user_agent.h"
 #include "grpc/grpc.h"
 #include "grpc/support/time.h"
@@ -28,21 +31,19 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "metrics/exposer.h"
+#include "http/exposer.h"
+#include "http/tls.h"
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"
 #include "metrics/service_metrics.h"
-#include "service/catalog_events.h"
-#include "service/catalog_reloader.h"
-#include "service/client_tracker.h"
-#include "service/handlers.h"
-#include "service/log.h"
+#include "runtime/catalog_events.h"
+#include "runtime/catalog_reloader.h"
+#include "runtime/catalog_store.h"
+#include "runtime/client_tracker.h"
+#include "service/grpc_credentials.h"
 #include "service/policy_service.h"
 #include "service/reflection.h"
 #include "service/rpc_observer.h"
-#include "service/tls.h"
-#include "service/tsan.h"
-#include "service/valid_utf8.h"
 
 namespace compatd::service {
 namespace {
@@ -57,8 +58,9 @@ absl::string_view MetadataValue(const ClientMetadata& metadata,
 // Feeds every call to the gRPC metrics and the client tracker.
 class ServerObserver final : public RpcObserver {
  public:
-  ServerObserver(const engine::CatalogStore* store,
-                 const metrics::ServiceMetrics* metrics, ClientTracker* clients)
+  ServerObserver(const runtime::CatalogStore* store,
+                 const metrics::ServiceMetrics* metrics,
+                 runtime::ClientTracker* clients)
       : store_(store), clients_(clients) {
     for (int i = 0; i < kRpcMethodCount; ++i) {
       methods_[i] = metrics->Method(kPolicyServiceName,
@@ -83,8 +85,8 @@ class ServerObserver final : public RpcObserver {
   }
 
  private:
-  const engine::CatalogStore* store_;
-  ClientTracker* clients_;
+  const runtime::CatalogStore* store_;
+  runtime::ClientTracker* clients_;
   std::array<const metrics::MethodMetrics*, kRpcMethodCount> methods_{};
 };
 
@@ -100,15 +102,16 @@ std::vector<metrics::RpcMethod> ServedMethods() {
   return methods;
 }
 
-void FillClients(const ClientTracker& tracker, absl::string_view component,
-                 const engine::Catalog& catalog,
+void FillClients(const runtime::ClientTracker& tracker,
+                 absl::string_view component, const engine::Catalog& catalog,
                  v1::ListClientsResponse* response) {
   auto timestamp = [](absl::Time t, google::protobuf::Timestamp* out) {
     const int64_t nanos = absl::ToUnixNanos(t);
     out->set_seconds(nanos / 1000000000);
     out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
   };
-  for (const ObservedClientInfo& info : tracker.List(catalog, component)) {
+  for (const runtime::ObservedClientInfo& info :
+       tracker.List(catalog, component)) {
     v1::ObservedClient* out = response->add_clients();
     out->set_component(info.component);
     out->set_version(info.version);
@@ -177,7 +180,7 @@ class HealthOnlyFallback final : public grpc::CallbackGenericService {
       explicit Reactor(const std::string& method) {
         Finish(grpc::Status(
             grpc::StatusCode::UNIMPLEMENTED,
-            absl::StrCat(ValidUtf8(method),
+            absl::StrCat(base::ValidUtf8(method),
                          " is not served on the --health-listen port, which "
                          "serves grpc.health.v1 only; call the --listen "
                          "port")));
@@ -216,17 +219,18 @@ class UnaryCallCounter final
    public:
     explicit Call(std::atomic<int>* in_flight) : in_flight_(in_flight) {
       in_flight_->fetch_add(1, std::memory_order_relaxed);
-      TsanRelease(this);  // gRPC calls and deletes it on other threads (tsan.h)
+      base::TsanRelease(
+          this);  // gRPC calls and deletes it on other threads (tsan.h)
     }
     ~Call() override {
-      TsanAcquire(this);
+      base::TsanAcquire(this);
       in_flight_->fetch_sub(1, std::memory_order_release);
     }
     void Intercept(
         grpc::experimental::InterceptorBatchMethods* methods) override {
       // Before Proceed(), after which the call may end and gRPC delete this
       // on another thread.
-      TsanRelease(this);
+      base::TsanRelease(this);
       methods->Proceed();
     }
 
@@ -237,7 +241,7 @@ class UnaryCallCounter final
   std::atomic<int>* const in_flight_;
 };
 
-class ServerImpl final : public Server, private ReloadListener {
+class ServerImpl final : public Server, private runtime::ReloadListener {
  public:
   explicit ServerImpl(const ServerOptions& options)
       : options_(options),
@@ -252,10 +256,11 @@ class ServerImpl final : public Server, private ReloadListener {
   ~ServerImpl() override { Shutdown(); }
 
   absl::Status Init() {
-    if (absl::Status s = CheckTlsFiles(options_.tls, "--tls"); !s.ok()) {
+    if (absl::Status s = http::CheckTlsFiles(options_.tls, "--tls"); !s.ok()) {
       return s;
     }
-    if (absl::Status s = CheckTlsFiles(options_.metrics_tls, "--metrics-tls");
+    if (absl::Status s =
+            http::CheckTlsFiles(options_.metrics_tls, "--metrics-tls");
         !s.ok()) {
       return s;
     }
@@ -302,12 +307,12 @@ class ServerImpl final : public Server, private ReloadListener {
     if (absl::Status s = metrics::RegisterProcessMetrics(&registry_); !s.ok()) {
       return s;
     }
-    ClientTracker::Options tracker_options;
+    runtime::ClientTracker::Options tracker_options;
     tracker_options.max_entries =
         static_cast<size_t>(options_.max_client_series);
     tracker_options.idle_ttl = options_.client_ttl;
-    clients_ = std::make_unique<ClientTracker>(&store_, metrics_.get(),
-                                               tracker_options);
+    clients_ = std::make_unique<runtime::ClientTracker>(&store_, metrics_.get(),
+                                                        tracker_options);
     observer_ = std::make_unique<ServerObserver>(&store_, metrics_.get(),
                                                  clients_.get());
     service_ = std::make_unique<PolicyService>(&handlers_, &events_, &store_,
@@ -333,12 +338,12 @@ class ServerImpl final : public Server, private ReloadListener {
     }
 
     if (!options_.metrics_listen.empty()) {
-      // With TLS, the exposer listens on loopback only and a TlsTerminator
-      // takes the metrics address (service/tls.h says why).
+      // With TLS, the exposer listens on loopback only and a
+      // http::TlsTerminator takes the metrics address (http/tls.h says why).
       const bool https = options_.metrics_tls.enabled();
-      absl::StatusOr<std::unique_ptr<metrics::Exposer>> exposer =
-          metrics::Exposer::Start(
-              &registry_, https ? "127.0.0.1:0" : options_.metrics_listen);
+      absl::StatusOr<std::unique_ptr<http::Exposer>> exposer =
+          http::Exposer::Start(&registry_,
+                               https ? "127.0.0.1:0" : options_.metrics_listen);
       if (!exposer.ok()) {
         return absl::Status(
             exposer.status().code(),
@@ -347,15 +352,15 @@ class ServerImpl final : public Server, private ReloadListener {
       }
       exposer_ = std::move(*exposer);
       if (https) {
-        absl::StatusOr<std::unique_ptr<TlsFileContext>> context =
-            TlsFileContext::Create(options_.metrics_tls,
-                                   options_.tls_refresh_interval,
-                                   "--metrics-tls");
+        absl::StatusOr<std::unique_ptr<http::TlsFileContext>> context =
+            http::TlsFileContext::Create(options_.metrics_tls,
+                                         options_.tls_refresh_interval,
+                                         "--metrics-tls");
         if (!context.ok()) return context.status();
         metrics_tls_ = std::move(*context);
-        absl::StatusOr<std::unique_ptr<TlsTerminator>> terminator =
-            TlsTerminator::Start(options_.metrics_listen, exposer_->port(),
-                                 metrics_tls_.get());
+        absl::StatusOr<std::unique_ptr<http::TlsTerminator>> terminator =
+            http::TlsTerminator::Start(options_.metrics_listen,
+                                       exposer_->port(), metrics_tls_.get());
         if (!terminator.ok()) {
           return absl::Status(
               terminator.status().code(),
@@ -364,12 +369,12 @@ class ServerImpl final : public Server, private ReloadListener {
         }
         metrics_terminator_ = std::move(*terminator);
       }
-      LogInfo(absl::StrCat(https ? "metrics on https://" : "metrics on http://",
-                           HostOf(options_.metrics_listen), ":", metrics_port(),
-                           "/metrics",
-                           https && !options_.metrics_tls.client_ca.empty()
-                               ? " (client certificates required)"
-                               : ""));
+      base::LogInfo(absl::StrCat(
+          https ? "metrics on https://" : "metrics on http://",
+          HostOf(options_.metrics_listen), ":", metrics_port(), "/metrics",
+          https && !options_.metrics_tls.client_ca.empty()
+              ? " (client certificates required)"
+              : ""));
     }
 
     grpc::EnableDefaultHealthCheckService(true);
@@ -422,20 +427,21 @@ class ServerImpl final : public Server, private ReloadListener {
       }
     }
     SetServing(false);
-    LogInfo(absl::StrCat("gRPC listening on ", HostOf(options_.listen), ":",
-                         port_,
-                         !options_.tls.enabled()          ? " (plaintext)"
-                         : options_.tls.client_ca.empty() ? " (TLS)"
-                                                          : " (mutual TLS)"));
+    base::LogInfo(
+        absl::StrCat("gRPC listening on ", HostOf(options_.listen), ":", port_,
+                     !options_.tls.enabled()          ? " (plaintext)"
+                     : options_.tls.client_ca.empty() ? " (TLS)"
+                                                      : " (mutual TLS)"));
     if (health_server_ != nullptr) {
-      LogInfo(absl::StrCat("gRPC health (grpc.health.v1 only, plaintext) on ",
-                           HostOf(options_.health_listen), ":", health_port_));
+      base::LogInfo(
+          absl::StrCat("gRPC health (grpc.health.v1 only, plaintext) on ",
+                       HostOf(options_.health_listen), ":", health_port_));
     }
 
     if (options_.catalog_path.empty()) {
       absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
-          engine::ParseCatalog(compatd::catalog::EmbeddedCatalogYaml(),
-                               compatd::catalog::EmbeddedCatalogSource());
+          catalog::ParseCatalog(compatd::catalog::EmbeddedCatalogYaml(),
+                                compatd::catalog::EmbeddedCatalogSource());
       if (!catalog.ok()) {
         return absl::InternalError(
             absl::StrCat("the embedded catalog does not load: ",
@@ -446,22 +452,22 @@ class ServerImpl final : public Server, private ReloadListener {
       std::shared_ptr<const engine::Catalog> published = std::move(*catalog);
       store_.Publish(published);
       metrics_->RecordCatalogPublished(published->generation, absl::Now());
-      LogInfo(absl::StrCat("serving catalog ", published->source, " ",
-                           published->digest, " generation 1"));
+      base::LogInfo(absl::StrCat("serving catalog ", published->source, " ",
+                                 published->digest, " generation 1"));
     } else {
-      CatalogReloader::Options reload_options;
+      runtime::CatalogReloader::Options reload_options;
       reload_options.path = options_.catalog_path;
       reload_options.interval = options_.reload_interval;
-      absl::StatusOr<std::unique_ptr<CatalogReloader>> reloader =
-          CatalogReloader::Create(reload_options, &store_, this);
+      absl::StatusOr<std::unique_ptr<runtime::CatalogReloader>> reloader =
+          runtime::CatalogReloader::Create(reload_options, &store_, this);
       if (!reloader.ok()) return reloader.status();
       reloader_ = std::move(*reloader);
       reloader_->Start();
       const auto current = store_.Current();
       metrics_->RecordCatalogPublished(current->generation, absl::Now());
-      LogInfo(absl::StrCat("serving catalog ", current->source, " ",
-                           current->digest, " generation ",
-                           current->generation));
+      base::LogInfo(absl::StrCat("serving catalog ", current->source, " ",
+                                 current->digest, " generation ",
+                                 current->generation));
     }
     SetServing(true);
     return absl::OkStatus();
@@ -476,7 +482,7 @@ class ServerImpl final : public Server, private ReloadListener {
 
   void TriggerReload() override {
     if (reloader_ != nullptr) {
-      LogInfo("SIGHUP: reloading the catalog");
+      base::LogInfo("SIGHUP: reloading the catalog");
       reloader_->TriggerReload();
     }
   }
@@ -486,7 +492,7 @@ class ServerImpl final : public Server, private ReloadListener {
     if (shut_down_) return;
     shut_down_ = true;
     if (grpc_server_ == nullptr) return;
-    LogInfo(
+    base::LogInfo(
         absl::StrCat("shutting down: NOT_SERVING, draining calls for up to ",
                      absl::FormatDuration(options_.shutdown_grace)));
     // Health first, so load balancers stop sending before the listener goes
@@ -505,7 +511,7 @@ class ServerImpl final : public Server, private ReloadListener {
     if (reloader_ != nullptr) reloader_->Stop();
     if (metrics_terminator_ != nullptr) metrics_terminator_->Stop();
     if (exposer_ != nullptr) exposer_->Stop();
-    LogInfo("stopped");
+    base::LogInfo("stopped");
   }
 
  private:
@@ -555,11 +561,12 @@ class ServerImpl final : public Server, private ReloadListener {
           unary_calls_in_flight_.load(std::memory_order_acquire);
       idle_looks = in_flight == 0 ? idle_looks + 1 : 0;
       if (idle_looks < 2 && absl::Now() < deadline) continue;
-      LogInfo(in_flight == 0
-                  ? "no call in flight: closing the remaining connections "
-                    "and streams"
-                  : absl::StrCat("--shutdown-grace is over with ", in_flight,
-                                 " call(s) in flight: cancelling them"));
+      base::LogInfo(
+          in_flight == 0
+              ? "no call in flight: closing the remaining connections "
+                "and streams"
+              : absl::StrCat("--shutdown-grace is over with ", in_flight,
+                             " call(s) in flight: cancelling them"));
       grpc_server_cancel_all_calls(grpc_server_->c_server());
       // Now every connection closes without waiting for its client.
       grpc_completion_queue_next(shutdown_cq,
@@ -591,21 +598,21 @@ class ServerImpl final : public Server, private ReloadListener {
     }
   }
 
-  // ReloadListener: runs on the reloader's thread.
-  void OnReload(ReloadResult result, const engine::Catalog* published,
+  // runtime::ReloadListener: runs on the reloader's thread.
+  void OnReload(runtime::ReloadResult result, const engine::Catalog* published,
                 absl::string_view error) override {
     const absl::Time now = absl::Now();
     switch (result) {
-      case ReloadResult::kLoaded:
+      case runtime::ReloadResult::kLoaded:
         metrics_->RecordReload(metrics::ReloadResult::kLoaded, now);
         metrics_->RecordCatalogPublished(published->generation, now);
         events_.Published(store_.Current());
         break;
-      case ReloadResult::kUnchanged:
+      case runtime::ReloadResult::kUnchanged:
         metrics_->RecordReload(metrics::ReloadResult::kUnchanged, now);
         events_.Unchanged();
         break;
-      case ReloadResult::kRejected:
+      case runtime::ReloadResult::kRejected:
         metrics_->RecordReload(metrics::ReloadResult::kRejected, now);
         events_.Rejected(std::string(error), now);
         break;
@@ -616,16 +623,17 @@ class ServerImpl final : public Server, private ReloadListener {
   // Declared before everything that reads them, so they are destroyed last.
   metrics::Registry registry_;
   std::unique_ptr<metrics::ServiceMetrics> metrics_;
-  engine::CatalogStore store_;
-  CatalogEvents events_;
-  std::unique_ptr<ClientTracker> clients_;
-  PolicyHandlers handlers_;
+  runtime::CatalogStore store_;
+  runtime::CatalogEvents events_;
+  std::unique_ptr<runtime::ClientTracker> clients_;
+  api::PolicyHandlers handlers_;
   std::unique_ptr<ServerObserver> observer_;
   std::unique_ptr<PolicyService> service_;
   std::vector<std::unique_ptr<grpc::Service>> reflection_;
-  std::unique_ptr<metrics::Exposer> exposer_;
-  std::unique_ptr<TlsFileContext> metrics_tls_;  // outlives the terminator
-  std::unique_ptr<TlsTerminator> metrics_terminator_;
+  std::unique_ptr<http::Exposer> exposer_;
+  std::unique_ptr<http::TlsFileContext>
+      metrics_tls_;  // outlives the terminator
+  std::unique_ptr<http::TlsTerminator> metrics_terminator_;
   // Unary calls on grpc_server_ (UnaryCallCounter); outlives it.
   std::atomic<int> unary_calls_in_flight_{0};
   std::unique_ptr<grpc::Server> grpc_server_;
@@ -634,7 +642,7 @@ class ServerImpl final : public Server, private ReloadListener {
   HealthOnlyFallback health_only_fallback_;  // outlives health_server_
   std::unique_ptr<grpc::Server> health_server_;
   grpc::HealthCheckServiceInterface* health_only_ = nullptr;
-  std::unique_ptr<CatalogReloader> reloader_;
+  std::unique_ptr<runtime::CatalogReloader> reloader_;
   int port_ = 0;
   int health_port_ = 0;
 
@@ -674,7 +682,7 @@ int RunServer(const ServerOptions& options) {
 
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
   if (!server.ok()) {
-    LogError(absl::StrCat("cannot start: ", server.status().message()));
+    base::LogError(absl::StrCat("cannot start: ", server.status().message()));
     return 1;
   }
   while (true) {
@@ -684,8 +692,8 @@ int RunServer(const ServerOptions& options) {
       (*server)->TriggerReload();
       continue;
     }
-    LogInfo(absl::StrCat("received ",
-                         signal_number == SIGTERM ? "SIGTERM" : "SIGINT"));
+    base::LogInfo(absl::StrCat(
+        "received ", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"));
     (*server)->Shutdown();
     return 0;
   }

@@ -9,8 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "service/request_validation.h"
-#include "service/tls.h"
+#include "api/request_validation.h"
+#include "http/tls.h"
 
 namespace compatd::service {
 
@@ -39,10 +39,10 @@ struct ServerOptions {
 
   // TLS of the gRPC port (--tls-cert, --tls-key, --tls-client-ca); no cert
   // and key: plaintext. A client CA makes client certificates required.
-  TlsFiles tls;
+  http::TlsFiles tls;
   // TLS of /metrics (--metrics-tls-*), separate so that Prometheus can scrape
   // over TLS without a client certificate while gRPC requires one.
-  TlsFiles metrics_tls;
+  http::TlsFiles metrics_tls;
   // How often certificate files are checked for a rotation (at least 1s).
   absl::Duration tls_refresh_interval = absl::Minutes(1);
   // Largest request message in bytes; larger ones fail with
@@ -52,7 +52,7 @@ struct ServerOptions {
   // flight at once; further calls wait on the client side until one ends.
   int max_concurrent_streams = 100;
   // Evaluate batch size and the per-call duration cap.
-  RequestLimits limits;
+  api::RequestLimits limits;
 };
 
 class Server {

@@ -1279,7 +1279,7 @@ std::string BadVariant(Rng& rng, const std::string& base, uint64_t serial,
     default:
       break;
   }
-  // Over engine::kMaxCatalogBytes (16 MiB): refused before parsing.
+  // Over catalog::kMaxCatalogBytes (16 MiB): refused before parsing.
   *kind = "over 16 MiB";
   std::string big = absl::StrCat("# ", mark, "\n");
   while (big.size() <= (size_t{16} << 20)) big.append(base);

@@ -84,12 +84,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/flags.h"
+#include "base/status_macros.h"
 #include "compatd/v1/compatd.grpc.pb.h"
-#include "engine/status_macros.h"
 #include "google/protobuf/stubs/logging.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
-#include "service/flags.h"
 #include "soak/requests.h"
 
 // tests/integration/compatd_harness.h starts COMPATD_BINARY, a path fixed at
@@ -1471,7 +1471,7 @@ class Soak {
 int Main(int argc, char** argv) {
   Options options;
   bool help = false;
-  service::FlagTable flags;
+  base::FlagTable flags;
   flags.AddString("compatd", &options.compatd, "the compatd binary to soak");
   flags.AddString("catalog", &options.catalog,
                   "a valid catalog without a cluster section; the soak "

@@ -14,9 +14,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "catalog/catalog_loader.h"
 #include "engine/api_availability.h"
 #include "engine/catalog.h"
-#include "engine/catalog_loader.h"
 #include "engine/effective_version.h"
 #include "engine/features.h"
 #include "engine/query.h"
@@ -37,7 +37,7 @@ using ::testing::SizeIs;
 const engine::Catalog& Embedded() {
   static const engine::Catalog* const catalog = [] {
     absl::StatusOr<std::unique_ptr<engine::Catalog>> parsed =
-        engine::ParseCatalog(EmbeddedCatalogYaml(), EmbeddedCatalogSource());
+        catalog::ParseCatalog(EmbeddedCatalogYaml(), EmbeddedCatalogSource());
     if (!parsed.ok()) {
       ADD_FAILURE() << parsed.status();
       return new engine::Catalog();
@@ -68,7 +68,7 @@ std::vector<std::string> ResourcesOf(absl::string_view group,
 
 TEST(EmbeddedCatalogTest, Loads) {
   EXPECT_OK(
-      engine::ParseCatalog(EmbeddedCatalogYaml(), EmbeddedCatalogSource()));
+      catalog::ParseCatalog(EmbeddedCatalogYaml(), EmbeddedCatalogSource()));
 }
 
 TEST(EmbeddedCatalogTest, DescribesKubernetes136) {

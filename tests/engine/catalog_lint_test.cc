@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
 #include "engine/catalog.h"
-#include "engine/catalog_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -38,7 +38,7 @@ using ::testing::Optional;
 
 std::unique_ptr<Catalog> Load(const std::string& yaml) {
   absl::StatusOr<std::unique_ptr<Catalog>> catalog =
-      ParseCatalog(yaml, "lint_test.yaml");
+      catalog::ParseCatalog(yaml, "lint_test.yaml");
   EXPECT_TRUE(catalog.ok()) << catalog.status();
   return catalog.ok() ? *std::move(catalog) : nullptr;
 }
@@ -65,9 +65,10 @@ auto Finding(const std::string& rule, const std::string& subject,
 // api-changes guide's alpha level), so the rules now skip them: a lint bug,
 // fixed, not an exception.
 TEST(CatalogLintTest, EmbeddedCatalogHasOnlyTheDocumentedException) {
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Catalog> catalog,
-                       ParseCatalog(compatd::catalog::EmbeddedCatalogYaml(),
-                                    compatd::catalog::EmbeddedCatalogSource()));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Catalog> catalog,
+      catalog::ParseCatalog(compatd::catalog::EmbeddedCatalogYaml(),
+                            compatd::catalog::EmbeddedCatalogSource()));
   const LintReport report = LintCatalog(*catalog);
   EXPECT_EQ(report.errors, 0);
   EXPECT_EQ(report.warnings, 0);
@@ -448,7 +449,7 @@ TEST(CatalogLintTest, RemovingALockedGateInsideTheEmulationWindowIsAnError) {
 TEST(CatalogLintTest, PlannedRemovalMustBeAfterTheBinaryVersion) {
   std::string yaml = kRemovedAfter136;
   yaml.replace(yaml.find("removed: \"1.37\""), 15, "removed: \"1.36\"");
-  EXPECT_THAT(ParseCatalog(yaml, "lint_test.yaml"),
+  EXPECT_THAT(catalog::ParseCatalog(yaml, "lint_test.yaml"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("feature \"AnyVolumeDataSource\": removed "
                                  "1.36 is not after binaryVersion 1.36")));
@@ -457,7 +458,7 @@ TEST(CatalogLintTest, PlannedRemovalMustBeAfterTheBinaryVersion) {
 TEST(CatalogLintTest, PlannedRemovalMustBeAMajorMinorVersion) {
   std::string yaml = kRemovedAfter136;
   yaml.replace(yaml.find("removed: \"1.37\""), 15, "removed: \"soon\"");
-  EXPECT_THAT(ParseCatalog(yaml, "lint_test.yaml"),
+  EXPECT_THAT(catalog::ParseCatalog(yaml, "lint_test.yaml"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("feature \"AnyVolumeDataSource\": removed "
                                  "\"soon\" is not a version")));

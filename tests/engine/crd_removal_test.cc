@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "catalog/catalog_loader.h"
 #include "engine/catalog.h"
-#include "engine/catalog_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -207,7 +207,7 @@ TEST(CRDRemovalTest, ExampleCatalogIsTheSeedHistory) {
   std::stringstream bytes;
   bytes << in.rdbuf();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Catalog> catalog,
-                       ParseCatalog(bytes.str(), "cluster-api.yaml"));
+                       catalog::ParseCatalog(bytes.str(), "cluster-api.yaml"));
   ASSERT_THAT(catalog->crds, SizeIs(1));
   const CRDHistory& history = catalog->crds[0];
   const CRDHistory seed = ClusterApi();

@@ -16,11 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/status_macros.h"
 #include "engine/catalog.h"
 #include "engine/effective_version.h"
 #include "engine/feature_gate_flags.h"
 #include "engine/query.h"
-#include "engine/status_macros.h"
 #include "engine/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -254,7 +254,7 @@ TEST_F(LimitsTest, OutOfRangeLimitFlagIsAUsageError) {
 
 // One request per validated field: the call fails with INVALID_ARGUMENT and
 // a message naming the field and what is accepted. The grammars are
-// Kubernetes' own (service/request_validation.h cites them).
+// Kubernetes' own (api/request_validation.h cites them).
 struct BadRequestCase {
   std::string name;
   std::function<grpc::Status(v1::CompatibilityPolicy::Stub*,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/tsan.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "google/protobuf/descriptor_database.h"
@@ -20,7 +21,6 @@
 #include "grpc/reflection/v1/reflection.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "gtest/gtest.h"
-#include "service/tsan.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd::proto {
@@ -557,13 +557,14 @@ TYPED_TEST(ReflectionServiceTest,
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
-  TsanRelease(&done);  // gRPC runs the callback on its own thread (tsan.h)
+  base::TsanRelease(
+      &done);  // gRPC runs the callback on its own thread (tsan.h)
   generic.UnaryCall(
       &context,
       absl::StrCat("/", check->service()->full_name(), "/", check->name()),
       grpc::StubOptions(), &request_buffer, &response_buffer,
       [&](grpc::Status s) {
-        TsanAcquire(&done);
+        base::TsanAcquire(&done);
         std::lock_guard<std::mutex> lock(mu);
         status = std::move(s);
         done = true;

@@ -1,0 +1,70 @@
+#include "api/convert.h"
+
+#include "absl/strings/ascii.h"
+
+namespace compatd::api {
+
+engine::VersionQuery ToQuery(const v1::VersionContext& context) {
+  engine::VersionQuery query;
+  query.binary_version = context.binary_version();
+  query.emulation_version = context.emulation_version();
+  query.min_compatibility_version = context.min_compatibility_version();
+  query.feature_gates = context.feature_gates();
+  query.runtime_config = context.runtime_config();
+  if (context.has_emulation_forward_compatible()) {
+    query.emulation_forward_compatible = context.emulation_forward_compatible();
+  }
+  if (context.has_runtime_config_emulation_forward_compatible()) {
+    query.runtime_config_emulation_forward_compatible =
+        context.runtime_config_emulation_forward_compatible();
+  }
+  return query;
+}
+
+void FillVersions(const engine::EffectiveVersions& versions,
+                  v1::EffectiveVersion* out) {
+  out->set_binary_version(versions.binary.MajorMinorString());
+  out->set_emulation_version(versions.emulation.MajorMinorString());
+  out->set_min_compatibility_version(
+      versions.min_compatibility.MajorMinorString());
+}
+
+v1::Stage ToProtoStage(engine::PreRelease stage) {
+  switch (stage) {
+    case engine::PreRelease::kPreAlpha:
+      return v1::STAGE_PRE_ALPHA;
+    case engine::PreRelease::kAlpha:
+      return v1::STAGE_ALPHA;
+    case engine::PreRelease::kBeta:
+      return v1::STAGE_BETA;
+    case engine::PreRelease::kGA:
+      return v1::STAGE_GA;
+    case engine::PreRelease::kDeprecated:
+      return v1::STAGE_DEPRECATED;
+  }
+  return v1::STAGE_UNSPECIFIED;
+}
+
+v1::SkewVerdict ToProtoVerdict(engine::SkewVerdict verdict) {
+  switch (verdict) {
+    case engine::SkewVerdict::kAllowed:
+      return v1::SKEW_VERDICT_ALLOWED;
+    case engine::SkewVerdict::kTooOld:
+      return v1::SKEW_VERDICT_TOO_OLD;
+    case engine::SkewVerdict::kTooNew:
+      return v1::SKEW_VERDICT_TOO_NEW;
+  }
+  return v1::SKEW_VERDICT_UNSPECIFIED;
+}
+
+void ToRpcStatus(const absl::Status& status, google::rpc::Status* out) {
+  out->set_code(static_cast<int32_t>(status.code()));
+  out->set_message(std::string(status.message()));
+}
+
+std::string CodeName(absl::StatusCode code) {
+  // absl's names are "INVALID_ARGUMENT" style already.
+  return absl::StatusCodeToString(code);
+}
+
+}  // namespace compatd::api

@@ -1,0 +1,51 @@
+#pragma once
+
+// Conversions between the API's protos and the engine's types. No gRPC here:
+// the handlers (and `compatd eval`) use these without a server.
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "compatd/v1/compatd.pb.h"
+#include "engine/catalog.h"
+#include "engine/effective_version.h"
+#include "engine/query.h"
+#include "engine/skew.h"
+
+namespace compatd::api {
+
+// Views into `context`; valid while it lives.
+engine::VersionQuery ToQuery(const v1::VersionContext& context);
+
+void FillVersions(const engine::EffectiveVersions& versions,
+                  v1::EffectiveVersion* out);
+
+v1::Stage ToProtoStage(engine::PreRelease stage);
+v1::SkewVerdict ToProtoVerdict(engine::SkewVerdict verdict);
+
+// The google.rpc.Status form of an error (Evaluate's per-item errors).
+void ToRpcStatus(const absl::Status& status, google::rpc::Status* out);
+
+// "INVALID_ARGUMENT", "NOT_FOUND", ... (the canonical code names).
+std::string CodeName(absl::StatusCode code);
+
+// Every response carries the versions it was answered at, a reason, and the
+// catalog's generation and digest.
+// This form leaves the reason to the caller (decisions that write their own
+// reason straight into the response).
+template <typename Response>
+void FillCommon(const engine::Catalog& catalog,
+                const engine::EffectiveVersions& versions, Response* response) {
+  FillVersions(versions, response->mutable_versions());
+  response->set_catalog_generation(catalog.generation);
+  response->set_catalog_digest(catalog.digest);
+}
+template <typename Response>
+void FillCommon(const engine::Catalog& catalog,
+                const engine::EffectiveVersions& versions, std::string reason,
+                Response* response) {
+  FillCommon(catalog, versions, response);
+  response->set_reason(std::move(reason));
+}
+
+}  // namespace compatd::api

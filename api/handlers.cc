@@ -1,0 +1,679 @@
+#include "api/handlers.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "api/convert.h"
+#include "base/status_macros.h"
+#include "engine/api_availability.h"
+#include "engine/catalog_lint.h"
+#include "engine/crd_removal.h"
+#include "engine/effective_version.h"
+#include "engine/features.h"
+#include "engine/skew.h"
+#include "engine/storage_agreement.h"
+#include "engine/storage_version.h"
+#include "google/protobuf/timestamp.pb.h"
+
+namespace compatd::api {
+namespace {
+
+using engine::Catalog;
+using engine::EffectiveVersions;
+using engine::VersionQuery;
+
+void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
+  const int64_t nanos = absl::ToUnixNanos(t);
+  out->set_seconds(nanos / 1000000000);
+  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+}
+
+absl::Status Required(absl::string_view field, absl::string_view example) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": required, e.g. ", example));
+}
+
+void FillDecision(const engine::FeatureDecision& d, v1::FeatureDecision* out) {
+  out->set_name(d.feature->name);
+  out->set_enabled(d.enabled);
+  out->set_stage(ToProtoStage(d.stage));
+  out->set_default_enabled(d.default_enabled);
+  out->set_locked_to_default(d.locked_to_default);
+  out->set_overridden(d.overridden);
+  out->set_component(d.feature->component);
+  if (d.spec != nullptr) out->set_since(d.spec->version.MajorMinorString());
+  d.AppendReason(out->mutable_reason());
+}
+
+// Each RPC's logic against one snapshot and one (already merged) version
+// context.
+
+absl::Status DoGetFeature(const Catalog& catalog, const VersionQuery& query,
+                          const v1::GetFeatureRequest& request,
+                          v1::GetFeatureResponse* response) {
+  if (request.name().empty()) {
+    return Required("name", "\"WatchList\" (a gate's --feature-gates name)");
+  }
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::FeatureDecision d,
+      engine::DecideFeature(catalog, versions, query, request.name()));
+  FillCommon(catalog, versions, response);
+  d.AppendReason(response->mutable_reason());
+  response->set_name(d.feature->name);
+  response->set_enabled(d.enabled);
+  response->set_stage(ToProtoStage(d.stage));
+  response->set_default_enabled(d.default_enabled);
+  response->set_locked_to_default(d.locked_to_default);
+  response->set_overridden(d.overridden);
+  response->set_component(d.feature->component);
+  if (d.spec != nullptr) {
+    response->set_since(d.spec->version.MajorMinorString());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DoListFeatures(const Catalog& catalog, const VersionQuery& query,
+                            const v1::ListFeaturesRequest& request,
+                            v1::ListFeaturesResponse* response) {
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      std::vector<engine::FeatureDecision> decisions,
+      engine::DecideFeatures(catalog, versions, query, request.component()));
+  int enabled = 0;
+  response->mutable_features()->Reserve(static_cast<int>(decisions.size()));
+  for (const engine::FeatureDecision& d : decisions) {
+    FillDecision(d, response->add_features());
+    if (d.enabled) ++enabled;
+  }
+  FillCommon(
+      catalog, versions,
+      absl::StrFormat("%d feature gates%s at emulation version %s, %d enabled",
+                      decisions.size(),
+                      request.component().empty()
+                          ? ""
+                          : absl::StrCat(" of ", request.component()),
+                      versions.emulation.MajorMinorString(), enabled),
+      response);
+  return absl::OkStatus();
+}
+
+absl::Status DoGetStorageVersion(const Catalog& catalog,
+                                 const VersionQuery& query,
+                                 const v1::GetStorageVersionRequest& request,
+                                 v1::GetStorageVersionResponse* response) {
+  if (request.resource().empty()) {
+    return Required("resource", "\"deployments\" (plural, lowercase)");
+  }
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::StorageVersionDecision d,
+      engine::DecideStorageVersion(catalog, versions, request.group(),
+                                   request.resource()));
+  FillCommon(catalog, versions, std::move(d.reason), response);
+  response->set_group(std::move(d.group));
+  response->set_resource(std::move(d.resource));
+  response->set_kind(std::move(d.kind));
+  response->set_version(std::move(d.version));
+  response->set_storage_version_hash(std::move(d.storage_version_hash));
+  for (std::string& v : d.decodable_versions) {
+    response->add_decodable_versions(std::move(v));
+  }
+  response->set_fallback(d.fallback);
+  response->set_overridden(d.overridden);
+  return absl::OkStatus();
+}
+
+absl::Status DoListAPIVersions(const Catalog& catalog,
+                               const VersionQuery& query,
+                               const v1::ListAPIVersionsRequest&,
+                               v1::ListAPIVersionsResponse* response) {
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(std::vector<engine::ServedGroupVersion> served,
+                           engine::ListServedAPIs(catalog, versions, query));
+  size_t resources = 0;
+  for (engine::ServedGroupVersion& gv : served) {
+    v1::APIGroupVersion* out = response->add_group_versions();
+    out->set_group(std::move(gv.group));
+    out->set_version(std::move(gv.version));
+    resources += gv.resources.size();
+    for (std::string& r : gv.resources) out->add_resources(std::move(r));
+    out->set_reason(std::move(gv.reason));
+  }
+  FillCommon(catalog, versions,
+             absl::StrFormat("%d group-versions serving %d resources at "
+                             "emulation version %s",
+                             served.size(), resources,
+                             versions.emulation.MajorMinorString()),
+             response);
+  return absl::OkStatus();
+}
+
+absl::Status DoCheckSkew(const Catalog& catalog, const VersionQuery& query,
+                         const v1::CheckSkewRequest& request,
+                         v1::CheckSkewResponse* response) {
+  if (request.component().empty()) {
+    return Required("component", "\"kubelet\"");
+  }
+  if (request.client_version().empty()) {
+    return Required("client_version", "\"1.34\" or \"v1.34.2\"");
+  }
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::SkewDecision d,
+      engine::CheckSkew(catalog, versions, request.component(),
+                        request.client_version()));
+  FillCommon(catalog, versions, response);
+  d.AppendReason(response->mutable_reason());
+  response->set_allowed(d.verdict == engine::SkewVerdict::kAllowed);
+  response->set_verdict(ToProtoVerdict(d.verdict));
+  response->set_min_version(d.min_version.MajorMinorString());
+  response->set_max_version(d.max_version.MajorMinorString());
+  return absl::OkStatus();
+}
+
+absl::Status DoResolveVersions(const Catalog& catalog,
+                               const VersionQuery& query,
+                               const v1::ResolveVersionsRequest&,
+                               v1::ResolveVersionsResponse* response) {
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  FillCommon(catalog, versions,
+             absl::StrFormat("binary %s emulating %s, compatible down to %s",
+                             versions.binary.ToString(),
+                             versions.emulation.MajorMinorString(),
+                             versions.min_compatibility.MajorMinorString()),
+             response);
+  response->set_major(absl::StrCat(versions.binary.major()));
+  response->set_minor(absl::StrCat(versions.binary.minor()));
+  response->set_emulation_major(absl::StrCat(versions.emulation.major()));
+  response->set_emulation_minor(absl::StrCat(versions.emulation.minor()));
+  response->set_min_compatibility_major(
+      absl::StrCat(versions.min_compatibility.major()));
+  response->set_min_compatibility_minor(
+      absl::StrCat(versions.min_compatibility.minor()));
+  response->set_git_version(absl::StrCat("v", versions.binary.ToString()));
+  return absl::OkStatus();
+}
+
+absl::Status DoComputeStorageVersionAgreement(
+    const Catalog& catalog, const VersionQuery& query,
+    const v1::ComputeStorageVersionAgreementRequest& request,
+    v1::ComputeStorageVersionAgreementResponse* response) {
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  std::vector<engine::ServerStorageVersion> reports;
+  reports.reserve(request.storage_versions_size());
+  for (const v1::ServerStorageVersion& in : request.storage_versions()) {
+    engine::ServerStorageVersion& r = reports.emplace_back();
+    r.apiserver_id = in.apiserver_id();
+    r.encoding_version = in.encoding_version();
+    r.decodable_versions.assign(in.decodable_versions().begin(),
+                                in.decodable_versions().end());
+    r.served_versions.assign(in.served_versions().begin(),
+                             in.served_versions().end());
+  }
+  const std::vector<std::string> participants(request.participants().begin(),
+                                              request.participants().end());
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::StorageVersionAgreement a,
+      engine::ComputeStorageVersionAgreement(
+          reports, participants, request.group(), request.resource()));
+  FillCommon(catalog, versions, std::move(a.reason), response);
+  response->set_common_encoding_version(a.common_encoding_version);
+  v1::StorageVersionCondition* condition = response->mutable_condition();
+  condition->set_type(a.condition_type);
+  condition->set_status(a.condition_status);
+  condition->set_reason(a.condition_reason);
+  condition->set_message(a.condition_message);
+  for (const engine::ServerStorageVersion& r : a.counted) {
+    v1::ServerStorageVersion* out = response->add_storage_versions();
+    out->set_apiserver_id(r.apiserver_id);
+    out->set_encoding_version(r.encoding_version);
+    for (const std::string& v : r.decodable_versions) {
+      out->add_decodable_versions(v);
+    }
+    for (const std::string& v : r.served_versions) out->add_served_versions(v);
+  }
+  for (const std::string& id : a.ignored_apiserver_ids) {
+    response->add_ignored_apiserver_ids(id);
+  }
+  response->set_object_name(a.object_name);
+  return absl::OkStatus();
+}
+
+// The API's inline history as the engine's; errors name the field
+// ("history.releases[2].release"). 0 means the default for the counts.
+absl::StatusOr<engine::CRDHistory> HistoryFromProto(
+    const v1::CRDVersionHistory& in, absl::string_view name) {
+  engine::CRDHistory h;
+  h.name = std::string(name);
+  if (in.upgrade_span() != 0) h.upgrade_span = in.upgrade_span();
+  if (in.deprecation_releases() != 0) {
+    h.deprecation_releases = in.deprecation_releases();
+  }
+  h.revert_buffer_releases = in.revert_buffer_releases();
+  h.releases.reserve(in.releases_size());
+  for (int i = 0; i < in.releases_size(); ++i) {
+    const v1::CRDReleaseVersions& r = in.releases(i);
+    const std::string field = absl::StrFormat("history.releases[%d]", i);
+    if (r.release().empty()) {
+      return Required(absl::StrCat(field, ".release"), "\"v1.9\"");
+    }
+    absl::StatusOr<engine::Version> version =
+        engine::Version::Parse(r.release());
+    if (!version.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s.release: %s; expected a project release like \"v1.9\" or "
+          "\"1.10.2\"",
+          field, version.status().message()));
+    }
+    engine::CRDRelease& out = h.releases.emplace_back();
+    out.release = r.release();
+    out.version = *std::move(version);
+    out.storage_version_migration = r.storage_version_migration();
+    out.managed_fields_cleanup = r.managed_fields_cleanup();
+    for (const v1::CRDVersionState& v : r.versions()) {
+      out.versions.push_back(engine::CRDVersion{v.name(), v.served(),
+                                                v.storage(), v.deprecated()});
+    }
+  }
+  COMPATD_RETURN_IF_ERROR(engine::ValidateCRDHistory(h, "history"));
+  return h;
+}
+
+absl::Status DoPlanVersionRemoval(const Catalog& catalog,
+                                  const VersionQuery& query,
+                                  const v1::PlanVersionRemovalRequest& request,
+                                  v1::PlanVersionRemovalResponse* response) {
+  if (request.version().empty()) {
+    return Required("version", "\"v1beta1\" (the CRD version to retire)");
+  }
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  engine::CRDHistory inline_history;
+  const engine::CRDHistory* history = nullptr;
+  if (request.has_history()) {
+    const std::string& name = request.history().name();
+    if (!name.empty() && !request.crd().empty() && name != request.crd()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "crd \"%s\" and history.name \"%s\" differ: an inline history is "
+          "the CRD the question is about; give one name or the same in both",
+          request.crd(), name));
+    }
+    COMPATD_ASSIGN_OR_RETURN(
+        inline_history,
+        HistoryFromProto(request.history(), !name.empty() ? name
+                                            : !request.crd().empty()
+                                                ? request.crd()
+                                                : "(inline history)"));
+    history = &inline_history;
+  } else {
+    if (request.crd().empty()) {
+      return Required("crd",
+                      "\"clusters.cluster.x-k8s.io\" (a name from the "
+                      "catalog's crds), or give an inline history");
+    }
+    std::vector<absl::string_view> known;
+    for (const engine::CRDHistory& h : catalog.crds) {
+      if (h.name == request.crd()) history = &h;
+      known.push_back(h.name);
+    }
+    if (history == nullptr) {
+      return absl::NotFoundError(absl::StrFormat(
+          "crd \"%s\" is not in the catalog's crds (%s); add it there or "
+          "give an inline history",
+          request.crd(),
+          known.empty() ? std::string("it has none")
+                        : absl::StrCat("known: ", absl::StrJoin(known, ", "))));
+    }
+  }
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::CRDRemovalPlan plan,
+      engine::PlanCRDVersionRemoval(*history, request.version()));
+  FillCommon(catalog, versions, std::move(plan.reason), response);
+  response->set_crd(plan.crd);
+  response->set_version(plan.version);
+  response->set_replacement(plan.replacement);
+  response->set_earliest_unserve_release(plan.earliest_unserve_release);
+  response->set_earliest_removal_release(plan.earliest_removal_release);
+  for (engine::CRDRemovalStep& step : plan.steps) {
+    v1::RemovalStep* out = response->add_steps();
+    out->set_name(std::move(step.name));
+    out->set_release(std::move(step.release));
+    out->set_why(std::move(step.why));
+  }
+  for (const engine::CRDRemovalViolation& v : plan.violations) {
+    response->add_violations(
+        absl::StrCat(v.release, ": ", v.message, " (rule ", v.rule, ")"));
+  }
+  return absl::OkStatus();
+}
+
+v1::LintSeverity ToProtoSeverity(engine::LintSeverity severity) {
+  return severity == engine::LintSeverity::kError ? v1::LINT_SEVERITY_ERROR
+                                                  : v1::LINT_SEVERITY_WARNING;
+}
+
+absl::Status DoLintCatalog(const Catalog& catalog,
+                           v1::LintCatalogResponse* response) {
+  COMPATD_ASSIGN_OR_RETURN(
+      EffectiveVersions versions,
+      engine::ResolveEffectiveVersions(catalog, VersionQuery{}));
+  engine::LintReport report = engine::LintCatalog(catalog);
+  response->mutable_findings()->Reserve(
+      static_cast<int>(report.findings.size()));
+  for (engine::LintFinding& f : report.findings) {
+    v1::LintFinding* out = response->add_findings();
+    out->set_severity(ToProtoSeverity(f.severity));
+    out->set_rule(std::move(f.rule));
+    out->set_subject(std::move(f.subject));
+    out->set_release(std::move(f.release));
+    out->set_message(std::move(f.message));
+    out->set_exception(std::move(f.exception));
+    out->set_line(f.line);
+  }
+  response->set_errors(static_cast<uint32_t>(report.errors));
+  response->set_warnings(static_cast<uint32_t>(report.warnings));
+  response->set_exceptions(static_cast<uint32_t>(report.exceptions));
+  FillCommon(
+      catalog, versions,
+      absl::StrFormat(
+          "%s checked against Kubernetes' API change and feature gate "
+          "rules: %d error(s), %d warning(s), %d documented "
+          "exception(s)",
+          catalog.source, report.errors, report.warnings, report.exceptions),
+      response);
+  return absl::OkStatus();
+}
+
+// Evaluate: one item against the batch's snapshot. The item's own versions
+// override the batch's field by field (proto3 MergeFrom: set fields win).
+void EvaluateItem(const Catalog& catalog, const v1::VersionContext& batch,
+                  const v1::EvaluateItem& item, v1::EvaluateResult* result) {
+  auto run = [&](const auto& request, auto* response) {
+    v1::VersionContext merged = batch;
+    merged.MergeFrom(request.versions());
+    const VersionQuery query = ToQuery(merged);
+    absl::Status status = ValidateRequest(request);
+    if (!status.ok()) return ToRpcStatus(status, result->mutable_error());
+    using Request = std::decay_t<decltype(request)>;
+    if constexpr (std::is_same_v<Request, v1::GetFeatureRequest>) {
+      status = DoGetFeature(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<Request, v1::ListFeaturesRequest>) {
+      status = DoListFeatures(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<Request,
+                                        v1::GetStorageVersionRequest>) {
+      status = DoGetStorageVersion(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<Request, v1::ListAPIVersionsRequest>) {
+      status = DoListAPIVersions(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<Request, v1::CheckSkewRequest>) {
+      status = DoCheckSkew(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<Request, v1::ResolveVersionsRequest>) {
+      status = DoResolveVersions(catalog, query, request, response);
+    } else if constexpr (std::is_same_v<
+                             Request,
+                             v1::ComputeStorageVersionAgreementRequest>) {
+      status =
+          DoComputeStorageVersionAgreement(catalog, query, request, response);
+    } else {
+      status = DoPlanVersionRemoval(catalog, query, request, response);
+    }
+    if (!status.ok()) ToRpcStatus(status, result->mutable_error());
+  };
+  switch (item.request_case()) {
+    case v1::EvaluateItem::kGetFeature:
+      return run(item.get_feature(), result->mutable_get_feature());
+    case v1::EvaluateItem::kListFeatures:
+      return run(item.list_features(), result->mutable_list_features());
+    case v1::EvaluateItem::kGetStorageVersion:
+      return run(item.get_storage_version(),
+                 result->mutable_get_storage_version());
+    case v1::EvaluateItem::kListApiVersions:
+      return run(item.list_api_versions(), result->mutable_list_api_versions());
+    case v1::EvaluateItem::kCheckSkew:
+      return run(item.check_skew(), result->mutable_check_skew());
+    case v1::EvaluateItem::kResolveVersions:
+      return run(item.resolve_versions(), result->mutable_resolve_versions());
+    case v1::EvaluateItem::kComputeStorageVersionAgreement:
+      return run(item.compute_storage_version_agreement(),
+                 result->mutable_compute_storage_version_agreement());
+    case v1::EvaluateItem::kPlanVersionRemoval:
+      return run(item.plan_version_removal(),
+                 result->mutable_plan_version_removal());
+    case v1::EvaluateItem::REQUEST_NOT_SET:
+      break;
+  }
+  ToRpcStatus(absl::InvalidArgumentError(
+                  "items[]: empty item: set one of get_feature, "
+                  "list_features, get_storage_version, list_api_versions, "
+                  "check_skew, resolve_versions, "
+                  "compute_storage_version_agreement, plan_version_removal"),
+              result->mutable_error());
+}
+
+}  // namespace
+
+PolicyHandlers::PolicyHandlers(const runtime::CatalogStore* store,
+                               const runtime::CatalogEvents* events,
+                               ClientLister client_lister, RequestLimits limits)
+    : store_(store),
+      events_(events),
+      client_lister_(std::move(client_lister)),
+      limits_(limits) {}
+
+absl::StatusOr<std::shared_ptr<const Catalog>> PolicyHandlers::Snapshot()
+    const {
+  std::shared_ptr<const Catalog> catalog = store_->Current();
+  if (catalog == nullptr) {
+    return absl::UnavailableError(
+        "no catalog is loaded yet; retry once grpc.health.v1 reports SERVING");
+  }
+  return catalog;
+}
+
+#define COMPATD_UNARY_HANDLER(Name)                                            \
+  absl::Status PolicyHandlers::Name(const v1::Name##Request& request,          \
+                                    v1::Name##Response* response) const {      \
+    COMPATD_RETURN_IF_ERROR(ValidateRequest(request));                         \
+    COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog,           \
+                             Snapshot());                                      \
+    return Do##Name(*catalog, ToQuery(request.versions()), request, response); \
+  }
+
+COMPATD_UNARY_HANDLER(GetFeature)
+COMPATD_UNARY_HANDLER(GetStorageVersion)
+COMPATD_UNARY_HANDLER(CheckSkew)
+COMPATD_UNARY_HANDLER(ResolveVersions)
+COMPATD_UNARY_HANDLER(ComputeStorageVersionAgreement)
+COMPATD_UNARY_HANDLER(PlanVersionRemoval)
+
+#undef COMPATD_UNARY_HANDLER
+
+struct PolicyHandlers::CatalogAnswers {
+  // Whose answers these are. A weak_ptr keeps the catalog's control block
+  // alive, so another catalog can never take its identity (owner equality),
+  // while the catalog itself is freed once no request holds it.
+  std::weak_ptr<const Catalog> catalog;
+  absl::Status list_api_versions_status;
+  v1::ListAPIVersionsResponse list_api_versions;
+  absl::Status list_features_status;
+  v1::ListFeaturesResponse list_features;
+};
+
+std::shared_ptr<const PolicyHandlers::CatalogAnswers>
+PolicyHandlers::AnswersFor(
+    const std::shared_ptr<const Catalog>& catalog) const {
+  auto same_catalog = [&](const CatalogAnswers& answers) {
+    return !answers.catalog.owner_before(catalog) &&
+           !catalog.owner_before(answers.catalog);
+  };
+  {
+    std::lock_guard<std::mutex> lock(answers_mu_);
+    if (answers_ != nullptr && same_catalog(*answers_)) return answers_;
+  }
+  // Computed outside the lock; after a reload, concurrent first calls may
+  // each compute it, and the last one is kept.
+  auto answers = std::make_shared<CatalogAnswers>();
+  answers->catalog = catalog;
+  answers->list_api_versions_status =
+      DoListAPIVersions(*catalog, VersionQuery{}, v1::ListAPIVersionsRequest(),
+                        &answers->list_api_versions);
+  answers->list_features_status =
+      DoListFeatures(*catalog, VersionQuery{}, v1::ListFeaturesRequest(),
+                     &answers->list_features);
+  std::lock_guard<std::mutex> lock(answers_mu_);
+  answers_ = answers;
+  return answers;
+}
+
+absl::Status PolicyHandlers::ListAPIVersions(
+    const v1::ListAPIVersionsRequest& request,
+    v1::ListAPIVersionsResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  if (request.versions().ByteSizeLong() == 0) {
+    const std::shared_ptr<const CatalogAnswers> answers = AnswersFor(catalog);
+    COMPATD_RETURN_IF_ERROR(answers->list_api_versions_status);
+    *response = answers->list_api_versions;
+    return absl::OkStatus();
+  }
+  return DoListAPIVersions(*catalog, ToQuery(request.versions()), request,
+                           response);
+}
+
+absl::Status PolicyHandlers::ListFeatures(
+    const v1::ListFeaturesRequest& request,
+    v1::ListFeaturesResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  if (request.versions().ByteSizeLong() == 0 && request.component().empty()) {
+    const std::shared_ptr<const CatalogAnswers> answers = AnswersFor(catalog);
+    COMPATD_RETURN_IF_ERROR(answers->list_features_status);
+    *response = answers->list_features;
+    return absl::OkStatus();
+  }
+  return DoListFeatures(*catalog, ToQuery(request.versions()), request,
+                        response);
+}
+
+// The request has no fields to check: the lint runs on the whole snapshot.
+absl::Status PolicyHandlers::LintCatalog(
+    const v1::LintCatalogRequest&, v1::LintCatalogResponse* response) const {
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  return DoLintCatalog(*catalog, response);
+}
+
+absl::Status PolicyHandlers::Evaluate(const v1::EvaluateRequest& request,
+                                      v1::EvaluateResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request, limits_));
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  COMPATD_ASSIGN_OR_RETURN(
+      EffectiveVersions versions,
+      engine::ResolveEffectiveVersions(*catalog, ToQuery(request.versions())));
+  int failed = 0;
+  response->mutable_results()->Reserve(request.items_size());
+  for (const v1::EvaluateItem& item : request.items()) {
+    v1::EvaluateResult* result = response->add_results();
+    EvaluateItem(*catalog, request.versions(), item, result);
+    if (result->has_error()) ++failed;
+  }
+  FillCommon(*catalog, versions,
+             absl::StrFormat("%d items answered from one catalog snapshot, %d "
+                             "with an error",
+                             request.items_size(), failed),
+             response);
+  return absl::OkStatus();
+}
+
+void PolicyHandlers::DescribeCatalog(const Catalog& catalog,
+                                     v1::GetCatalogResponse* response) const {
+  // The cluster section was validated when the catalog was loaded.
+  absl::StatusOr<EffectiveVersions> versions =
+      engine::ResolveEffectiveVersions(catalog, VersionQuery{});
+  if (versions.ok()) {
+    FillVersions(*versions, response->mutable_versions());
+  }
+  response->set_catalog_generation(catalog.generation);
+  response->set_catalog_digest(catalog.digest);
+  response->set_generation(catalog.generation);
+  response->set_digest(catalog.digest);
+  response->set_source(catalog.source);
+  response->set_binary_version(catalog.binary_version.ToString());
+  SetTimestamp(catalog.loaded_at, response->mutable_loaded_at());
+  v1::CatalogCounts* counts = response->mutable_counts();
+  counts->set_features(static_cast<uint32_t>(catalog.features.size()));
+  counts->set_group_versions(static_cast<uint32_t>(catalog.apis.size()));
+  uint32_t resources = 0;
+  for (const engine::APIGroupVersion& gv : catalog.apis) {
+    resources += static_cast<uint32_t>(gv.resources.size());
+  }
+  counts->set_resources(resources);
+  counts->set_storage_overrides(
+      static_cast<uint32_t>(catalog.storage_overrides.size()));
+  counts->set_skew_rules(static_cast<uint32_t>(catalog.skew_policy.size()));
+  counts->set_crds(static_cast<uint32_t>(catalog.crds.size()));
+  std::string reason =
+      absl::StrFormat("catalog generation %d from %s, loaded %s",
+                      catalog.generation, catalog.source,
+                      absl::FormatTime(absl::RFC3339_sec, catalog.loaded_at,
+                                       absl::UTCTimeZone()));
+  if (events_ != nullptr) {
+    runtime::CatalogEvents::Error error = events_->LastError();
+    // A rejection older than the catalog being served was superseded by its
+    // load: the store publishes a reloaded catalog just before the events
+    // clear the error, and a call in between must not report both.
+    if (!error.message.empty() && error.at >= catalog.loaded_at) {
+      absl::StrAppend(&reason,
+                      "; the last reload was rejected and this "
+                      "catalog keeps serving");
+      response->set_last_error(error.message);
+      SetTimestamp(error.at, response->mutable_last_error_at());
+    }
+  }
+  response->set_reason(std::move(reason));
+}
+
+absl::Status PolicyHandlers::GetCatalog(
+    const v1::GetCatalogRequest& request,
+    v1::GetCatalogResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  DescribeCatalog(*catalog, response);
+  return absl::OkStatus();
+}
+
+absl::Status PolicyHandlers::ListClients(
+    const v1::ListClientsRequest& request,
+    v1::ListClientsResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
+  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
+  COMPATD_ASSIGN_OR_RETURN(
+      EffectiveVersions versions,
+      engine::ResolveEffectiveVersions(*catalog, VersionQuery{}));
+  if (client_lister_) {
+    client_lister_(request.component(), *catalog, response);
+  }
+  FillCommon(*catalog, versions,
+             client_lister_
+                 ? absl::StrFormat(
+                       "%d client component/version pairs seen, verdicts at "
+                       "the cluster's versions",
+                       response->clients_size())
+                 : std::string("this process records no clients (offline "
+                               "evaluation)"),
+             response);
+  return absl::OkStatus();
+}
+
+}  // namespace compatd::api

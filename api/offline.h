@@ -1,0 +1,55 @@
+#pragma once
+
+// The offline commands: `compatd eval` (any unary RPC through the server's own
+// handlers), `compatd lint` and `compatd --check-catalog`. They print to the
+// given streams and return the exit code.
+
+#include <ostream>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "api/handlers.h"
+
+namespace compatd::api {
+
+// Exit codes shared by the offline commands.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError =
+    1;  // an RPC error, or a catalog that does not load
+inline constexpr int kExitUsage =
+    2;  // bad usage: unknown RPC, bad JSON, missing flag
+
+struct EvalOptions {
+  std::string catalog_path;  // empty: the embedded catalog
+  std::string
+      rpc;  // "GetFeature" (or "compatd.v1.CompatibilityPolicy/GetFeature")
+  std::string request_json;  // the request message as JSON; empty = {}
+};
+
+// Prints the JSON response on `out` (exit 0); "ERROR: <CODE>: <message>" on
+// `err` for an RPC error (exit 1); catalog errors like --check-catalog (exit
+// 1); usage errors (exit 2).
+int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err);
+
+// RunEval's work with the caller's handlers (and so their catalog): finds
+// `rpc`, parses `request_json`, calls the handler and prints like RunEval,
+// returning the same exit codes. The eval fuzzer calls it.
+int EvalRequest(const PolicyHandlers& handlers, absl::string_view rpc,
+                const std::string& request_json, std::ostream& out,
+                std::ostream& err);
+
+// `compatd lint`: checks a catalog (empty path: the embedded one) against
+// Kubernetes' API change rules (engine/catalog_lint.h) through the LintCatalog
+// handler. Prints one line per finding, "<file>:<line>: error|warning|
+// exception: <rule>: <subject> (<release>): <message>", then a summary, on
+// `out`. Exit 0 without errors (warnings and documented exceptions allowed),
+// 1 with errors or a catalog that does not load.
+int RunLint(const std::string& path, std::ostream& out, std::ostream& err);
+
+// Validates a catalog file: on success prints its counts and digest on `out`
+// (exit 0); otherwise every error, "<file>:<line>: <message>", on `err` (exit
+// 1).
+int RunCheckCatalog(const std::string& path, std::ostream& out,
+                    std::ostream& err);
+
+}  // namespace compatd::api

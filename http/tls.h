@@ -1,0 +1,147 @@
+#pragma once
+
+// TLS and mutual TLS for the gRPC port and the /metrics endpoint, with
+// certificate files that are re-read when they change (cert-manager and
+// kubelet rotate Secret mounts in place), so rotation needs no restart.
+//
+//   TlsFiles files{.cert = "/tls/tls.crt", .key = "/tls/tls.key",
+//                  .client_ca = "/tls/ca.crt"};
+//   COMPATD_RETURN_IF_ERROR(CheckTlsFiles(files, "--tls"));
+//   builder.AddListeningPort(addr, GrpcServerCredentials(files, refresh));
+//   // (service/grpc_credentials.h: gRPC is not linked here)
+//
+// gRPC: grpc::experimental::FileWatcherCertificateProvider polls the three
+// files every `refresh` (at least 1 s) and hands new ones to new handshakes;
+// established connections keep the certificate they started with. With a
+// client CA, clients must present a certificate that chains to it
+// (GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY).
+//
+// /metrics: Debian 12's civetweb cannot do TLS itself (it dlopen()s
+// "libssl.so" and looks for SSL_get_peer_certificate, which OpenSSL 3 no
+// longer exports), so TlsTerminator accepts TLS on the metrics address and
+// relays each connection to the plaintext exposer on a loopback port.
+// TlsFileContext gives its SSL_CTX a certificate callback that, at most once
+// per `refresh`, re-reads the files on a handshake and switches to them when
+// they form a valid pair (a half-written rotation keeps the previous pair
+// serving and is logged).
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace compatd::http {
+
+struct TlsFiles {
+  std::string cert;       // PEM certificate chain, leaf first; empty: no TLS
+  std::string key;        // PEM private key of the leaf
+  std::string client_ca;  // PEM CA bundle; set: require client certificates
+
+  bool enabled() const { return !cert.empty() || !key.empty(); }
+};
+
+// Checks, at startup, that cert and key are both given, readable, PEM, and
+// belong together, and that the client CA (if any) holds at least one
+// certificate; a client CA without cert/key is an error too. INVALID_ARGUMENT
+// naming the flag (`flag_prefix` + "-cert", "-key", "-client-ca") and what is
+// wrong. OK when nothing is set.
+absl::Status CheckTlsFiles(const TlsFiles& files,
+                           absl::string_view flag_prefix);
+
+// The certificate, key and client CA of one listener, loaded from files and
+// re-read on a handshake once `refresh` has passed since the last look.
+// Thread-safe; must outlive every SSL_CTX it configured.
+class TlsFileContext final {
+ public:
+  // Loads the files (CheckTlsFiles' errors).
+  static absl::StatusOr<std::unique_ptr<TlsFileContext>> Create(
+      TlsFiles files, absl::Duration refresh, std::string flag_prefix);
+  ~TlsFileContext();
+  TlsFileContext(const TlsFileContext&) = delete;
+  TlsFileContext& operator=(const TlsFileContext&) = delete;
+
+  // Configures an OpenSSL SSL_CTX (passed as void*, as civetweb hands it
+  // over): TLS 1.2+, the certificate callback, and with a client CA,
+  // verification of a required client certificate.
+  absl::Status Configure(void* ssl_ctx);
+
+  // Re-reads the files now if they changed; true when a new pair (or CA) was
+  // taken. Errors leave the previous files serving.
+  absl::StatusOr<bool> ReloadNow();
+
+  // How many times new files were taken since Create().
+  int reloads() const;
+
+  // OpenSSL's certificate callback for one handshake (an SSL*): re-reads the
+  // files when due and sets the current pair and client CA on it. 1 on
+  // success, 0 to fail the handshake.
+  int OnHandshake(void* ssl);
+
+  // The parsed files (opaque outside tls.cc).
+  struct Loaded;
+
+ private:
+  TlsFileContext(TlsFiles files, absl::Duration refresh,
+                 std::string flag_prefix);
+
+  const TlsFiles files_;
+  const absl::Duration refresh_;
+  const std::string flag_prefix_;
+
+  mutable std::mutex mu_;
+  std::shared_ptr<const Loaded> loaded_ ABSL_GUARDED_BY(mu_);
+  absl::Time next_check_ ABSL_GUARDED_BY(mu_);
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
+  int reloads_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Accepts TLS connections on `address` and relays each one, decrypted, to a
+// plaintext TCP backend on 127.0.0.1:`backend_port` (the metrics exposer).
+// At most kMaxConnections at once (more are closed at once); a handshake must
+// finish within 10 s and an idle connection is closed after 30 s.
+// Stop() (or destruction) closes everything and joins its threads.
+class TlsTerminator final {
+ public:
+  static constexpr int kMaxConnections = 16;
+
+  // `address` is "host:port" or "[v6]:port" with a numeric host; port 0
+  // picks a free port. `context` must outlive the terminator.
+  // INVALID_ARGUMENT for a bad address, UNAVAILABLE when it cannot be bound.
+  static absl::StatusOr<std::unique_ptr<TlsTerminator>> Start(
+      absl::string_view address, int backend_port, TlsFileContext* context);
+  ~TlsTerminator();
+  TlsTerminator(const TlsTerminator&) = delete;
+  TlsTerminator& operator=(const TlsTerminator&) = delete;
+
+  int port() const { return port_; }
+  void Stop();
+
+ private:
+  TlsTerminator() = default;
+  void AcceptLoop();
+  void Relay(int client_fd);
+
+  void* ssl_ctx_ = nullptr;  // SSL_CTX*
+  int listen_fd_ = -1;
+  int wake_fds_[2] = {-1, -1};
+  int port_ = 0;
+  int backend_port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread acceptor_;
+
+  std::mutex mu_;
+  std::condition_variable idle_;                    // active_ reached 0
+  std::vector<int> open_fds_ ABSL_GUARDED_BY(mu_);  // for Stop()
+  int active_ ABSL_GUARDED_BY(mu_) = 0;             // detached relay threads
+};
+
+}  // namespace compatd::http

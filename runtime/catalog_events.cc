@@ -1,0 +1,59 @@
+#include "runtime/catalog_events.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace compatd::runtime {
+
+void CatalogEvents::Published(std::shared_ptr<const engine::Catalog> catalog) {
+  std::vector<std::shared_ptr<Subscriber>> subscribers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_error_ = Error{};
+    subscribers = subscribers_;
+  }
+  // Outside the lock: a subscriber may unsubscribe from within its callback.
+  for (const auto& subscriber : subscribers) subscriber->OnPublished(catalog);
+}
+
+void CatalogEvents::Unchanged() {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_error_ = Error{};
+}
+
+void CatalogEvents::Rejected(std::string message, absl::Time at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_error_ = Error{std::move(message), at};
+}
+
+CatalogEvents::Error CatalogEvents::LastError() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
+}
+
+bool CatalogEvents::Subscribe(std::shared_ptr<Subscriber> subscriber) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return false;
+  subscribers_.push_back(std::move(subscriber));
+  return true;
+}
+
+void CatalogEvents::Unsubscribe(const Subscriber* subscriber) {
+  std::lock_guard<std::mutex> lock(mu_);
+  subscribers_.erase(
+      std::remove_if(subscribers_.begin(), subscribers_.end(),
+                     [&](const auto& s) { return s.get() == subscriber; }),
+      subscribers_.end());
+}
+
+void CatalogEvents::Close() {
+  std::vector<std::shared_ptr<Subscriber>> subscribers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    subscribers.swap(subscribers_);
+  }
+  for (const auto& subscriber : subscribers) subscriber->OnClose();
+}
+
+}  // namespace compatd::runtime

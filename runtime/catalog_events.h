@@ -1,0 +1,64 @@
+#pragma once
+
+// What happened to the catalog: the last rejected reload (for GetCatalog) and
+// the subscribers that want every published catalog (WatchCatalog streams).
+// Thread-safe.
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
+#include "engine/catalog.h"
+
+namespace compatd::runtime {
+
+class CatalogEvents final {
+ public:
+  // Receives published catalogs until Close(). Implementations must not block
+  // and must tolerate calls from any thread.
+  class Subscriber {
+   public:
+    virtual ~Subscriber() = default;
+    virtual void OnPublished(
+        std::shared_ptr<const engine::Catalog> catalog) = 0;
+    // The server is shutting down: finish the stream.
+    virtual void OnClose() = 0;
+  };
+
+  struct Error {
+    std::string
+        message;  // "catalog.yaml:12: unknown key ..." lines; empty: none
+    absl::Time at = absl::InfinitePast();
+  };
+
+  CatalogEvents() = default;
+  CatalogEvents(const CatalogEvents&) = delete;
+  CatalogEvents& operator=(const CatalogEvents&) = delete;
+
+  // A catalog was published: clears the last error and notifies every
+  // subscriber.
+  void Published(std::shared_ptr<const engine::Catalog> catalog);
+  // The file on disk is the catalog now serving again: clears the last error.
+  void Unchanged();
+  // A reload was rejected; the previous catalog keeps serving.
+  void Rejected(std::string message, absl::Time at);
+
+  Error LastError() const;
+
+  // False once closed (the subscriber is then not added).
+  bool Subscribe(std::shared_ptr<Subscriber> subscriber);
+  void Unsubscribe(const Subscriber* subscriber);
+  // Closes every subscriber; later Subscribe() calls fail.
+  void Close();
+
+ private:
+  mutable std::mutex mu_;
+  Error last_error_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::shared_ptr<Subscriber>> subscribers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace compatd::runtime

@@ -1,0 +1,150 @@
+// PolicyHandlers computes ListAPIVersions' and ListFeatures' answer to a
+// request without versions (or component) once per catalog snapshot and
+// copies it into each reply. These check that the copied answer is the one a
+// request with the same versions spelled out gets, and that it follows the
+// catalog in force.
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "api/handlers.h"
+#include "catalog/catalog_loader.h"
+#include "catalog/embedded_catalog.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "runtime/catalog_store.h"
+#include "tests/testing/status_matchers.h"
+
+namespace compatd::api {
+namespace {
+
+using google::protobuf::util::MessageDifferencer;
+
+// The embedded catalog has no cluster section; this one turns batch/v1 and
+// the WatchList gate off.
+std::string TurnedOffYaml() {
+  return absl::StrCat(catalog::EmbeddedCatalogYaml(),
+                      "cluster:\n"
+                      "  runtimeConfig: {\"batch/v1\": false}\n"
+                      "  featureGates: {WatchList: false}\n");
+}
+
+std::shared_ptr<const engine::Catalog> Parse(absl::string_view yaml,
+                                             uint64_t generation) {
+  absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
+      catalog::ParseCatalog(yaml, "test");
+  EXPECT_TRUE(catalog.ok()) << catalog.status();
+  if (!catalog.ok()) return nullptr;
+  (*catalog)->generation = generation;
+  return std::move(*catalog);
+}
+
+bool ServesGroup(const v1::ListAPIVersionsResponse& response,
+                 absl::string_view group) {
+  for (const v1::APIGroupVersion& gv : response.group_versions()) {
+    if (gv.group() == group) return true;
+  }
+  return false;
+}
+
+const v1::FeatureDecision* FindFeature(const v1::ListFeaturesResponse& response,
+                                       absl::string_view name) {
+  for (const v1::FeatureDecision& f : response.features()) {
+    if (f.name() == name) return &f;
+  }
+  return nullptr;
+}
+
+// The embedded catalog's defaults, spelled out: the answer is computed per
+// call for such a request.
+v1::VersionContext ExplicitDefaults() {
+  v1::VersionContext versions;
+  versions.set_binary_version("1.36");
+  versions.set_emulation_version("1.36");
+  versions.set_min_compatibility_version("1.35");
+  return versions;
+}
+
+class CatalogAnswersTest : public ::testing::Test {
+ protected:
+  runtime::CatalogStore store_;
+  PolicyHandlers handlers_{&store_};
+};
+
+TEST_F(CatalogAnswersTest, ListAPIVersionsEqualsTheComputedAnswer) {
+  store_.Publish(Parse(catalog::EmbeddedCatalogYaml(), 1));
+  v1::ListAPIVersionsResponse first, second, computed;
+  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &first));
+  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &second));
+  v1::ListAPIVersionsRequest explicit_request;
+  *explicit_request.mutable_versions() = ExplicitDefaults();
+  ASSERT_OK(handlers_.ListAPIVersions(explicit_request, &computed));
+  EXPECT_GT(first.group_versions_size(), 10);
+  EXPECT_TRUE(MessageDifferencer::Equals(first, computed))
+      << first.ShortDebugString() << "\nvs\n"
+      << computed.ShortDebugString();
+  EXPECT_TRUE(MessageDifferencer::Equals(first, second));
+}
+
+TEST_F(CatalogAnswersTest, ListFeaturesEqualsTheComputedAnswer) {
+  store_.Publish(Parse(catalog::EmbeddedCatalogYaml(), 1));
+  v1::ListFeaturesResponse cached, computed;
+  ASSERT_OK(handlers_.ListFeatures(v1::ListFeaturesRequest(), &cached));
+  v1::ListFeaturesRequest explicit_request;
+  *explicit_request.mutable_versions() = ExplicitDefaults();
+  ASSERT_OK(handlers_.ListFeatures(explicit_request, &computed));
+  EXPECT_EQ(cached.features_size(), 240);
+  EXPECT_TRUE(MessageDifferencer::Equals(cached, computed));
+}
+
+TEST_F(CatalogAnswersTest, ListFeaturesOfOneComponentIsNotTheWholeList) {
+  store_.Publish(Parse(catalog::EmbeddedCatalogYaml(), 1));
+  v1::ListFeaturesResponse all, apiserver;
+  ASSERT_OK(handlers_.ListFeatures(v1::ListFeaturesRequest(), &all));
+  v1::ListFeaturesRequest request;
+  request.set_component("kube-apiserver");
+  ASSERT_OK(handlers_.ListFeatures(request, &apiserver));
+  ASSERT_GT(apiserver.features_size(), 0);
+  EXPECT_LT(apiserver.features_size(), all.features_size());
+  for (const v1::FeatureDecision& f : apiserver.features()) {
+    EXPECT_EQ(f.component(), "kube-apiserver") << f.name();
+  }
+}
+
+TEST_F(CatalogAnswersTest, AnswersFollowAReload) {
+  store_.Publish(Parse(catalog::EmbeddedCatalogYaml(), 1));
+  v1::ListAPIVersionsResponse before, after;
+  v1::ListFeaturesResponse features_before, features_after;
+  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &before));
+  ASSERT_OK(
+      handlers_.ListFeatures(v1::ListFeaturesRequest(), &features_before));
+  store_.Publish(Parse(TurnedOffYaml(), 2));
+  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &after));
+  ASSERT_OK(handlers_.ListFeatures(v1::ListFeaturesRequest(), &features_after));
+
+  EXPECT_TRUE(ServesGroup(before, "batch"));
+  EXPECT_FALSE(ServesGroup(after, "batch"));
+  EXPECT_EQ(after.catalog_generation(), 2u);
+  ASSERT_NE(FindFeature(features_before, "WatchList"), nullptr);
+  ASSERT_NE(FindFeature(features_after, "WatchList"), nullptr);
+  EXPECT_TRUE(FindFeature(features_before, "WatchList")->enabled());
+  EXPECT_FALSE(FindFeature(features_after, "WatchList")->enabled());
+}
+
+// Catalogs published by hand may share a generation (and, once the first is
+// freed, its address): the answer still belongs to the catalog in force.
+TEST_F(CatalogAnswersTest, AnotherCatalogWithTheSameGenerationIsNotConfused) {
+  store_.Publish(Parse(catalog::EmbeddedCatalogYaml(), 0));
+  v1::ListAPIVersionsResponse first;
+  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &first));
+  store_.Publish(Parse(TurnedOffYaml(), 0));  // the first catalog is freed
+  v1::ListAPIVersionsResponse second;
+  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &second));
+  EXPECT_TRUE(ServesGroup(first, "batch"));
+  EXPECT_FALSE(ServesGroup(second, "batch"));
+  EXPECT_NE(first.catalog_digest(), second.catalog_digest());
+}
+
+}  // namespace
+}  // namespace compatd::api

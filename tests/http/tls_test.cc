@@ -1,0 +1,206 @@
+// TLS file checks and reloading (http/tls.h), with certificates made by
+// the openssl CLI at test time.
+
+#include "http/tls.h"
+
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/test_certs.h"
+
+namespace compatd::http {
+namespace {
+
+using ::compatd::testing::StatusIs;
+using ::compatd::testing::TestCerts;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+class TlsFilesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    certs_ = new TestCerts();
+    ASSERT_TRUE(certs_->MakeCa("ca1"));
+    ASSERT_TRUE(certs_->MakeServer("ca1", "server1"));
+    ASSERT_TRUE(certs_->MakeCa("ca2"));
+    ASSERT_TRUE(certs_->MakeServer("ca2", "server2"));
+  }
+  static void TearDownTestSuite() {
+    delete certs_;
+    certs_ = nullptr;
+  }
+
+  static TlsFiles Files(const std::string& name, const std::string& ca = "") {
+    TlsFiles files;
+    files.cert = certs_->Path(name + ".crt");
+    files.key = certs_->Path(name + ".key");
+    if (!ca.empty()) files.client_ca = certs_->Path(ca + ".crt");
+    return files;
+  }
+
+  static TestCerts* certs_;
+};
+
+TestCerts* TlsFilesTest::certs_ = nullptr;
+
+TEST_F(TlsFilesTest, NothingSetIsPlaintext) {
+  EXPECT_OK(CheckTlsFiles(TlsFiles(), "--tls"));
+  EXPECT_FALSE(TlsFiles().enabled());
+}
+
+TEST_F(TlsFilesTest, MatchingPairIsAccepted) {
+  EXPECT_OK(CheckTlsFiles(Files("server1"), "--tls"));
+}
+
+TEST_F(TlsFilesTest, PairWithClientCaIsAccepted) {
+  EXPECT_OK(CheckTlsFiles(Files("server1", "ca2"), "--tls"));
+}
+
+TEST_F(TlsFilesTest, CertWithoutKeyIsRejected) {
+  TlsFiles files = Files("server1");
+  files.key.clear();
+  EXPECT_THAT(CheckTlsFiles(files, "--tls"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--tls-cert and --tls-key go together")));
+}
+
+TEST_F(TlsFilesTest, ClientCaWithoutCertIsRejected) {
+  TlsFiles files;
+  files.client_ca = certs_->Path("ca1.crt");
+  EXPECT_THAT(CheckTlsFiles(files, "--metrics-tls"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--metrics-tls-client-ca needs "
+                                 "--metrics-tls-cert")));
+}
+
+TEST_F(TlsFilesTest, MissingFileNamesFlagAndPath) {
+  TlsFiles files = Files("server1");
+  files.cert = certs_->Path("absent.crt");
+  EXPECT_THAT(CheckTlsFiles(files, "--tls"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("--tls-cert="),
+                             HasSubstr("absent.crt: cannot read the file"))));
+}
+
+TEST_F(TlsFilesTest, KeyOfAnotherCertificateIsRejected) {
+  TlsFiles files = Files("server1");
+  files.key = certs_->Path("server2.key");
+  EXPECT_THAT(CheckTlsFiles(files, "--tls"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("does not belong to the first certificate "
+                                 "of --tls-cert")));
+}
+
+TEST_F(TlsFilesTest, NonPemCertificateIsRejected) {
+  TlsFiles files = Files("server1");
+  files.cert = certs_->Path("server1.ext");  // text, but no certificate
+  EXPECT_THAT(CheckTlsFiles(files, "--tls"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("no PEM certificate")));
+}
+
+TEST_F(TlsFilesTest, CertificateAsKeyIsRejected) {
+  TlsFiles files = Files("server1");
+  files.key = certs_->Path("server1.crt");
+  EXPECT_THAT(
+      CheckTlsFiles(files, "--tls"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--tls-key=")));
+}
+
+TEST_F(TlsFilesTest, ClientCaWithoutCertificatesIsRejected) {
+  TlsFiles files = Files("server1");
+  files.client_ca = certs_->Path("server1.key");
+  EXPECT_THAT(CheckTlsFiles(files, "--tls"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--tls-client-ca=")));
+}
+
+TEST(TlsFileContextTest, UnchangedFilesAreNotReloaded) {
+  TestCerts certs;
+  ASSERT_TRUE(certs.MakeCa("ca"));
+  ASSERT_TRUE(certs.MakeServer("ca", "a"));
+  ASSERT_TRUE(certs.Replace("a.crt", "tls.crt"));
+  ASSERT_TRUE(certs.Replace("a.key", "tls.key"));
+  TlsFiles files{certs.Path("tls.crt"), certs.Path("tls.key"), ""};
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<TlsFileContext> context,
+      TlsFileContext::Create(files, absl::Seconds(1), "--tls"));
+  ASSERT_OK_AND_ASSIGN(bool reloaded, context->ReloadNow());
+  EXPECT_FALSE(reloaded);
+  EXPECT_EQ(context->reloads(), 0);
+}
+
+TEST(TlsFileContextTest, RotatedPairIsTaken) {
+  TestCerts certs;
+  ASSERT_TRUE(certs.MakeCa("ca"));
+  ASSERT_TRUE(certs.MakeServer("ca", "a"));
+  ASSERT_TRUE(certs.MakeServer("ca", "b"));
+  ASSERT_TRUE(certs.Replace("a.crt", "tls.crt"));
+  ASSERT_TRUE(certs.Replace("a.key", "tls.key"));
+  TlsFiles files{certs.Path("tls.crt"), certs.Path("tls.key"), ""};
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<TlsFileContext> context,
+      TlsFileContext::Create(files, absl::Seconds(1), "--tls"));
+  ASSERT_TRUE(certs.Replace("b.crt", "tls.crt"));
+  ASSERT_TRUE(certs.Replace("b.key", "tls.key"));
+  ASSERT_OK_AND_ASSIGN(bool reloaded, context->ReloadNow());
+  EXPECT_TRUE(reloaded);
+  EXPECT_EQ(context->reloads(), 1);
+}
+
+TEST(TlsFileContextTest, HalfWrittenRotationKeepsThePreviousPair) {
+  TestCerts certs;
+  ASSERT_TRUE(certs.MakeCa("ca"));
+  ASSERT_TRUE(certs.MakeServer("ca", "a"));
+  ASSERT_TRUE(certs.MakeServer("ca", "b"));
+  ASSERT_TRUE(certs.Replace("a.crt", "tls.crt"));
+  ASSERT_TRUE(certs.Replace("a.key", "tls.key"));
+  TlsFiles files{certs.Path("tls.crt"), certs.Path("tls.key"), ""};
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<TlsFileContext> context,
+      TlsFileContext::Create(files, absl::Seconds(1), "--tls"));
+  ASSERT_TRUE(certs.Replace("b.crt", "tls.crt"));  // key not yet replaced
+  EXPECT_THAT(context->ReloadNow(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr("does not belong")));
+  EXPECT_EQ(context->reloads(), 0);
+  ASSERT_TRUE(certs.Replace("b.key", "tls.key"));
+  ASSERT_OK_AND_ASSIGN(bool reloaded, context->ReloadNow());
+  EXPECT_TRUE(reloaded);
+}
+
+TEST(TlsTerminatorTest, NonNumericHostIsInvalidArgument) {
+  TestCerts certs;
+  ASSERT_TRUE(certs.MakeCa("ca"));
+  ASSERT_TRUE(certs.MakeServer("ca", "a"));
+  TlsFiles files{certs.Path("a.crt"), certs.Path("a.key"), ""};
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<TlsFileContext> context,
+      TlsFileContext::Create(files, absl::Seconds(1), "--tls"));
+  EXPECT_THAT(
+      TlsTerminator::Start("localhost:0", 1, context.get()),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("numeric")));
+  EXPECT_THAT(
+      TlsTerminator::Start("127.0.0.1", 1, context.get()),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("host:port")));
+}
+
+TEST(TlsTerminatorTest, BindsAFreePortAndStops) {
+  TestCerts certs;
+  ASSERT_TRUE(certs.MakeCa("ca"));
+  ASSERT_TRUE(certs.MakeServer("ca", "a"));
+  TlsFiles files{certs.Path("a.crt"), certs.Path("a.key"), ""};
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<TlsFileContext> context,
+      TlsFileContext::Create(files, absl::Seconds(1), "--tls"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<TlsTerminator> terminator,
+                       TlsTerminator::Start("127.0.0.1:0", 1, context.get()));
+  EXPECT_GT(terminator->port(), 0);
+  terminator->Stop();
+  terminator->Stop();  // idempotent
+}
+
+}  // namespace
+}  // namespace compatd::http
