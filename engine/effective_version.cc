@@ -17,14 +17,20 @@ namespace {
 
 // Which kube-apiserver code decides, by the binary's major.minor:
 //  - kBeforeEmulation: < 1.31, no --emulated-version at all.
-//  - k131: component-base v0.31 version.go: emulation in [N-1, N] and, by
-//    ValidateKubeEffectiveVersion, equal to the binary at 1.31;
-//    min-compatibility fixed at N-1.
-//  - k132: component-base v0.32 version.go: emulation in [N-3, N] and >= 1.31;
-//    setting it resets min-compatibility to emulation-1 (no floor);
-//    min-compatibility in [N-4, emulation] and >= 1.30.
-//  - kFloors: component-base compatibility/ (1.33 and later): one floor
-//    max(N-3, 1.31) for both; setting emulation resets min-compatibility to
+//  - k131: apiserver v0.31.x pkg/util/version/version.go (component-base
+//    v0.31 has no effective version): Validate accepts emulation in [N-1, N]
+//    and min-compatibility exactly N-1; ValidateKubeEffectiveVersion also
+//    requires emulation == binary at 1.31. SetEmulationVersion stores the
+//    emulation version only, so min-compatibility stays N-1.
+//  - k132: component-base v0.32.x version/version.go (unchanged v0.32.0 to
+//    v0.32.13): the same Validate, emulation in [N-1, N] and min-compatibility
+//    exactly N-1; SetEmulationVersion stores the emulation version only;
+//    ValidateKubeEffectiveVersion only rejects binaries at 1.31. (The N-3 /
+//    N-4 ranges and ">= 1.31" / ">= 1.30" checks of component-base 70b67d7
+//    were 1.33-cycle code, first tagged v0.33.0-alpha.1, never in v0.32.)
+//  - kFloors: component-base compatibility/ (v0.33.0 to master) with apiserver
+//    pkg/util/compatibility kubeEffectiveVersionFloors: one floor max(N-3,
+//    1.31) for both; setting emulation resets min-compatibility to
 //    max(emulation-1, floor).
 enum class Era { kBeforeEmulation, k131, k132, kFloors };
 
@@ -146,16 +152,11 @@ std::string CheckEmulation(Era era, const Version& binary,
       return "";
     }
     case Era::k132: {
-      const Version floor = binary_p0.SubtractMinor(3);
+      const Version floor = binary_p0.SubtractMinor(1);
       if (emulation > binary_p0 || emulation < floor) {
         return absl::StrFormat("emulation version %s is not between [%s, %s]",
                                emulation.ToString(), floor.ToString(),
                                binary_p0.ToString());
-      }
-      if (emulation < MinimumKubeEmulationVersion()) {
-        return absl::StrFormat(
-            "emulation version needs to be greater or equal to 1.31, got %s",
-            emulation.ToString());
       }
       return "";
     }
@@ -178,27 +179,13 @@ std::string CheckMinCompatibility(Era era, const Version& binary,
   const Version binary_p0 = binary.WithPatch(0);
   switch (era) {
     case Era::kBeforeEmulation:
-    case Era::k131: {
+    case Era::k131:
+    case Era::k132: {
       const Version fixed = binary_p0.SubtractMinor(1);
       if (min_compat != fixed) {
         return absl::StrFormat(
             "minCompatibilityVersion version %s is not between [%s, %s]",
             min_compat.ToString(), fixed.ToString(), fixed.ToString());
-      }
-      return "";
-    }
-    case Era::k132: {
-      const Version floor = binary_p0.SubtractMinor(4);
-      if (min_compat > emulation || min_compat < floor) {
-        return absl::StrFormat(
-            "minCompatibilityVersion version %s is not between [%s, %s]",
-            min_compat.ToString(), floor.ToString(), emulation.ToString());
-      }
-      if (min_compat < MinimumKubeEmulationVersion().SubtractMinor(1)) {
-        return absl::StrFormat(
-            "minCompatibilityVersion version needs to be greater or equal to "
-            "1.30, got %s",
-            min_compat.ToString());
       }
       return "";
     }
@@ -222,7 +209,7 @@ VersionRange EmulationRange(Era era, const Version& binary) {
     case Era::k131:
       return {mm, mm};
     case Era::k132:
-      return {Max(mm.SubtractMinor(3), MinimumKubeEmulationVersion()), mm};
+      return {mm.SubtractMinor(1), mm};
     case Era::kFloors:
       return {KubeVersionFloor(binary), mm};
   }
@@ -235,11 +222,8 @@ VersionRange MinCompatibilityRange(Era era, const Version& binary,
   switch (era) {
     case Era::kBeforeEmulation:
     case Era::k131:
-      return {mm.SubtractMinor(1), mm.SubtractMinor(1)};
     case Era::k132:
-      return {Max(mm.SubtractMinor(4),
-                  MinimumKubeEmulationVersion().SubtractMinor(1)),
-              emulation.ToMajorMinor()};
+      return {mm.SubtractMinor(1), mm.SubtractMinor(1)};
     case Era::kFloors:
       return {KubeVersionFloor(binary), emulation.ToMajorMinor()};
   }
@@ -279,8 +263,8 @@ bool WithinBounds(Era era, MajorMinorPair binary, MajorMinorPair emulation,
       return Within(emulation, binary, binary) &&
              Within(min_compat, Minus(binary, 1), Minus(binary, 1));
     case Era::k132:
-      return Within(emulation, MaxPair(Minus(binary, 3), {1, 31}), binary) &&
-             Within(min_compat, MaxPair(Minus(binary, 4), {1, 30}), emulation);
+      return Within(emulation, Minus(binary, 1), binary) &&
+             Within(min_compat, Minus(binary, 1), Minus(binary, 1));
     case Era::kFloors: {
       const MajorMinorPair floor = MaxPair(Minus(binary, 3), {1, 31});
       return Within(emulation, floor, binary) &&
@@ -442,18 +426,17 @@ absl::StatusOr<EffectiveVersions> ResolveGiven(const Catalog& catalog,
       return FlagError(emulation_origin, status.message(), binary,
                        "emulation versions", EmulationRange(era, binary));
     }
-    // SetEmulationVersion also resets the min-compatibility version, except
-    // in 1.31 where it stayed at binary - 1.
-    if (era == Era::k132) {
-      min_compat = Minus(emulation, 1);
-    } else if (era == Era::kFloors) {
+    // From 1.33 SetEmulationVersion also resets the min-compatibility
+    // version; in 1.31 and 1.32 it stores the emulation version only, so
+    // min-compatibility stays binary - 1.
+    if (era == Era::kFloors) {
       min_compat =
           MaxPair(Minus(emulation, 1), MaxPair(Minus(binary_mm, 3), {1, 31}));
     }
   }
   if (min_compat_origin.text.empty()) {
     min_compat_origin.defaulted = true;
-    min_compat_origin.where = emulation_origin.defaulted
+    min_compat_origin.where = emulation_origin.defaulted || era != Era::kFloors
                                   ? "default: the binary version - 1"
                                   : "default for the emulation version set";
   } else {
@@ -467,7 +450,7 @@ absl::StatusOr<EffectiveVersions> ResolveGiven(const Catalog& catalog,
     }
   }
 
-  // Validate (and ValidateKubeEffectiveVersion in 1.31-1.32): first on plain
+  // Validate (and ValidateKubeEffectiveVersion in 1.31): first on plain
   // numbers, then, only when something is out of range, again with
   // Kubernetes' wording.
   if (WithinBounds(era, binary_mm, emulation, min_compat)) {

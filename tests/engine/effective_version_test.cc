@@ -1,7 +1,7 @@
 // ResolveEffectiveVersions and its pieces, against component-base's
 // compatibility/version.go + registry.go (1.33+), component-base v0.32
-// version/version.go (1.32) and v0.31 version/version.go (1.31). Tables name
-// the Kubernetes test they are transcribed from.
+// version/version.go (1.32) and apiserver v0.31 pkg/util/version/version.go
+// (1.31). Tables name the Kubernetes test they are transcribed from.
 
 #include "engine/effective_version.h"
 
@@ -135,40 +135,161 @@ const ResolveCase kKepCases[] = {
 INSTANTIATE_TEST_SUITE_P(Kep4330, ResolveTest, ::testing::ValuesIn(kKepCases),
                          CaseName);
 
-// Older release lines. 1.32: component-base v0.32.0 version/version.go
-// (Validate [N-3, N] and [N-4, emulation]; ValidateKubeEffectiveVersion >= 1.31
-// and >= 1.30; SetEmulationVersion sets min-compat to emulation-1, unfloored)
-// and its version_test.go TestValidateKubeEffectiveVersion. 1.31: v0.31.0
-// (emulation in [N-1, N] and equal to the binary at 1.31; min-compat N-1).
-const ResolveCase kOlderReleaseCases[] = {
-    {"V132Default", "1.32", "", "", "1.32", "1.31", nullptr},
-    {"V132Emulation131MinCompatUnfloored", "1.32", "1.31", "", "1.31", "1.30",
-     nullptr},
-    {"V132ValidVersions", "1.32", "1.31", "1.31", "1.31", "1.31", nullptr},
-    {"V132EmulationTooLow", "1.32", "1.30", "1.31", nullptr, nullptr,
-     "emulation version needs to be greater or equal to 1.31, got 1.30"},
-    {"V132MinCompatTooLow", "1.32", "1.31", "1.29", nullptr, nullptr,
-     "minCompatibilityVersion version needs to be greater or equal to 1.30, "
-     "got 1.29"},
-    {"V132BothTooLow", "1.32", "1.30", "1.30", nullptr, nullptr,
-     "emulation version needs to be greater or equal to 1.31, got 1.30"},
-    {"V132EmulationBelowNMinus3", "1.32", "1.28", "", nullptr, nullptr,
-     "emulation version 1.28 is not between [1.29, 1.32.0]"},
+// 1.31: apiserver v0.31.0..v0.31.14 pkg/util/version/version.go (the
+// effective version lived there; component-base v0.31 version/version.go has
+// none). Validate: emulation in [N-1, N], min-compatibility exactly N-1;
+// SetEmulationVersion stores the emulation version only;
+// ValidateKubeEffectiveVersion: emulation == binary at 1.31, reported after
+// Validate's errors by kubernetes v1.31 cmd/kube-apiserver/app/options/
+// validation.go (and printed with the binary's pre-release,
+// EmulationVersion()).
+const ResolveCase kApiserverV031Cases[] = {
+    // apiserver v0.31.0 pkg/util/version/version.go newEffectiveVersion.
     {"V131Default", "1.31", "", "", "1.31", "1.30", nullptr},
+    // apiserver v0.31.0 pkg/util/version/version.go
+    // ValidateKubeEffectiveVersion.
     {"V131EmulationMustEqualBinary", "1.31", "1.30", "", nullptr, nullptr,
      "emulation version needs to be equal to binary version(1.31) in "
      "compatibility-version alpha, got 1.30"},
+    // apiserver v0.31.0 pkg/util/version/version.go Validate.
     {"V131EmulationBelowNMinus1", "1.31", "1.29", "", nullptr, nullptr,
      "emulation version 1.29 is not between [1.30, 1.31.0]"},
+    // apiserver v0.31.14 pkg/util/version/version.go Validate (upper bound is
+    // the binary with patch 0).
+    {"V131EmulationAboveBinaryRejected", "v1.31.4", "1.32", "", nullptr,
+     nullptr, "emulation version 1.32 is not between [1.30, 1.31.0]"},
+    // apiserver v0.31.0 pkg/util/version/version.go Validate: min-compat
+    // exactly N-1.
     {"V131MinCompatFixed", "1.31", "", "1.31", nullptr, nullptr,
      "minCompatibilityVersion version 1.31 is not between [1.30, 1.30]"},
     {"V131MinCompatAtNMinus1", "1.31", "1.31", "1.30", "1.31", "1.30", nullptr},
+};
+INSTANTIATE_TEST_SUITE_P(ApiserverV031, ResolveTest,
+                         ::testing::ValuesIn(kApiserverV031Cases), CaseName);
+
+// 1.32: component-base v0.32.0..v0.32.13 version/version.go (no change across
+// the v0.32 tags). Validate: emulation in [N-1, N] ("emulationVersion can only
+// be 1.{binaryMinor-1}...1.{binaryMinor}") and min-compatibility exactly N-1
+// ("can only be 1.{binaryMinor-1} for alpha"); SetEmulationVersion stores the
+// emulation version only, so min-compatibility stays newEffectiveVersion's
+// binary-1; ValidateKubeEffectiveVersion rejects nothing at 1.32. (The N-3 /
+// N-4 ranges and ">= 1.31" / ">= 1.30" checks compatd used to apply here are
+// component-base commit 70b67d7, first tagged v0.33.0-alpha.1.)
+const ResolveCase kComponentBaseV032Cases[] = {
+    // component-base v0.32.0 version/version.go newEffectiveVersion.
+    {"V132Default", "1.32", "", "", "1.32", "1.31", nullptr},
+    // component-base v0.32.13 version/version.go SetEmulationVersion (stores
+    // the emulation version only) and newEffectiveVersion (binary-1): the
+    // reported bug, min-compatibility 1.31, not 1.30.
+    {"V132Emulation131KeepsMinCompat131", "1.32", "1.31", "", "1.31", "1.31",
+     nullptr},
+    {"V132Emulation132KeepsMinCompat131", "1.32", "1.32", "", "1.32", "1.31",
+     nullptr},
+    // component-base v0.32.0 version/version.go ValidateKubeEffectiveVersion:
+    // only a 1.31 binary must emulate itself.
+    {"V132PatchBinaryEmulation131", "v1.32.5", "1.31", "", "1.31", "1.31",
+     nullptr},
+    {"V132PreReleaseBinaryEmulation131", "1.32.0-alpha.1", "1.31", "", "1.31",
+     "1.31", nullptr},
+    // component-base v0.32.0 version/version.go Validate: N-2 is out.
+    {"V132EmulationNMinus2Rejected", "1.32", "1.30", "", nullptr, nullptr,
+     "emulation version 1.30 is not between [1.31, 1.32.0]"},
+    {"V132EmulationNMinus4Rejected", "1.32", "1.28", "", nullptr, nullptr,
+     "emulation version 1.28 is not between [1.31, 1.32.0]"},
+    {"V132EmulationAboveBinaryRejected", "v1.32.3", "1.33", "", nullptr,
+     nullptr, "emulation version 1.33 is not between [1.31, 1.32.0]"},
+    // component-base v0.32.0 version/version.go Validate: min-compat is N-1
+    // whatever the emulation version.
+    {"V132MinCompatAtNMinus1", "1.32", "1.31", "1.31", "1.31", "1.31", nullptr},
+    {"V132MinCompatEqualToEmulationRejected", "1.32", "1.32", "1.32", nullptr,
+     nullptr,
+     "minCompatibilityVersion version 1.32 is not between [1.31, 1.31]"},
+    {"V132MinCompatNMinus2Rejected", "1.32", "1.31", "1.30", nullptr, nullptr,
+     "minCompatibilityVersion version 1.30 is not between [1.31, 1.31]"},
+    // Not a ">= 1.30" message: that check is 70b67d7, not v0.32.
+    {"V132MinCompatNMinus3Rejected", "1.32", "1.31", "1.29", nullptr, nullptr,
+     "minCompatibilityVersion version 1.29 is not between [1.31, 1.31]"},
+};
+INSTANTIATE_TEST_SUITE_P(ComponentBaseV032, ResolveTest,
+                         ::testing::ValuesIn(kComponentBaseV032Cases),
+                         CaseName);
+
+// component-base v0.32.0 version/version_test.go TestValidate (identical to
+// apiserver v0.31.0 pkg/util/version/version_test.go TestValidate), the rows
+// with binary 1.32. Its flags are major.minor here: compatd's request fields
+// go through toVersionMap, which rejects a non-zero patch, where the test
+// calls Set() directly. The row "emulation version two minor lower than binary
+// not ok" has binary v1.33.2, which compatd answers with the 1.33 code.
+const ResolveCase kComponentBaseV032TestValidateCases[] = {
+    {"PatchVersionDiffOk", "v1.32.2", "1.32", "1.31", "1.32", "1.31", nullptr},
+    {"EmulationVersionOneMinorLowerThanBinaryOk", "v1.32.2", "1.31", "1.31",
+     "1.31", "1.31", nullptr},
+    {"EmulationVersionOneMinorHigherThanBinaryNotOk", "v1.32.2", "1.33", "1.31",
+     nullptr, nullptr, "emulation version 1.33 is not between [1.31, 1.32.0]"},
+    {"EmulationVersionTwoMinorHigherThanBinaryNotOk", "v1.32.2", "1.34", "1.31",
+     nullptr, nullptr, "emulation version 1.34 is not between [1.31, 1.32.0]"},
+    {"CompatibilityVersionSameAsBinaryNotOk", "v1.32.2", "1.32", "1.32",
+     nullptr, nullptr,
+     "minCompatibilityVersion version 1.32 is not between [1.31, 1.31]"},
+    {"CompatibilityVersionTwoMinorLowerThanBinaryNotOk", "v1.32.2", "1.32",
+     "1.30", nullptr, nullptr,
+     "minCompatibilityVersion version 1.30 is not between [1.31, 1.31]"},
+    {"CompatibilityVersionOneMinorHigherThanBinaryNotOk", "v1.32.2", "1.32",
+     "1.33", nullptr, nullptr,
+     "minCompatibilityVersion version 1.33 is not between [1.31, 1.31]"},
+};
+INSTANTIATE_TEST_SUITE_P(
+    ComponentBaseV032TestValidate, ResolveTest,
+    ::testing::ValuesIn(kComponentBaseV032TestValidateCases), CaseName);
+
+// 1.33 and later: component-base compatibility/version.go (identical from
+// v0.33.0 through v0.33.13, v0.34.0..v0.34.10, v0.35.x, v0.36.3 and master
+// 349fbe0) with apiserver pkg/util/compatibility/version.go
+// kubeEffectiveVersionFloors (identical v0.33.0..master 24a394e): the 1.31
+// rules that survive are the absolute floor max(N-3, 1.31) of both versions
+// and min-compatibility = max(emulation-1, floor) after SetEmulationVersion.
+const ResolveCase kCompatibilityFloorCases[] = {
+    // v0.33.0 compatibility/version.go NewEffectiveVersion: binary-1,
+    // SetMinCompatibilityVersion after SetEmulationVersion, not floored.
+    {"V133Default", "1.33", "", "", "1.33", "1.32", nullptr},
+    // v0.33.0 compatibility/version.go SetEmulationVersion: emulation-1 = 1.30
+    // is below the 1.31 floor of apiserver v0.33.0
+    // pkg/util/compatibility/version.go kubeEffectiveVersionFloors.
+    {"V133Emulation131MinCompatFlooredAt131", "1.33", "1.31", "", "1.31",
+     "1.31", nullptr},
+    {"V133Emulation132MinCompat131", "1.33", "1.32", "", "1.32", "1.31",
+     nullptr},
+    // v0.33.13 compatibility/version.go Validate with the 1.31 floor.
+    {"V133EmulationBelow131Rejected", "v1.33.13", "1.30", "", nullptr, nullptr,
+     "emulation version 1.30 is not between [1.31, 1.33.0]"},
+    {"V133MinCompatBelow131Rejected", "1.33", "1.32", "1.30", nullptr, nullptr,
+     "minCompatibilityVersion version 1.30 is not between [1.31, 1.32]"},
+    // v0.34.0 compatibility/version.go: N-3 is 1.31, the same floor.
+    {"V134Emulation131MinCompatFlooredAt131", "1.34", "1.31", "", "1.31",
+     "1.31", nullptr},
+    {"V134EmulationBelow131Rejected", "v1.34.10", "1.30", "", nullptr, nullptr,
+     "emulation version 1.30 is not between [1.31, 1.34.0]"},
+    // master compatibility/version.go: from 1.35 the floor is N-3.
+    {"V135Emulation132MinCompatFlooredAt132", "1.35", "1.32", "", "1.32",
+     "1.32", nullptr},
+    {"V135Emulation131Rejected", "1.35", "1.31", "", nullptr, nullptr,
+     "emulation version 1.31 is not between [1.32, 1.35.0]"},
+    {"V137Emulation134MinCompatFlooredAt134", "1.37.0-alpha.3", "1.34", "",
+     "1.34", "1.34", nullptr},
+};
+INSTANTIATE_TEST_SUITE_P(CompatibilityFloors, ResolveTest,
+                         ::testing::ValuesIn(kCompatibilityFloorCases),
+                         CaseName);
+
+// Before 1.31 there is no --emulated-version (a compatd convention: the
+// binary's own code has no effective version).
+const ResolveCase kBeforeEmulationCases[] = {
     {"V130HasNoEmulation", "1.30", "1.29", "", nullptr, nullptr,
      "has no --emulated-version"},
     {"V130Default", "1.30", "", "", "1.30", "1.29", nullptr},
 };
 INSTANTIATE_TEST_SUITE_P(OlderReleases, ResolveTest,
-                         ::testing::ValuesIn(kOlderReleaseCases), CaseName);
+                         ::testing::ValuesIn(kBeforeEmulationCases), CaseName);
 
 // Flag values (registry.go toVersionMap), through the request field.
 const ResolveCase kFlagCases[] = {
@@ -412,6 +533,34 @@ TEST(ResolveEffectiveVersionsTest, BothErrorsWhenBothGiven) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("emulation_version \"1.37\""),
                              HasSubstr("min_compatibility_version \"1.30\""))));
+}
+
+// component-base v0.32.0 version/version.go: SetEmulationVersion from the
+// cluster section leaves min-compatibility at binary-1 as well.
+TEST(ResolveEffectiveVersionsTest, V132ClusterEmulationKeepsMinCompat) {
+  ASSERT_OK_AND_ASSIGN(EffectiveVersions got,
+                       ResolveEffectiveVersions(CatalogAt("1.32", "1.31"), {}));
+  EXPECT_EQ(got.emulation.ToString(), "1.31");
+  EXPECT_EQ(got.min_compatibility.ToString(), "1.31");
+}
+
+// component-base v0.32.0 version/version.go Validate: the accepted ranges
+// named in the message are [N-1, N] and N-1.
+TEST(ResolveEffectiveVersionsTest, V132ErrorsNameTheV032Ranges) {
+  VersionQuery query;
+  query.emulation_version = "1.29";
+  EXPECT_THAT(ResolveEffectiveVersions(CatalogAt("1.32"), query),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("accepts emulation versions 1.31 to "
+                                       "1.32"),
+                             Not(HasSubstr("greater or equal")))));
+  query.emulation_version = "1.32";
+  query.min_compatibility_version = "1.30";
+  EXPECT_THAT(
+      ResolveEffectiveVersions(CatalogAt("1.32"), query),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("kube-apiserver 1.32 accepts min-compatibility "
+                         "versions 1.31")));
 }
 
 }  // namespace
