@@ -136,29 +136,33 @@ std::string CheckEmulation(Era era, const Version& binary,
             binary.MajorMinorString(), emulation.MajorMinorString());
       }
       return "";
-    case Era::k131: {
-      const Version floor = binary_p0.SubtractMinor(1);
-      if (emulation > binary_p0 || emulation < floor) {
-        return absl::StrFormat("emulation version %s is not between [%s, %s]",
-                               emulation.ToString(), floor.ToString(),
-                               binary_p0.ToString());
-      }
-      if (emulation.CompareMajorMinor(binary) != 0) {
-        return absl::StrFormat(
-            "emulation version needs to be equal to binary version(%s) in "
-            "compatibility-version alpha, got %s",
-            binary.MajorMinorString(), emulation.ToString());
-      }
-      return "";
-    }
+    case Era::k131:
     case Era::k132: {
+      std::string error;
       const Version floor = binary_p0.SubtractMinor(1);
       if (emulation > binary_p0 || emulation < floor) {
-        return absl::StrFormat("emulation version %s is not between [%s, %s]",
-                               emulation.ToString(), floor.ToString(),
-                               binary_p0.ToString());
+        error = absl::StrFormat("emulation version %s is not between [%s, %s]",
+                                emulation.ToString(), floor.ToString(),
+                                binary_p0.ToString());
       }
-      return "";
+      // ValidateKubeEffectiveVersion, which kube-apiserver 1.31 runs after
+      // (and reports with) Validate. It prints EmulationVersion(), which
+      // carries the binary's pre-release in 1.31.
+      if (era == Era::k131 && emulation.CompareMajorMinor(binary) != 0) {
+        std::string got = emulation.ToString();
+        if (!binary.pre_release().empty()) {
+          got = absl::StrCat(emulation.major(), ".", emulation.minor(), ".0-",
+                             binary.pre_release());
+        }
+        if (!error.empty()) absl::StrAppend(&error, ", ");
+        absl::StrAppend(
+            &error,
+            absl::StrFormat(
+                "emulation version needs to be equal to binary version(%s) "
+                "in compatibility-version alpha, got %s",
+                binary.MajorMinorString(), got));
+      }
+      return error;
     }
     case Era::kFloors: {
       const Version floor = KubeVersionFloor(binary);

@@ -154,10 +154,22 @@ const ResolveCase kApiserverV031Cases[] = {
     // apiserver v0.31.0 pkg/util/version/version.go Validate.
     {"V131EmulationBelowNMinus1", "1.31", "1.29", "", nullptr, nullptr,
      "emulation version 1.29 is not between [1.30, 1.31.0]"},
+    // apiserver v0.31.14 pkg/util/version/version.go Validate then
+    // ValidateKubeEffectiveVersion: kube-apiserver 1.31 reports both.
+    {"V131EmulationBelowNMinus1ReportsBothErrors", "1.31", "1.29", "", nullptr,
+     nullptr,
+     "emulation version 1.29 is not between [1.30, 1.31.0], emulation version "
+     "needs to be equal to binary version(1.31) in compatibility-version "
+     "alpha, got 1.29"},
     // apiserver v0.31.14 pkg/util/version/version.go Validate (upper bound is
     // the binary with patch 0).
     {"V131EmulationAboveBinaryRejected", "v1.31.4", "1.32", "", nullptr,
      nullptr, "emulation version 1.32 is not between [1.30, 1.31.0]"},
+    // apiserver v0.31.0 pkg/util/version/version.go EmulationVersion():
+    // ver.WithPreRelease(binary pre-release), as ValidateKubeEffectiveVersion
+    // prints it.
+    {"V131EqualityMessageCarriesBinaryPreRelease", "1.31.0-rc.1", "1.30", "",
+     nullptr, nullptr, "compatibility-version alpha, got 1.30.0-rc.1"},
     // apiserver v0.31.0 pkg/util/version/version.go Validate: min-compat
     // exactly N-1.
     {"V131MinCompatFixed", "1.31", "", "1.31", nullptr, nullptr,
