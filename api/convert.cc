@@ -45,8 +45,9 @@ v1::Stage ToProtoStage(engine::PreRelease stage) {
   return v1::STAGE_UNSPECIFIED;
 }
 
-v1::SkewVerdict ToProtoVerdict(engine::SkewVerdict verdict) {
-  switch (verdict) {
+v1::SkewVerdict ToProtoVerdict(std::optional<engine::SkewVerdict> verdict) {
+  if (!verdict.has_value()) return v1::SKEW_VERDICT_UNKNOWN;
+  switch (*verdict) {
     case engine::SkewVerdict::kAllowed:
       return v1::SKEW_VERDICT_ALLOWED;
     case engine::SkewVerdict::kTooOld:
@@ -55,6 +56,23 @@ v1::SkewVerdict ToProtoVerdict(engine::SkewVerdict verdict) {
       return v1::SKEW_VERDICT_TOO_NEW;
   }
   return v1::SKEW_VERDICT_UNSPECIFIED;
+}
+
+void FillObservedClient(const runtime::ObservedClientInfo& info,
+                        v1::ObservedClient* out) {
+  auto timestamp = [](absl::Time t, google::protobuf::Timestamp* ts) {
+    const int64_t nanos = absl::ToUnixNanos(t);
+    ts->set_seconds(nanos / 1000000000);
+    ts->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  };
+  out->set_component(info.component);
+  out->set_version(info.version);
+  out->set_verdict(ToProtoVerdict(info.verdict));
+  out->set_min_version(info.min_version);
+  out->set_max_version(info.max_version);
+  timestamp(info.first_seen, out->mutable_first_seen());
+  timestamp(info.last_seen, out->mutable_last_seen());
+  out->set_requests(info.requests);
 }
 
 void ToRpcStatus(const absl::Status& status, google::rpc::Status* out) {

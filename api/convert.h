@@ -3,6 +3,7 @@
 // Conversions between the API's protos and the engine's types. No gRPC here:
 // the handlers (and `compatd eval`) use these without a server.
 
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -11,6 +12,8 @@
 #include "engine/effective_version.h"
 #include "engine/query.h"
 #include "engine/skew.h"
+#include "runtime/client_tracker.h"
+#include "runtime/serving_snapshot.h"
 
 namespace compatd::api {
 
@@ -21,7 +24,13 @@ void FillVersions(const engine::EffectiveVersions& versions,
                   v1::EffectiveVersion* out);
 
 v1::Stage ToProtoStage(engine::PreRelease stage);
-v1::SkewVerdict ToProtoVerdict(engine::SkewVerdict verdict);
+// The wire form of the engine's verdict; nullopt (a client the skew policy
+// cannot judge) is SKEW_VERDICT_UNKNOWN.
+v1::SkewVerdict ToProtoVerdict(std::optional<engine::SkewVerdict> verdict);
+
+// One ListClients entry.
+void FillObservedClient(const runtime::ObservedClientInfo& info,
+                        v1::ObservedClient* out);
 
 // The google.rpc.Status form of an error (Evaluate's per-item errors).
 void ToRpcStatus(const absl::Status& status, google::rpc::Status* out);
@@ -34,17 +43,17 @@ std::string CodeName(absl::StatusCode code);
 // This form leaves the reason to the caller (decisions that write their own
 // reason straight into the response).
 template <typename Response>
-void FillCommon(const engine::Catalog& catalog,
+void FillCommon(const runtime::ServingSnapshot& snapshot,
                 const engine::EffectiveVersions& versions, Response* response) {
   FillVersions(versions, response->mutable_versions());
-  response->set_catalog_generation(catalog.generation);
-  response->set_catalog_digest(catalog.digest);
+  response->set_catalog_generation(snapshot.generation);
+  response->set_catalog_digest(snapshot.catalog->digest);
 }
 template <typename Response>
-void FillCommon(const engine::Catalog& catalog,
+void FillCommon(const runtime::ServingSnapshot& snapshot,
                 const engine::EffectiveVersions& versions, std::string reason,
                 Response* response) {
-  FillCommon(catalog, versions, response);
+  FillCommon(snapshot, versions, response);
   response->set_reason(std::move(reason));
 }
 

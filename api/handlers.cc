@@ -53,9 +53,11 @@ void FillDecision(const engine::FeatureDecision& d, v1::FeatureDecision* out) {
 // Each RPC's logic against one snapshot and one (already merged) version
 // context.
 
-absl::Status DoGetFeature(const Catalog& catalog, const VersionQuery& query,
-                          const v1::GetFeatureRequest& request,
-                          v1::GetFeatureResponse* response) {
+absl::Status Answer(const runtime::ServingSnapshot& snapshot,
+                    const VersionQuery& query,
+                    const v1::GetFeatureRequest& request,
+                    v1::GetFeatureResponse* response) {
+  const Catalog& catalog = *snapshot.catalog;
   if (request.name().empty()) {
     return Required("name", "\"WatchList\" (a gate's --feature-gates name)");
   }
@@ -64,7 +66,7 @@ absl::Status DoGetFeature(const Catalog& catalog, const VersionQuery& query,
   COMPATD_ASSIGN_OR_RETURN(
       engine::FeatureDecision d,
       engine::DecideFeature(catalog, versions, query, request.name()));
-  FillCommon(catalog, versions, response);
+  FillCommon(snapshot, versions, response);
   d.AppendReason(response->mutable_reason());
   response->set_name(d.feature->name);
   response->set_enabled(d.enabled);
@@ -79,9 +81,11 @@ absl::Status DoGetFeature(const Catalog& catalog, const VersionQuery& query,
   return absl::OkStatus();
 }
 
-absl::Status DoListFeatures(const Catalog& catalog, const VersionQuery& query,
-                            const v1::ListFeaturesRequest& request,
-                            v1::ListFeaturesResponse* response) {
+absl::Status Answer(const runtime::ServingSnapshot& snapshot,
+                    const VersionQuery& query,
+                    const v1::ListFeaturesRequest& request,
+                    v1::ListFeaturesResponse* response) {
+  const Catalog& catalog = *snapshot.catalog;
   COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
                            engine::ResolveEffectiveVersions(catalog, query));
   COMPATD_ASSIGN_OR_RETURN(
@@ -94,7 +98,7 @@ absl::Status DoListFeatures(const Catalog& catalog, const VersionQuery& query,
     if (d.enabled) ++enabled;
   }
   FillCommon(
-      catalog, versions,
+      snapshot, versions,
       absl::StrFormat("%d feature gates%s at emulation version %s, %d enabled",
                       decisions.size(),
                       request.component().empty()
@@ -105,10 +109,11 @@ absl::Status DoListFeatures(const Catalog& catalog, const VersionQuery& query,
   return absl::OkStatus();
 }
 
-absl::Status DoGetStorageVersion(const Catalog& catalog,
-                                 const VersionQuery& query,
-                                 const v1::GetStorageVersionRequest& request,
-                                 v1::GetStorageVersionResponse* response) {
+absl::Status Answer(const runtime::ServingSnapshot& snapshot,
+                    const VersionQuery& query,
+                    const v1::GetStorageVersionRequest& request,
+                    v1::GetStorageVersionResponse* response) {
+  const Catalog& catalog = *snapshot.catalog;
   if (request.resource().empty()) {
     return Required("resource", "\"deployments\" (plural, lowercase)");
   }
@@ -118,7 +123,7 @@ absl::Status DoGetStorageVersion(const Catalog& catalog,
       engine::StorageVersionDecision d,
       engine::DecideStorageVersion(catalog, versions, request.group(),
                                    request.resource()));
-  FillCommon(catalog, versions, std::move(d.reason), response);
+  FillCommon(snapshot, versions, std::move(d.reason), response);
   response->set_group(std::move(d.group));
   response->set_resource(std::move(d.resource));
   response->set_kind(std::move(d.kind));
@@ -132,10 +137,11 @@ absl::Status DoGetStorageVersion(const Catalog& catalog,
   return absl::OkStatus();
 }
 
-absl::Status DoListAPIVersions(const Catalog& catalog,
-                               const VersionQuery& query,
-                               const v1::ListAPIVersionsRequest&,
-                               v1::ListAPIVersionsResponse* response) {
+absl::Status Answer(const runtime::ServingSnapshot& snapshot,
+                    const VersionQuery& query,
+                    const v1::ListAPIVersionsRequest&,
+                    v1::ListAPIVersionsResponse* response) {
+  const Catalog& catalog = *snapshot.catalog;
   COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
                            engine::ResolveEffectiveVersions(catalog, query));
   COMPATD_ASSIGN_OR_RETURN(std::vector<engine::ServedGroupVersion> served,
@@ -149,7 +155,7 @@ absl::Status DoListAPIVersions(const Catalog& catalog,
     for (std::string& r : gv.resources) out->add_resources(std::move(r));
     out->set_reason(std::move(gv.reason));
   }
-  FillCommon(catalog, versions,
+  FillCommon(snapshot, versions,
              absl::StrFormat("%d group-versions serving %d resources at "
                              "emulation version %s",
                              served.size(), resources,
@@ -158,9 +164,11 @@ absl::Status DoListAPIVersions(const Catalog& catalog,
   return absl::OkStatus();
 }
 
-absl::Status DoCheckSkew(const Catalog& catalog, const VersionQuery& query,
-                         const v1::CheckSkewRequest& request,
-                         v1::CheckSkewResponse* response) {
+absl::Status Answer(const runtime::ServingSnapshot& snapshot,
+                    const VersionQuery& query,
+                    const v1::CheckSkewRequest& request,
+                    v1::CheckSkewResponse* response) {
+  const Catalog& catalog = *snapshot.catalog;
   if (request.component().empty()) {
     return Required("component", "\"kubelet\"");
   }
@@ -173,7 +181,7 @@ absl::Status DoCheckSkew(const Catalog& catalog, const VersionQuery& query,
       engine::SkewDecision d,
       engine::CheckSkew(catalog, versions, request.component(),
                         request.client_version()));
-  FillCommon(catalog, versions, response);
+  FillCommon(snapshot, versions, response);
   d.AppendReason(response->mutable_reason());
   response->set_allowed(d.verdict == engine::SkewVerdict::kAllowed);
   response->set_verdict(ToProtoVerdict(d.verdict));
@@ -182,13 +190,14 @@ absl::Status DoCheckSkew(const Catalog& catalog, const VersionQuery& query,
   return absl::OkStatus();
 }
 
-absl::Status DoResolveVersions(const Catalog& catalog,
-                               const VersionQuery& query,
-                               const v1::ResolveVersionsRequest&,
-                               v1::ResolveVersionsResponse* response) {
+absl::Status Answer(const runtime::ServingSnapshot& snapshot,
+                    const VersionQuery& query,
+                    const v1::ResolveVersionsRequest&,
+                    v1::ResolveVersionsResponse* response) {
+  const Catalog& catalog = *snapshot.catalog;
   COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
                            engine::ResolveEffectiveVersions(catalog, query));
-  FillCommon(catalog, versions,
+  FillCommon(snapshot, versions,
              absl::StrFormat("binary %s emulating %s, compatible down to %s",
                              versions.binary.ToString(),
                              versions.emulation.MajorMinorString(),
@@ -206,10 +215,11 @@ absl::Status DoResolveVersions(const Catalog& catalog,
   return absl::OkStatus();
 }
 
-absl::Status DoComputeStorageVersionAgreement(
-    const Catalog& catalog, const VersionQuery& query,
-    const v1::ComputeStorageVersionAgreementRequest& request,
-    v1::ComputeStorageVersionAgreementResponse* response) {
+absl::Status Answer(const runtime::ServingSnapshot& snapshot,
+                    const VersionQuery& query,
+                    const v1::ComputeStorageVersionAgreementRequest& request,
+                    v1::ComputeStorageVersionAgreementResponse* response) {
+  const Catalog& catalog = *snapshot.catalog;
   COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
                            engine::ResolveEffectiveVersions(catalog, query));
   std::vector<engine::ServerStorageVersion> reports;
@@ -229,7 +239,7 @@ absl::Status DoComputeStorageVersionAgreement(
       engine::StorageVersionAgreement a,
       engine::ComputeStorageVersionAgreement(
           reports, participants, request.group(), request.resource()));
-  FillCommon(catalog, versions, std::move(a.reason), response);
+  FillCommon(snapshot, versions, std::move(a.reason), response);
   response->set_common_encoding_version(a.common_encoding_version);
   v1::StorageVersionCondition* condition = response->mutable_condition();
   condition->set_type(a.condition_type);
@@ -292,10 +302,11 @@ absl::StatusOr<engine::CRDHistory> HistoryFromProto(
   return h;
 }
 
-absl::Status DoPlanVersionRemoval(const Catalog& catalog,
-                                  const VersionQuery& query,
-                                  const v1::PlanVersionRemovalRequest& request,
-                                  v1::PlanVersionRemovalResponse* response) {
+absl::Status Answer(const runtime::ServingSnapshot& snapshot,
+                    const VersionQuery& query,
+                    const v1::PlanVersionRemovalRequest& request,
+                    v1::PlanVersionRemovalResponse* response) {
+  const Catalog& catalog = *snapshot.catalog;
   if (request.version().empty()) {
     return Required("version", "\"v1beta1\" (the CRD version to retire)");
   }
@@ -341,7 +352,7 @@ absl::Status DoPlanVersionRemoval(const Catalog& catalog,
   COMPATD_ASSIGN_OR_RETURN(
       engine::CRDRemovalPlan plan,
       engine::PlanCRDVersionRemoval(*history, request.version()));
-  FillCommon(catalog, versions, std::move(plan.reason), response);
+  FillCommon(snapshot, versions, std::move(plan.reason), response);
   response->set_crd(plan.crd);
   response->set_version(plan.version);
   response->set_replacement(plan.replacement);
@@ -365,8 +376,9 @@ v1::LintSeverity ToProtoSeverity(engine::LintSeverity severity) {
                                                   : v1::LINT_SEVERITY_WARNING;
 }
 
-absl::Status DoLintCatalog(const Catalog& catalog,
-                           v1::LintCatalogResponse* response) {
+absl::Status Answer(const runtime::ServingSnapshot& snapshot,
+                    v1::LintCatalogResponse* response) {
+  const Catalog& catalog = *snapshot.catalog;
   COMPATD_ASSIGN_OR_RETURN(
       EffectiveVersions versions,
       engine::ResolveEffectiveVersions(catalog, VersionQuery{}));
@@ -387,7 +399,7 @@ absl::Status DoLintCatalog(const Catalog& catalog,
   response->set_warnings(static_cast<uint32_t>(report.warnings));
   response->set_exceptions(static_cast<uint32_t>(report.exceptions));
   FillCommon(
-      catalog, versions,
+      snapshot, versions,
       absl::StrFormat(
           "%s checked against Kubernetes' API change and feature gate "
           "rules: %d error(s), %d warning(s), %d documented "
@@ -399,36 +411,16 @@ absl::Status DoLintCatalog(const Catalog& catalog,
 
 // Evaluate: one item against the batch's snapshot. The item's own versions
 // override the batch's field by field (proto3 MergeFrom: set fields win).
-void EvaluateItem(const Catalog& catalog, const v1::VersionContext& batch,
-                  const v1::EvaluateItem& item, v1::EvaluateResult* result) {
+void EvaluateItem(const runtime::ServingSnapshot& snapshot,
+                  const v1::VersionContext& batch, const v1::EvaluateItem& item,
+                  v1::EvaluateResult* result) {
   auto run = [&](const auto& request, auto* response) {
     v1::VersionContext merged = batch;
     merged.MergeFrom(request.versions());
     const VersionQuery query = ToQuery(merged);
     absl::Status status = ValidateRequest(request);
     if (!status.ok()) return ToRpcStatus(status, result->mutable_error());
-    using Request = std::decay_t<decltype(request)>;
-    if constexpr (std::is_same_v<Request, v1::GetFeatureRequest>) {
-      status = DoGetFeature(catalog, query, request, response);
-    } else if constexpr (std::is_same_v<Request, v1::ListFeaturesRequest>) {
-      status = DoListFeatures(catalog, query, request, response);
-    } else if constexpr (std::is_same_v<Request,
-                                        v1::GetStorageVersionRequest>) {
-      status = DoGetStorageVersion(catalog, query, request, response);
-    } else if constexpr (std::is_same_v<Request, v1::ListAPIVersionsRequest>) {
-      status = DoListAPIVersions(catalog, query, request, response);
-    } else if constexpr (std::is_same_v<Request, v1::CheckSkewRequest>) {
-      status = DoCheckSkew(catalog, query, request, response);
-    } else if constexpr (std::is_same_v<Request, v1::ResolveVersionsRequest>) {
-      status = DoResolveVersions(catalog, query, request, response);
-    } else if constexpr (std::is_same_v<
-                             Request,
-                             v1::ComputeStorageVersionAgreementRequest>) {
-      status =
-          DoComputeStorageVersionAgreement(catalog, query, request, response);
-    } else {
-      status = DoPlanVersionRemoval(catalog, query, request, response);
-    }
+    status = Answer(snapshot, query, request, response);
     if (!status.ok()) ToRpcStatus(status, result->mutable_error());
   };
   switch (item.request_case()) {
@@ -462,33 +454,49 @@ void EvaluateItem(const Catalog& catalog, const v1::VersionContext& batch,
               result->mutable_error());
 }
 
+struct CatalogAnswers final : runtime::DerivedAnswers {
+  absl::Status list_api_versions_status;
+  v1::ListAPIVersionsResponse list_api_versions;
+  absl::Status list_features_status;
+  v1::ListFeaturesResponse list_features;
+};
+
 }  // namespace
 
-PolicyHandlers::PolicyHandlers(const runtime::CatalogStore* store,
-                               const runtime::CatalogEvents* events,
-                               ClientLister client_lister, RequestLimits limits)
-    : store_(store),
-      events_(events),
-      client_lister_(std::move(client_lister)),
-      limits_(limits) {}
-
-absl::StatusOr<std::shared_ptr<const Catalog>> PolicyHandlers::Snapshot()
-    const {
-  std::shared_ptr<const Catalog> catalog = store_->Current();
-  if (catalog == nullptr) {
-    return absl::UnavailableError(
-        "no catalog is loaded yet; retry once grpc.health.v1 reports SERVING");
-  }
-  return catalog;
+std::shared_ptr<const runtime::DerivedAnswers> DeriveAnswers(
+    const engine::Catalog& catalog) {
+  // The answers need a snapshot only for its generation, which FillCommon
+  // writes; each call overwrites it with the caller's (AnswerFromDerived).
+  runtime::ServingSnapshot unborn;
+  unborn.catalog =
+      std::shared_ptr<const Catalog>(&catalog, [](const Catalog*) {});
+  auto answers = std::make_shared<CatalogAnswers>();
+  answers->list_api_versions_status =
+      Answer(unborn, VersionQuery{}, v1::ListAPIVersionsRequest(),
+             &answers->list_api_versions);
+  answers->list_features_status =
+      Answer(unborn, VersionQuery{}, v1::ListFeaturesRequest(),
+             &answers->list_features);
+  return answers;
 }
 
-#define COMPATD_UNARY_HANDLER(Name)                                            \
-  absl::Status PolicyHandlers::Name(const v1::Name##Request& request,          \
-                                    v1::Name##Response* response) const {      \
-    COMPATD_RETURN_IF_ERROR(ValidateRequest(request));                         \
-    COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog,           \
-                             Snapshot());                                      \
-    return Do##Name(*catalog, ToQuery(request.versions()), request, response); \
+absl::Status CheckServing(const runtime::ServingSnapshot* snapshot) {
+  if (snapshot != nullptr) return absl::OkStatus();
+  return absl::UnavailableError(
+      "no catalog is loaded yet; retry once grpc.health.v1 reports SERVING");
+}
+
+PolicyHandlers::PolicyHandlers(const runtime::CatalogEvents* events,
+                               const runtime::ClientTracker* clients,
+                               RequestLimits limits)
+    : events_(events), clients_(clients), limits_(limits) {}
+
+#define COMPATD_UNARY_HANDLER(Name)                                           \
+  absl::Status PolicyHandlers::Name(const runtime::ServingSnapshot& snapshot, \
+                                    const v1::Name##Request& request,         \
+                                    v1::Name##Response* response) const {     \
+    COMPATD_RETURN_IF_ERROR(ValidateRequest(request));                        \
+    return Answer(snapshot, ToQuery(request.versions()), request, response);  \
   }
 
 COMPATD_UNARY_HANDLER(GetFeature)
@@ -500,95 +508,70 @@ COMPATD_UNARY_HANDLER(PlanVersionRemoval)
 
 #undef COMPATD_UNARY_HANDLER
 
-struct PolicyHandlers::CatalogAnswers {
-  // Whose answers these are. A weak_ptr keeps the catalog's control block
-  // alive, so another catalog can never take its identity (owner equality),
-  // while the catalog itself is freed once no request holds it.
-  std::weak_ptr<const Catalog> catalog;
-  absl::Status list_api_versions_status;
-  v1::ListAPIVersionsResponse list_api_versions;
-  absl::Status list_features_status;
-  v1::ListFeaturesResponse list_features;
-};
+namespace {
 
-std::shared_ptr<const PolicyHandlers::CatalogAnswers>
-PolicyHandlers::AnswersFor(
-    const std::shared_ptr<const Catalog>& catalog) const {
-  auto same_catalog = [&](const CatalogAnswers& answers) {
-    return !answers.catalog.owner_before(catalog) &&
-           !catalog.owner_before(answers.catalog);
-  };
-  {
-    std::lock_guard<std::mutex> lock(answers_mu_);
-    if (answers_ != nullptr && same_catalog(*answers_)) return answers_;
-  }
-  // Computed outside the lock; after a reload, concurrent first calls may
-  // each compute it, and the last one is kept.
-  auto answers = std::make_shared<CatalogAnswers>();
-  answers->catalog = catalog;
-  answers->list_api_versions_status =
-      DoListAPIVersions(*catalog, VersionQuery{}, v1::ListAPIVersionsRequest(),
-                        &answers->list_api_versions);
-  answers->list_features_status =
-      DoListFeatures(*catalog, VersionQuery{}, v1::ListFeaturesRequest(),
-                     &answers->list_features);
-  std::lock_guard<std::mutex> lock(answers_mu_);
-  answers_ = answers;
-  return answers;
+// A derived answer copied into the reply, with the caller's generation.
+template <typename Response>
+absl::Status CopyDerived(const runtime::ServingSnapshot& snapshot,
+                         const absl::Status& status, const Response& answer,
+                         Response* response) {
+  COMPATD_RETURN_IF_ERROR(status);
+  *response = answer;
+  response->set_catalog_generation(snapshot.generation);
+  return absl::OkStatus();
 }
 
+}  // namespace
+
 absl::Status PolicyHandlers::ListAPIVersions(
+    const runtime::ServingSnapshot& snapshot,
     const v1::ListAPIVersionsRequest& request,
     v1::ListAPIVersionsResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
-  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
-  if (request.versions().ByteSizeLong() == 0) {
-    const std::shared_ptr<const CatalogAnswers> answers = AnswersFor(catalog);
-    COMPATD_RETURN_IF_ERROR(answers->list_api_versions_status);
-    *response = answers->list_api_versions;
-    return absl::OkStatus();
+  if (request.versions().ByteSizeLong() == 0 && snapshot.derived != nullptr) {
+    const auto& answers = static_cast<const CatalogAnswers&>(*snapshot.derived);
+    return CopyDerived(snapshot, answers.list_api_versions_status,
+                       answers.list_api_versions, response);
   }
-  return DoListAPIVersions(*catalog, ToQuery(request.versions()), request,
-                           response);
+  return Answer(snapshot, ToQuery(request.versions()), request, response);
 }
 
 absl::Status PolicyHandlers::ListFeatures(
+    const runtime::ServingSnapshot& snapshot,
     const v1::ListFeaturesRequest& request,
     v1::ListFeaturesResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
-  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
-  if (request.versions().ByteSizeLong() == 0 && request.component().empty()) {
-    const std::shared_ptr<const CatalogAnswers> answers = AnswersFor(catalog);
-    COMPATD_RETURN_IF_ERROR(answers->list_features_status);
-    *response = answers->list_features;
-    return absl::OkStatus();
+  if (request.versions().ByteSizeLong() == 0 && request.component().empty() &&
+      snapshot.derived != nullptr) {
+    const auto& answers = static_cast<const CatalogAnswers&>(*snapshot.derived);
+    return CopyDerived(snapshot, answers.list_features_status,
+                       answers.list_features, response);
   }
-  return DoListFeatures(*catalog, ToQuery(request.versions()), request,
-                        response);
+  return Answer(snapshot, ToQuery(request.versions()), request, response);
 }
 
 // The request has no fields to check: the lint runs on the whole snapshot.
 absl::Status PolicyHandlers::LintCatalog(
-    const v1::LintCatalogRequest&, v1::LintCatalogResponse* response) const {
-  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
-  return DoLintCatalog(*catalog, response);
+    const runtime::ServingSnapshot& snapshot, const v1::LintCatalogRequest&,
+    v1::LintCatalogResponse* response) const {
+  return Answer(snapshot, response);
 }
 
-absl::Status PolicyHandlers::Evaluate(const v1::EvaluateRequest& request,
+absl::Status PolicyHandlers::Evaluate(const runtime::ServingSnapshot& snapshot,
+                                      const v1::EvaluateRequest& request,
                                       v1::EvaluateResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request, limits_));
-  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
-  COMPATD_ASSIGN_OR_RETURN(
-      EffectiveVersions versions,
-      engine::ResolveEffectiveVersions(*catalog, ToQuery(request.versions())));
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(
+                               *snapshot.catalog, ToQuery(request.versions())));
   int failed = 0;
   response->mutable_results()->Reserve(request.items_size());
   for (const v1::EvaluateItem& item : request.items()) {
     v1::EvaluateResult* result = response->add_results();
-    EvaluateItem(*catalog, request.versions(), item, result);
+    EvaluateItem(snapshot, request.versions(), item, result);
     if (result->has_error()) ++failed;
   }
-  FillCommon(*catalog, versions,
+  FillCommon(snapshot, versions,
              absl::StrFormat("%d items answered from one catalog snapshot, %d "
                              "with an error",
                              request.items_size(), failed),
@@ -596,21 +579,22 @@ absl::Status PolicyHandlers::Evaluate(const v1::EvaluateRequest& request,
   return absl::OkStatus();
 }
 
-void PolicyHandlers::DescribeCatalog(const Catalog& catalog,
+void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
                                      v1::GetCatalogResponse* response) const {
+  const Catalog& catalog = *snapshot.catalog;
   // The cluster section was validated when the catalog was loaded.
   absl::StatusOr<EffectiveVersions> versions =
       engine::ResolveEffectiveVersions(catalog, VersionQuery{});
   if (versions.ok()) {
     FillVersions(*versions, response->mutable_versions());
   }
-  response->set_catalog_generation(catalog.generation);
+  response->set_catalog_generation(snapshot.generation);
   response->set_catalog_digest(catalog.digest);
-  response->set_generation(catalog.generation);
+  response->set_generation(snapshot.generation);
   response->set_digest(catalog.digest);
   response->set_source(catalog.source);
   response->set_binary_version(catalog.binary_version.ToString());
-  SetTimestamp(catalog.loaded_at, response->mutable_loaded_at());
+  SetTimestamp(snapshot.loaded_at, response->mutable_loaded_at());
   v1::CatalogCounts* counts = response->mutable_counts();
   counts->set_features(static_cast<uint32_t>(catalog.features.size()));
   counts->set_group_versions(static_cast<uint32_t>(catalog.apis.size()));
@@ -625,15 +609,15 @@ void PolicyHandlers::DescribeCatalog(const Catalog& catalog,
   counts->set_crds(static_cast<uint32_t>(catalog.crds.size()));
   std::string reason =
       absl::StrFormat("catalog generation %d from %s, loaded %s",
-                      catalog.generation, catalog.source,
-                      absl::FormatTime(absl::RFC3339_sec, catalog.loaded_at,
+                      snapshot.generation, catalog.source,
+                      absl::FormatTime(absl::RFC3339_sec, snapshot.loaded_at,
                                        absl::UTCTimeZone()));
   if (events_ != nullptr) {
     runtime::CatalogEvents::Error error = events_->LastError();
     // A rejection older than the catalog being served was superseded by its
     // load: the store publishes a reloaded catalog just before the events
     // clear the error, and a call in between must not report both.
-    if (!error.message.empty() && error.at >= catalog.loaded_at) {
+    if (!error.message.empty() && error.at >= snapshot.loaded_at) {
       absl::StrAppend(&reason,
                       "; the last reload was rejected and this "
                       "catalog keeps serving");
@@ -645,27 +629,30 @@ void PolicyHandlers::DescribeCatalog(const Catalog& catalog,
 }
 
 absl::Status PolicyHandlers::GetCatalog(
+    const runtime::ServingSnapshot& snapshot,
     const v1::GetCatalogRequest& request,
     v1::GetCatalogResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
-  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
-  DescribeCatalog(*catalog, response);
+  DescribeCatalog(snapshot, response);
   return absl::OkStatus();
 }
 
 absl::Status PolicyHandlers::ListClients(
+    const runtime::ServingSnapshot& snapshot,
     const v1::ListClientsRequest& request,
     v1::ListClientsResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
-  COMPATD_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Snapshot());
   COMPATD_ASSIGN_OR_RETURN(
       EffectiveVersions versions,
-      engine::ResolveEffectiveVersions(*catalog, VersionQuery{}));
-  if (client_lister_) {
-    client_lister_(request.component(), *catalog, response);
+      engine::ResolveEffectiveVersions(*snapshot.catalog, VersionQuery{}));
+  if (clients_ != nullptr) {
+    for (const runtime::ObservedClientInfo& info :
+         clients_->List(snapshot, request.component())) {
+      FillObservedClient(info, response->add_clients());
+    }
   }
-  FillCommon(*catalog, versions,
-             client_lister_
+  FillCommon(snapshot, versions,
+             clients_ != nullptr
                  ? absl::StrFormat(
                        "%d client component/version pairs seen, verdicts at "
                        "the cluster's versions",

@@ -17,81 +17,65 @@
 #include "catalog/embedded_catalog.h"
 #include "google/protobuf/util/json_util.h"
 #include "runtime/catalog_file.h"
-#include "runtime/catalog_store.h"
+#include "runtime/catalog_pipeline.h"
 
 namespace compatd::api {
 namespace {
 
-using UnaryRunner = std::function<int(const PolicyHandlers&, const std::string&,
-                                      std::ostream&, std::ostream&)>;
+using UnaryRunner =
+    std::function<int(const PolicyHandlers&, const runtime::ServingSnapshot&,
+                      const std::string&, std::ostream&, std::ostream&)>;
 
 template <typename Request, typename Response>
-UnaryRunner Runner(absl::Status (PolicyHandlers::*handler)(const Request&,
-                                                           Response*) const) {
-  return [handler](const PolicyHandlers& handlers, const std::string& json,
-                   std::ostream& out, std::ostream& err) {
-    Request request;
-    google::protobuf::util::JsonParseOptions parse_options;
-    parse_options.ignore_unknown_fields = false;
-    const auto parsed = google::protobuf::util::JsonStringToMessage(
-        json.empty() ? "{}" : json, &request, parse_options);
-    if (!parsed.ok()) {
-      err << "ERROR: --request is not a valid "
-          << Request::descriptor()->full_name()
-          << " in JSON: " << parsed.ToString() << "\n";
-      return kExitUsage;
-    }
-    Response response;
-    const absl::Status status = (handlers.*handler)(request, &response);
-    if (!status.ok()) {
-      err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
-          << "\n";
-      return kExitError;
-    }
-    std::string text;
-    google::protobuf::util::JsonPrintOptions print_options;
-    print_options.add_whitespace = true;
-    print_options.always_print_primitive_fields = true;
-    const auto printed = google::protobuf::util::MessageToJsonString(
-        response, &text, print_options);
-    if (!printed.ok()) {
-      err << "ERROR: INTERNAL: cannot print the response as JSON: "
-          << printed.ToString() << "\n";
-      return kExitError;
-    }
-    out << text;
-    return kExitOk;
-  };
-}
-
-const std::vector<std::pair<std::string, UnaryRunner>>& UnaryRpcs() {
-  static const auto* const rpcs =
-      new std::vector<std::pair<std::string, UnaryRunner>>{
-          {"GetFeature", Runner(&PolicyHandlers::GetFeature)},
-          {"ListFeatures", Runner(&PolicyHandlers::ListFeatures)},
-          {"GetStorageVersion", Runner(&PolicyHandlers::GetStorageVersion)},
-          {"ListAPIVersions", Runner(&PolicyHandlers::ListAPIVersions)},
-          {"CheckSkew", Runner(&PolicyHandlers::CheckSkew)},
-          {"ResolveVersions", Runner(&PolicyHandlers::ResolveVersions)},
-          {"ComputeStorageVersionAgreement",
-           Runner(&PolicyHandlers::ComputeStorageVersionAgreement)},
-          {"PlanVersionRemoval", Runner(&PolicyHandlers::PlanVersionRemoval)},
-          {"LintCatalog", Runner(&PolicyHandlers::LintCatalog)},
-          {"Evaluate", Runner(&PolicyHandlers::Evaluate)},
-          {"GetCatalog", Runner(&PolicyHandlers::GetCatalog)},
-          {"ListClients", Runner(&PolicyHandlers::ListClients)},
+UnaryRunner Runner(absl::Status (PolicyHandlers::*handler)(
+    const runtime::ServingSnapshot&, const Request&, Response*) const) {
+  return
+      [handler](const PolicyHandlers& handlers,
+                const runtime::ServingSnapshot& snapshot,
+                const std::string& json, std::ostream& out, std::ostream& err) {
+        Request request;
+        google::protobuf::util::JsonParseOptions parse_options;
+        parse_options.ignore_unknown_fields = false;
+        const auto parsed = google::protobuf::util::JsonStringToMessage(
+            json.empty() ? "{}" : json, &request, parse_options);
+        if (!parsed.ok()) {
+          err << "ERROR: --request is not a valid "
+              << Request::descriptor()->full_name()
+              << " in JSON: " << parsed.ToString() << "\n";
+          return kExitUsage;
+        }
+        Response response;
+        const absl::Status status =
+            (handlers.*handler)(snapshot, request, &response);
+        if (!status.ok()) {
+          err << "ERROR: " << CodeName(status.code()) << ": "
+              << status.message() << "\n";
+          return kExitError;
+        }
+        std::string text;
+        google::protobuf::util::JsonPrintOptions print_options;
+        print_options.add_whitespace = true;
+        print_options.always_print_primitive_fields = true;
+        const auto printed = google::protobuf::util::MessageToJsonString(
+            response, &text, print_options);
+        if (!printed.ok()) {
+          err << "ERROR: INTERNAL: cannot print the response as JSON: "
+              << printed.ToString() << "\n";
+          return kExitError;
+        }
+        out << text;
+        return kExitOk;
       };
-  return *rpcs;
 }
 
-// "GetFeature", "/compatd.v1.CompatibilityPolicy/GetFeature" and grpcurl's
-// "compatd.v1.CompatibilityPolicy.GetFeature" all name the same RPC.
-absl::string_view RpcShortName(absl::string_view rpc) {
-  absl::ConsumePrefix(&rpc, "/");
-  if (!absl::ConsumePrefix(&rpc, "compatd.v1.CompatibilityPolicy/")) {
-    absl::ConsumePrefix(&rpc, "compatd.v1.CompatibilityPolicy.");
-  }
-  return rpc;
+// Every unary RPC's runner, indexed by api::Rpc.
+const std::vector<UnaryRunner>& UnaryRunners() {
+  static const auto* const runners = new std::vector<UnaryRunner>{
+#define COMPATD_RUNNER(Name) Runner(&PolicyHandlers::Name),
+      COMPATD_UNARY_RPCS(COMPATD_RUNNER)
+#undef COMPATD_RUNNER
+  };
+  return *runners;
 }
 
 // Loads the catalog for an offline command; prints errors like --check-catalog.
@@ -124,30 +108,46 @@ const UnaryRunner* FindRunner(absl::string_view rpc, std::ostream& err) {
            "--request='{\"name\":\"WatchList\"}'\n";
     return nullptr;
   }
-  const absl::string_view name = RpcShortName(rpc);
-  std::vector<absl::string_view> names;
-  for (const auto& [rpc_name, rpc_runner] : UnaryRpcs()) {
-    if (rpc_name == name) return &rpc_runner;
-    names.push_back(rpc_name);
+  const std::optional<Rpc> found = FindRpc(rpc);
+  if (found.has_value() && !IsServerStreaming(*found)) {
+    return &UnaryRunners()[static_cast<size_t>(*found)];
   }
-  if (name == "WatchCatalog") {
+  if (found == Rpc::kWatchCatalog) {
     err << "ERROR: WatchCatalog is a stream; eval runs unary RPCs (use "
            "GetCatalog)\n";
   } else {
+    std::vector<absl::string_view> names;
+    for (int i = 0; i < kRpcCount; ++i) {
+      if (!IsServerStreaming(static_cast<Rpc>(i))) {
+        names.push_back(RpcName(static_cast<Rpc>(i)));
+      }
+    }
     err << "ERROR: unknown --rpc \"" << rpc
         << "\"; accepted: " << absl::StrJoin(names, ", ") << "\n";
   }
   return nullptr;
 }
 
+// The snapshot an offline command answers from: the one pipeline every
+// process publishes through.
+std::shared_ptr<const runtime::ServingSnapshot> Serve(
+    std::unique_ptr<engine::Catalog> catalog) {
+  runtime::CatalogPipeline::Options options;
+  options.derive = DeriveAnswers;
+  runtime::CatalogPipeline pipeline(std::move(options));
+  pipeline.Publish(std::move(catalog), /*initial=*/true);
+  return pipeline.Current();
+}
+
 }  // namespace
 
-int EvalRequest(const PolicyHandlers& handlers, absl::string_view rpc,
+int EvalRequest(const PolicyHandlers& handlers,
+                const runtime::ServingSnapshot& snapshot, absl::string_view rpc,
                 const std::string& request_json, std::ostream& out,
                 std::ostream& err) {
   const UnaryRunner* runner = FindRunner(rpc, err);
   if (runner == nullptr) return kExitUsage;
-  return (*runner)(handlers, request_json, out, err);
+  return (*runner)(handlers, snapshot, request_json, out, err);
 }
 
 int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err) {
@@ -156,12 +156,9 @@ int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err) {
   std::unique_ptr<engine::Catalog> catalog =
       LoadForOffline(options.catalog_path, err);
   if (catalog == nullptr) return kExitError;
-  catalog->generation = 1;
-  catalog->loaded_at = absl::Now();
-  runtime::CatalogStore store;
-  store.Publish(std::move(catalog));
-  const PolicyHandlers handlers(&store);
-  return EvalRequest(handlers, options.rpc, options.request_json, out, err);
+  const PolicyHandlers handlers;
+  return EvalRequest(handlers, *Serve(std::move(catalog)), options.rpc,
+                     options.request_json, out, err);
 }
 
 int RunLint(const std::string& path, std::ostream& out, std::ostream& err) {
@@ -170,14 +167,10 @@ int RunLint(const std::string& path, std::ostream& out, std::ostream& err) {
   const std::string source =
       path.empty() ? std::string(compatd::catalog::EmbeddedCatalogSource())
                    : path;
-  catalog->generation = 1;
-  catalog->loaded_at = absl::Now();
-  runtime::CatalogStore store;
-  store.Publish(std::move(catalog));
-  const PolicyHandlers handlers(&store);
+  const PolicyHandlers handlers;
   v1::LintCatalogResponse response;
-  if (const absl::Status status =
-          handlers.LintCatalog(v1::LintCatalogRequest(), &response);
+  if (const absl::Status status = handlers.LintCatalog(
+          *Serve(std::move(catalog)), v1::LintCatalogRequest(), &response);
       !status.ok()) {
     err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
         << "\n";

@@ -31,10 +31,11 @@ struct EvalOptions {
 // 1); usage errors (exit 2).
 int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err);
 
-// RunEval's work with the caller's handlers (and so their catalog): finds
+// RunEval's work with the caller's handlers and snapshot: finds
 // `rpc`, parses `request_json`, calls the handler and prints like RunEval,
 // returning the same exit codes. The eval fuzzer calls it.
-int EvalRequest(const PolicyHandlers& handlers, absl::string_view rpc,
+int EvalRequest(const PolicyHandlers& handlers,
+                const runtime::ServingSnapshot& snapshot, absl::string_view rpc,
                 const std::string& request_json, std::ostream& out,
                 std::ostream& err);
 

@@ -34,9 +34,9 @@
 #include "engine/storage_version.h"
 #include "engine/user_agent.h"
 #include "metrics/registry.h"
-#include "metrics/service_metrics.h"
-#include "runtime/catalog_store.h"
+#include "runtime/catalog_pipeline.h"
 #include "runtime/client_tracker.h"
+#include "runtime/service_metrics.h"
 
 // ---------------------------------------------------------------------------
 // Allocation counting: every operator new of this process goes through here.
@@ -148,10 +148,10 @@ constexpr absl::string_view kUserAgent =
     "kubelet/v1.34.2 (linux/amd64) kubernetes/a1b2c3d grpc-c++/1.51.1 "
     "grpc-c/29.0.0 (linux; chttp2)";
 
-// The embedded catalog, parsed once and published in a store.
+// The embedded catalog, parsed once and published through the pipeline.
 struct World {
   std::shared_ptr<const Catalog> catalog;
-  runtime::CatalogStore store;
+  std::unique_ptr<runtime::CatalogPipeline> pipeline;
   std::unique_ptr<api::PolicyHandlers> handlers;
   EffectiveVersions versions;  // the cluster's (empty query)
   std::vector<std::string> feature_names;
@@ -167,10 +167,13 @@ World& TheWorld() {
                    std::string(parsed.status().message()).c_str());
       std::exit(1);
     }
-    (*parsed)->generation = 1;
-    w->catalog = std::move(*parsed);
-    w->store.Publish(w->catalog);
-    w->handlers = std::make_unique<api::PolicyHandlers>(&w->store);
+    runtime::CatalogPipeline::Options options;
+    options.derive = api::DeriveAnswers;
+    w->pipeline =
+        std::make_unique<runtime::CatalogPipeline>(std::move(options));
+    w->pipeline->Publish(*std::move(parsed), /*initial=*/true);
+    w->catalog = w->pipeline->Current()->catalog;
+    w->handlers = std::make_unique<api::PolicyHandlers>();
     absl::StatusOr<EffectiveVersions> versions =
         engine::ResolveEffectiveVersions(*w->catalog, VersionQuery{});
     if (!versions.ok()) {
@@ -226,7 +229,7 @@ void BM_CatalogStoreCurrent(benchmark::State& state) {
   World& w = TheWorld();
   AllocCounter allocs;
   for (auto _ : state) {
-    std::shared_ptr<const Catalog> c = w.store.Current();
+    std::shared_ptr<const runtime::ServingSnapshot> c = w.pipeline->Current();
     benchmark::DoNotOptimize(c);
   }
   allocs.Report(state);
@@ -332,13 +335,16 @@ void BM_GetFeature_Handler(benchmark::State& state) {
     request.mutable_versions()->set_feature_gates(std::string(kFeatureGates));
   }
   v1::GetFeatureResponse response;
-  if (absl::Status s = w.handlers->GetFeature(request, &response); !s.ok()) {
+  if (absl::Status s =
+          w.handlers->GetFeature(*w.pipeline->Current(), request, &response);
+      !s.ok()) {
     return Fail(state, std::string(s.message()));
   }
   AllocCounter allocs;
   for (auto _ : state) {
     decltype(response) reply;  // fresh, as gRPC gives each call
-    absl::Status s = w.handlers->GetFeature(request, &reply);
+    absl::Status s =
+        w.handlers->GetFeature(*w.pipeline->Current(), request, &reply);
     benchmark::DoNotOptimize(s);
     benchmark::DoNotOptimize(reply);
   }
@@ -372,14 +378,16 @@ void BM_CheckSkew_Handler(benchmark::State& state) {
   request.set_component("kubelet");
   request.set_client_version("1.34");
   v1::CheckSkewResponse response;
-  if (absl::Status s = w.handlers->CheckSkew(request, &response);
+  if (absl::Status s =
+          w.handlers->CheckSkew(*w.pipeline->Current(), request, &response);
       !s.ok() || !response.allowed()) {
     return Fail(state, "CheckSkew handler: kubelet 1.34 not allowed");
   }
   AllocCounter allocs;
   for (auto _ : state) {
     decltype(response) reply;  // fresh, as gRPC gives each call
-    absl::Status s = w.handlers->CheckSkew(request, &reply);
+    absl::Status s =
+        w.handlers->CheckSkew(*w.pipeline->Current(), request, &reply);
     benchmark::DoNotOptimize(s);
     benchmark::DoNotOptimize(reply);
   }
@@ -413,13 +421,15 @@ void BM_GetStorageVersion_Handler(benchmark::State& state) {
   request.set_group("apps");
   request.set_resource("deployments");
   v1::GetStorageVersionResponse response;
-  if (!w.handlers->GetStorageVersion(request, &response).ok()) {
+  if (!w.handlers->GetStorageVersion(*w.pipeline->Current(), request, &response)
+           .ok()) {
     return Fail(state, "GetStorageVersion handler failed");
   }
   AllocCounter allocs;
   for (auto _ : state) {
     decltype(response) reply;  // fresh, as gRPC gives each call
-    absl::Status s = w.handlers->GetStorageVersion(request, &reply);
+    absl::Status s =
+        w.handlers->GetStorageVersion(*w.pipeline->Current(), request, &reply);
     benchmark::DoNotOptimize(s);
     benchmark::DoNotOptimize(reply);
   }
@@ -452,13 +462,15 @@ void BM_ListAPIVersions_Handler(benchmark::State& state) {
     request.mutable_versions()->set_emulation_version("1.35");
   }
   v1::ListAPIVersionsResponse response;
-  if (!w.handlers->ListAPIVersions(request, &response).ok()) {
+  if (!w.handlers->ListAPIVersions(*w.pipeline->Current(), request, &response)
+           .ok()) {
     return Fail(state, "ListAPIVersions handler failed");
   }
   AllocCounter allocs;
   for (auto _ : state) {
     decltype(response) reply;  // fresh, as gRPC gives each call
-    absl::Status s = w.handlers->ListAPIVersions(request, &reply);
+    absl::Status s =
+        w.handlers->ListAPIVersions(*w.pipeline->Current(), request, &reply);
     benchmark::DoNotOptimize(s);
     benchmark::DoNotOptimize(reply);
   }
@@ -474,14 +486,16 @@ void BM_ListFeatures_Handler(benchmark::State& state) {
   World& w = TheWorld();
   v1::ListFeaturesRequest request;
   v1::ListFeaturesResponse response;
-  if (!w.handlers->ListFeatures(request, &response).ok() ||
+  if (!w.handlers->ListFeatures(*w.pipeline->Current(), request, &response)
+           .ok() ||
       response.features_size() != static_cast<int>(w.feature_names.size())) {
     return Fail(state, "ListFeatures did not list every gate");
   }
   AllocCounter allocs;
   for (auto _ : state) {
     decltype(response) reply;  // fresh, as gRPC gives each call
-    absl::Status s = w.handlers->ListFeatures(request, &reply);
+    absl::Status s =
+        w.handlers->ListFeatures(*w.pipeline->Current(), request, &reply);
     benchmark::DoNotOptimize(s);
     benchmark::DoNotOptimize(reply);
   }
@@ -528,25 +542,25 @@ BENCHMARK(BM_IdentifyClient)->ArgName("metadata")->Arg(0)->Arg(1);
 
 struct Bookkeeping {
   metrics::Registry registry;
-  std::unique_ptr<metrics::ServiceMetrics> metrics;
+  std::unique_ptr<runtime::ServiceMetrics> metrics;
   std::unique_ptr<runtime::ClientTracker> tracker;
-  const metrics::MethodMetrics* get_feature = nullptr;
+  const runtime::MethodMetrics* get_feature = nullptr;
 };
 
 Bookkeeping& TheBookkeeping() {
   static Bookkeeping* b = [] {
     auto* b = new Bookkeeping;
-    metrics::ServiceMetrics::Options options;
+    runtime::ServiceMetrics::Options options;
     options.methods = {
         {"compatd.v1.CompatibilityPolicy", "GetFeature",
-         metrics::RpcType::kUnary},
+         runtime::RpcType::kUnary},
         {"compatd.v1.CompatibilityPolicy", "CheckSkew",
-         metrics::RpcType::kUnary},
+         runtime::RpcType::kUnary},
     };
     options.version = "bench";
     options.revision = "bench";
     auto created =
-        metrics::ServiceMetrics::Create(&b->registry, std::move(options));
+        runtime::ServiceMetrics::Create(&b->registry, std::move(options));
     if (!created.ok()) {
       std::fprintf(stderr, "engine_benchmark: metrics: %s\n",
                    std::string(created.status().message()).c_str());
@@ -556,7 +570,8 @@ Bookkeeping& TheBookkeeping() {
     b->get_feature =
         b->metrics->Method("compatd.v1.CompatibilityPolicy", "GetFeature");
     b->tracker = std::make_unique<runtime::ClientTracker>(
-        &TheWorld().store, b->metrics.get(), runtime::ClientTracker::Options{});
+        &TheWorld().pipeline->store(), b->metrics.get(),
+        runtime::ClientTracker::Options{});
     return b;
   }();
   return *b;
@@ -565,7 +580,7 @@ Bookkeeping& TheBookkeeping() {
 // grpc_server_started_total and grpc_server_handled_total + the handling
 // histogram: what the server records for every call.
 void BM_MethodMetrics_StartedHandled(benchmark::State& state) {
-  const metrics::MethodMetrics* m = TheBookkeeping().get_feature;
+  const runtime::MethodMetrics* m = TheBookkeeping().get_feature;
   const absl::Duration latency = absl::Microseconds(42);
   AllocCounter allocs;
   for (auto _ : state) {
@@ -582,10 +597,10 @@ void BM_ClientTracker_RecordKnown(benchmark::State& state) {
   Bookkeeping& b = TheBookkeeping();
   World& w = TheWorld();
   const engine::ClientIdentity id = engine::IdentifyClient("", "", kUserAgent);
-  b.tracker->Record(*w.catalog, id);
+  b.tracker->Record(*w.pipeline->Current(), id);
   AllocCounter allocs;
   for (auto _ : state) {
-    b.tracker->Record(*w.catalog, id);
+    b.tracker->Record(*w.pipeline->Current(), id);
   }
   allocs.Report(state);
 }
@@ -600,8 +615,9 @@ void BM_RequestBookkeeping(benchmark::State& state) {
   AllocCounter allocs;
   for (auto _ : state) {
     b.get_feature->Started();
-    std::shared_ptr<const Catalog> catalog = w.store.Current();
-    b.tracker->Record(*catalog, engine::IdentifyClient("", "", kUserAgent));
+    std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+        w.pipeline->Current();
+    b.tracker->Record(*snapshot, engine::IdentifyClient("", "", kUserAgent));
     b.get_feature->Handled(absl::StatusCode::kOk, latency);
   }
   allocs.Report(state);

@@ -28,7 +28,7 @@
 #include "catalog/embedded_catalog.h"
 #include "engine/catalog.h"
 #include "fuzz/fuzz_check.h"
-#include "runtime/catalog_store.h"
+#include "runtime/catalog_pipeline.h"
 
 namespace {
 
@@ -38,24 +38,31 @@ namespace runtime = compatd::runtime;
 namespace api = compatd::api;
 
 const api::PolicyHandlers& Handlers() {
-  static const api::PolicyHandlers* const handlers = [] {
+  static const api::PolicyHandlers* const handlers = new api::PolicyHandlers();
+  return *handlers;
+}
+
+// The embedded catalog through the pipeline every process publishes with.
+const runtime::ServingSnapshot& Snapshot() {
+  static const runtime::ServingSnapshot* const snapshot = [] {
     absl::StatusOr<std::unique_ptr<engine::Catalog>> parsed =
         catalog::ParseCatalog(compatd::catalog::EmbeddedCatalogYaml(),
                               compatd::catalog::EmbeddedCatalogSource());
     FUZZ_CHECK(parsed.ok(), "the embedded catalog does not load");
-    (*parsed)->generation = 1;
-    (*parsed)->loaded_at = absl::Now();
-    auto* store = new runtime::CatalogStore();
-    store->Publish(*std::move(parsed));
-    return new api::PolicyHandlers(store);
+    runtime::CatalogPipeline::Options options;
+    options.derive = api::DeriveAnswers;
+    runtime::CatalogPipeline pipeline(std::move(options));
+    pipeline.Publish(*std::move(parsed), /*initial=*/true);
+    return new runtime::ServingSnapshot(*pipeline.Current());
   }();
-  return *handlers;
+  return *snapshot;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   Handlers();
+  Snapshot();
   return 0;
 }
 
@@ -68,7 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                              : input.substr(newline + 1));
   std::ostringstream out;
   std::ostringstream err;
-  const int code = api::EvalRequest(Handlers(), rpc, json, out, err);
+  const int code =
+      api::EvalRequest(Handlers(), Snapshot(), rpc, json, out, err);
   const std::string error = err.str();
   switch (code) {
     case api::kExitOk:

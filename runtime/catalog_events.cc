@@ -5,7 +5,7 @@
 
 namespace compatd::runtime {
 
-void CatalogEvents::Published(std::shared_ptr<const engine::Catalog> catalog) {
+void CatalogEvents::Published(std::shared_ptr<const ServingSnapshot> snapshot) {
   std::vector<std::shared_ptr<Subscriber>> subscribers;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -13,7 +13,7 @@ void CatalogEvents::Published(std::shared_ptr<const engine::Catalog> catalog) {
     subscribers = subscribers_;
   }
   // Outside the lock: a subscriber may unsubscribe from within its callback.
-  for (const auto& subscriber : subscribers) subscriber->OnPublished(catalog);
+  for (const auto& subscriber : subscribers) subscriber->OnPublished(snapshot);
 }
 
 void CatalogEvents::Unchanged() {

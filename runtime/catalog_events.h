@@ -11,19 +11,19 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
-#include "engine/catalog.h"
+#include "runtime/serving_snapshot.h"
 
 namespace compatd::runtime {
 
 class CatalogEvents final {
  public:
-  // Receives published catalogs until Close(). Implementations must not block
+  // Receives published snapshots until Close(). Implementations must not block
   // and must tolerate calls from any thread.
   class Subscriber {
    public:
     virtual ~Subscriber() = default;
     virtual void OnPublished(
-        std::shared_ptr<const engine::Catalog> catalog) = 0;
+        std::shared_ptr<const ServingSnapshot> snapshot) = 0;
     // The server is shutting down: finish the stream.
     virtual void OnClose() = 0;
   };
@@ -38,9 +38,9 @@ class CatalogEvents final {
   CatalogEvents(const CatalogEvents&) = delete;
   CatalogEvents& operator=(const CatalogEvents&) = delete;
 
-  // A catalog was published: clears the last error and notifies every
+  // A snapshot was published: clears the last error and notifies every
   // subscriber.
-  void Published(std::shared_ptr<const engine::Catalog> catalog);
+  void Published(std::shared_ptr<const ServingSnapshot> snapshot);
   // The file on disk is the catalog now serving again: clears the last error.
   void Unchanged();
   // A reload was rejected; the previous catalog keeps serving.

@@ -25,16 +25,6 @@ namespace {
 // A rejection's log line lists at most this many errors.
 constexpr size_t kMaxLoggedErrors = 10;
 
-// The directory to watch: where the entry `path` names lives (not where a
-// symlink points: a ConfigMap's `catalog.yaml -> ..data/catalog.yaml` changes
-// by a rename in the same directory).
-std::string ContainingDir(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 // Errors come one per line; a log line shows the first few, joined.
 std::string OneLine(absl::string_view message) {
   std::vector<absl::string_view> lines =
@@ -47,38 +37,29 @@ std::string OneLine(absl::string_view message) {
 
 }  // namespace
 
-absl::string_view ReloadResultName(ReloadResult result) {
-  switch (result) {
-    case ReloadResult::kLoaded:
-      return "loaded";
-    case ReloadResult::kUnchanged:
-      return "unchanged";
-    case ReloadResult::kRejected:
-      return "rejected";
-  }
-  return "unknown";
-}
-
 absl::StatusOr<std::unique_ptr<CatalogReloader>> CatalogReloader::Create(
-    Options options, runtime::CatalogStore* store, ReloadListener* listener) {
-  if (options.path.empty()) {
-    return absl::InvalidArgumentError(
-        "catalog path is empty: expected the path of a catalog file");
+    Options options, CatalogPipeline* pipeline) {
+  if (options.source == nullptr) {
+    return absl::InvalidArgumentError("no catalog source");
   }
   if (options.interval < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         absl::StrCat("reload interval ", absl::FormatDuration(options.interval),
                      " is negative: expected 0 (no periodic check) or more"));
   }
-  if (store == nullptr) {
-    return absl::InvalidArgumentError("catalog store is null");
+  if (pipeline == nullptr) {
+    return absl::InvalidArgumentError("catalog pipeline is null");
   }
   // Watch before the first read, so that a change right after it is seen.
-  absl::StatusOr<std::unique_ptr<DirWatcher>> watcher =
-      DirWatcher::Create(ContainingDir(options.path));
-  if (!watcher.ok()) return watcher.status();
-  std::unique_ptr<CatalogReloader> reloader(new CatalogReloader(
-      std::move(options), store, listener, *std::move(watcher)));
+  std::unique_ptr<DirWatcher> watcher;
+  if (const std::string dir = options.source->WatchDir(); !dir.empty()) {
+    absl::StatusOr<std::unique_ptr<DirWatcher>> created =
+        DirWatcher::Create(dir);
+    if (!created.ok()) return created.status();
+    watcher = *std::move(created);
+  }
+  std::unique_ptr<CatalogReloader> reloader(
+      new CatalogReloader(std::move(options), pipeline, std::move(watcher)));
   {
     std::lock_guard<std::mutex> lock(reloader->reload_mu_);
     absl::StatusOr<bool> loaded = reloader->ReloadLocked(/*initial=*/true);
@@ -87,16 +68,16 @@ absl::StatusOr<std::unique_ptr<CatalogReloader>> CatalogReloader::Create(
   return reloader;
 }
 
-CatalogReloader::CatalogReloader(Options options, runtime::CatalogStore* store,
-                                 ReloadListener* listener,
+CatalogReloader::CatalogReloader(Options options, CatalogPipeline* pipeline,
                                  std::unique_ptr<DirWatcher> watcher)
     : options_(std::move(options)),
-      store_(store),
-      listener_(listener),
+      pipeline_(pipeline),
       watcher_(std::move(watcher)) {
-  status_.path = options_.path;
-  status_.watching = watcher_->watching();
-  status_.watch_error = std::string(watcher_->watch_status().message());
+  status_.path = options_.source->name();
+  status_.watching = watcher_ != nullptr && watcher_->watching();
+  if (watcher_ != nullptr) {
+    status_.watch_error = std::string(watcher_->watch_status().message());
+  }
 }
 
 CatalogReloader::~CatalogReloader() { Stop(); }
@@ -111,7 +92,7 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
     std::lock_guard<std::mutex> lock(status_mu_);
     status_.last_attempt_at = absl::Now();
   }
-  absl::StatusOr<std::string> bytes = ReadCatalogFile(options_.path);
+  absl::StatusOr<std::string> bytes = options_.source->Read();
   if (!bytes.ok()) {
     if (initial) return bytes.status();
     has_rejected_bytes_ = false;
@@ -131,9 +112,7 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
       ++status_.unchanged;
       status_.last_result = ReloadResult::kUnchanged;
     }
-    if (listener_ != nullptr) {
-      listener_->OnReload(ReloadResult::kUnchanged, nullptr, "");
-    }
+    pipeline_->Unchanged();
     return false;
   }
 
@@ -142,7 +121,7 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
   }
 
   absl::StatusOr<std::unique_ptr<engine::Catalog>> parsed =
-      catalog::ParseCatalog(*bytes, base::ValidUtf8(options_.path));
+      catalog::ParseCatalog(*bytes, options_.source->name());
   if (!parsed.ok()) {
     if (initial) return parsed.status();
     has_rejected_bytes_ = true;
@@ -154,37 +133,33 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
   rejected_bytes_.clear();
 
   std::unique_ptr<engine::Catalog> catalog = *std::move(parsed);
-  catalog->generation = ++generation_;
-  catalog->source = base::ValidUtf8(options_.path);
-  catalog->loaded_at = absl::Now();
-  std::shared_ptr<const engine::Catalog> published = std::move(catalog);
-  if (std::shared_ptr<const engine::Catalog> replaced =
-          store_->Publish(published)) {
+  const size_t features = catalog->features.size();
+  const size_t group_versions = catalog->apis.size();
+  const std::string digest = catalog->digest;
+  if (std::shared_ptr<const ServingSnapshot> replaced =
+          pipeline_->Publish(std::move(catalog), initial)) {
     retired_.push_back(Retired{std::move(replaced), absl::Now()});
   }
+  generation_ = pipeline_->Current()->generation;
   last_loaded_ = *std::move(bytes);
   {
     std::lock_guard<std::mutex> lock(status_mu_);
     ++status_.loaded;
-    status_.generation = published->generation;
+    status_.generation = generation_;
     status_.last_result = ReloadResult::kLoaded;
   }
   if (!initial) {
-    base::LogInfo(absl::StrCat("catalog reloaded: ", options_.path,
-                               " generation ", published->generation, " ",
-                               published->digest, " (",
-                               published->features.size(), " features, ",
-                               published->apis.size(), " group-versions)"));
-    if (listener_ != nullptr) {
-      listener_->OnReload(ReloadResult::kLoaded, published.get(), "");
-    }
+    base::LogInfo(absl::StrCat("catalog reloaded: ", options_.source->name(),
+                               " generation ", generation_, " ", digest, " (",
+                               features, " features, ", group_versions,
+                               " group-versions)"));
   }
   return true;
 }
 
 absl::Status CatalogReloader::Reject(absl::Status error, bool log) {
-  // The errors quote the bad file's bytes (yaml-cpp's "unknown escape
-  // character: \xff", values the loader names), and they end up in
+  // The errors quote the bad file's bytes (values the loader names, libyaml's
+  // messages about the byte it stopped at), and they end up in
   // GetCatalog's last_error: a proto3 string a client cannot decode unless
   // it is valid UTF-8 (compatd-soak found every GetCatalog failing after such
   // a rejection).
@@ -201,15 +176,13 @@ absl::Status CatalogReloader::Reject(absl::Status error, bool log) {
         absl::StrCat("catalog reload rejected, still serving generation ",
                      generation_, ": ", OneLine(error.message())));
   }
-  if (listener_ != nullptr) {
-    listener_->OnReload(ReloadResult::kRejected, nullptr, error.message());
-  }
+  pipeline_->Rejected(error.message());
   return error;
 }
 
 void CatalogReloader::Start() {
   std::lock_guard<std::mutex> lock(thread_mu_);
-  if (thread_.joinable()) return;
+  if (thread_.joinable() || watcher_ == nullptr) return;  // static: no thread
   stop_.store(false);
   trigger_.store(false);
   running_.store(true);
@@ -266,7 +239,7 @@ size_t CatalogReloader::RetiredCount() {
 }
 
 bool CatalogReloader::ReleaseRetired() {
-  std::vector<std::shared_ptr<const engine::Catalog>> to_free;
+  std::vector<std::shared_ptr<const ServingSnapshot>> to_free;
   bool held = false;
   {
     std::lock_guard<std::mutex> lock(reload_mu_);
@@ -278,8 +251,8 @@ bool CatalogReloader::ReleaseRetired() {
       // what orders the catalog's destruction after the requests' last reads
       // is this thread's own decrement when `to_free` goes, as for any
       // shared_ptr.)
-      if (r.catalog.use_count() == 1 || now - r.since >= kMaxRetiredAge) {
-        to_free.push_back(std::move(r.catalog));
+      if (r.snapshot.use_count() == 1 || now - r.since >= kMaxRetiredAge) {
+        to_free.push_back(std::move(r.snapshot));
       } else {
         *keep++ = std::move(r);
       }
@@ -328,7 +301,7 @@ void CatalogReloader::Run() {
     if (triggered || now >= due || now >= next_check) {
       due = absl::InfiniteFuture();
       first = absl::InfiniteFuture();
-      // Errors are reported to the listener and logged by the reload itself.
+      // Errors are recorded by the pipeline and logged by the reload itself.
       ReloadNow().IgnoreError();
       retired_held = ReleaseRetired();
       if (periodic) next_check = absl::Now() + options_.interval;

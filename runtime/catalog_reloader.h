@@ -1,22 +1,22 @@
 #pragma once
 
-// Keeps a CatalogStore in step with a catalog file: the initial load, reloads
-// on change (inotify on the file's directory, which also sees a Kubernetes
-// ConfigMap's `..data` symlink swap), an optional periodic content check as a
-// backstop, and reloads on demand (SIGHUP).
+// Keeps the catalog pipeline in step with a catalog source: the initial load,
+// reloads on change (inotify on the source's directory, which also sees a
+// Kubernetes ConfigMap's `..data` symlink swap), an optional periodic content
+// check as a backstop, and reloads on demand (SIGHUP). A static source (the
+// embedded catalog) is loaded once and never watched.
 //
-// A reload reads the file, compares the bytes with the catalog in force
+// A reload reads the source, compares the bytes with the catalog in force
 // (equal: nothing happens), parses and validates them off the request path,
-// and publishes the whole new catalog with one pointer swap. A file that is
-// missing, unreadable, too large or invalid is rejected: nothing changes, the
-// previous catalog keeps serving, the listener hears about it, and each
-// distinct rejection is logged once.
+// and hands the catalog to the pipeline, which publishes it with one swap. A
+// file that is missing, unreadable, too large or invalid is rejected: nothing
+// changes, the previous snapshot keeps serving, the pipeline records it, and
+// each distinct rejection is logged once.
 //
-//   CatalogReloader::Options options{.path = "/etc/compatd/catalog.yaml",
-//                                    .interval = absl::Minutes(1)};
-//   COMPATD_ASSIGN_OR_RETURN(auto reloader,
-//                    CatalogReloader::Create(options, &store, &listener));
-//   reloader->Start();          // watcher thread
+//   COMPATD_ASSIGN_OR_RETURN(auto reloader, CatalogReloader::Create(
+//       {.source = NewFileCatalogSource("/etc/compatd/catalog.yaml"),
+//        .interval = absl::Minutes(1)}, &pipeline));
+//   reloader->Start();          // watcher thread (none for a static source)
 //   ... reloader->TriggerReload();  // on SIGHUP
 //   reloader->Stop();           // or destroy it
 
@@ -34,34 +34,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "engine/catalog.h"
-#include "runtime/catalog_store.h"
+#include "runtime/catalog_pipeline.h"
+#include "runtime/catalog_source.h"
 #include "runtime/dir_watcher.h"
+#include "runtime/reload_result.h"
 
 namespace compatd::runtime {
-
-enum class ReloadResult {
-  kLoaded,     // a new catalog was published
-  kUnchanged,  // the file holds the catalog in force
-  kRejected,   // unreadable or invalid; the previous catalog keeps serving
-};
-
-// "loaded", "unchanged", "rejected" (the metric's label values).
-absl::string_view ReloadResultName(ReloadResult result);
-
-class ReloadListener {
- public:
-  virtual ~ReloadListener() = default;
-  // Called once per reload attempt after Create() (not for the initial load),
-  // in order, never concurrently (reloads are serialized): from the watcher
-  // thread, or from the thread calling ReloadNow(). `published` is the catalog
-  // just published (kLoaded only, else null; the store holds it too).
-  // `error` (kRejected only, else empty) is one "<path>:<line>: <message>"
-  // line per error, or "<path>: <why>" when the file could not be read. Must
-  // not call ReloadNow() (it would deadlock); may call
-  // CatalogReloader::Status() and the store.
-  virtual void OnReload(ReloadResult result, const engine::Catalog* published,
-                        absl::string_view error) = 0;
-};
 
 // What a CatalogReloader has done so far (CatalogReloader::Status()).
 struct ReloaderStatus {
@@ -82,30 +60,31 @@ struct ReloaderStatus {
 class CatalogReloader final {
  public:
   struct Options {
-    std::string path;  // the catalog file; a symlink is followed
+    std::unique_ptr<CatalogSource> source;
     // Content check every `interval` in addition to the watch, for changes
     // inotify cannot see (e.g. a symlink pointing into another directory, or
-    // network filesystems). Zero: no periodic check.
+    // network filesystems). Zero: no periodic check. Ignored for a static
+    // source.
     absl::Duration interval = absl::ZeroDuration();
   };
 
-  // Watches the file's directory, then loads the file synchronously and
-  // publishes it to `store` as generation 1 (source = path, loaded_at = now).
-  // Errors (startup is fatal): INVALID_ARGUMENT for an empty path, a negative
-  // interval or an invalid catalog (one "<path>:<line>: <message>" per
-  // line); NOT_FOUND / PERMISSION_DENIED / FAILED_PRECONDITION when the file
-  // cannot be read (missing, unreadable, not a regular file, larger than
-  // catalog::kMaxCatalogBytes). `store` and `listener` (may be null) must
-  // outlive the reloader.
+  // Watches the source's directory (if it has one), then loads it
+  // synchronously and publishes it through `pipeline` (the start-up publish).
+  // Errors (startup is fatal): INVALID_ARGUMENT for a missing source or
+  // pipeline, a negative interval or an invalid catalog (one
+  // "<name>:<line>: <message>" per line); NOT_FOUND / PERMISSION_DENIED /
+  // FAILED_PRECONDITION when the file cannot be read (missing, unreadable,
+  // not a regular file, larger than catalog::kMaxCatalogBytes). `pipeline`
+  // must outlive the reloader.
   static absl::StatusOr<std::unique_ptr<CatalogReloader>> Create(
-      Options options, runtime::CatalogStore* store, ReloadListener* listener);
+      Options options, CatalogPipeline* pipeline);
 
   ~CatalogReloader();  // Stop()s
   CatalogReloader(const CatalogReloader&) = delete;
   CatalogReloader& operator=(const CatalogReloader&) = delete;
 
   // Reloads now, on the calling thread. True if a new catalog was published
-  // (generation + 1), false if the file is unchanged. On error (the codes of
+  // (generation + 1), false if the source is unchanged. On error (the codes of
   // Create()) nothing changes. Thread-safe; concurrent calls are serialized.
   absl::StatusOr<bool> ReloadNow();
 
@@ -122,7 +101,8 @@ class CatalogReloader final {
   void TriggerReload();
 
   ReloaderStatus Status() const;
-  const std::string& path() const { return options_.path; }
+  // The source's name (its path for a file).
+  const std::string& path() const { return options_.source->name(); }
 
   // Quiet time after the last directory event before reloading, and the
   // longest a continuous stream of events can delay the reload. The events
@@ -143,14 +123,13 @@ class CatalogReloader final {
   size_t RetiredCount();
 
  private:
-  CatalogReloader(Options options, runtime::CatalogStore* store,
-                  ReloadListener* listener,
+  CatalogReloader(Options options, CatalogPipeline* pipeline,
                   std::unique_ptr<DirWatcher> watcher);
 
   absl::StatusOr<bool> ReloadLocked(bool initial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
   // Records a rejection, logs it if it differs from the previous one, tells
-  // the listener. Returns `error`.
+  // the pipeline. Returns `error`.
   absl::Status Reject(absl::Status error, bool log)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
   void Run();
@@ -160,15 +139,16 @@ class CatalogReloader final {
   bool ReleaseRetired();
 
   const Options options_;
-  runtime::CatalogStore* const store_;
-  ReloadListener* const listener_;
+  CatalogPipeline* const pipeline_;
   // Used only by the watcher thread once started (and by Create() before).
+  // Null for a static source.
   const std::unique_ptr<DirWatcher> watcher_;
 
   // std::mutex rather than absl::Mutex: Debian's abseil is not built with
   // ThreadSanitizer, so TSan cannot see absl::Mutex's synchronization and
   // would report every guarded access as a race.
   std::mutex reload_mu_;
+  // The generation this reloader last published (for its log lines).
   uint64_t generation_ ABSL_GUARDED_BY(reload_mu_) = 0;
   std::string last_loaded_ ABSL_GUARDED_BY(reload_mu_);  // bytes in force
   // The most recently rejected bytes and their error, so that a bad file
@@ -179,7 +159,7 @@ class CatalogReloader final {
   // The latest read error's message, so that it is logged once.
   std::string read_error_ ABSL_GUARDED_BY(reload_mu_);
   struct Retired {
-    std::shared_ptr<const engine::Catalog> catalog;
+    std::shared_ptr<const ServingSnapshot> snapshot;
     absl::Time since;
   };
   std::vector<Retired> retired_ ABSL_GUARDED_BY(reload_mu_);

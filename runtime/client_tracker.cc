@@ -22,7 +22,15 @@ bool TakeSlot(std::atomic<size_t>& count, size_t limit) {
   return true;
 }
 
-using metrics::ClientVerdict;
+// A verdict packed into two bits of an entry's cached state.
+using Verdict = std::optional<engine::SkewVerdict>;
+uint64_t VerdictBits(Verdict verdict) {
+  return verdict.has_value() ? static_cast<uint64_t>(*verdict) : 3;
+}
+Verdict VerdictFromBits(uint64_t bits) {
+  if (bits == 3) return std::nullopt;
+  return static_cast<engine::SkewVerdict>(bits);
+}
 
 constexpr absl::string_view kOther = "other";
 
@@ -32,20 +40,9 @@ bool ValidField(absl::string_view text) {
                      [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
-ClientVerdict FromSkewVerdict(engine::SkewVerdict verdict) {
-  switch (verdict) {
-    case engine::SkewVerdict::kAllowed:
-      return ClientVerdict::kAllowed;
-    case engine::SkewVerdict::kTooOld:
-      return ClientVerdict::kTooOld;
-    case engine::SkewVerdict::kTooNew:
-      return ClientVerdict::kTooNew;
-  }
-  return ClientVerdict::kUnknown;
-}
-
-bool OutOfAllowanceVerdict(ClientVerdict verdict) {
-  return verdict == ClientVerdict::kTooOld || verdict == ClientVerdict::kTooNew;
+bool OutOfAllowanceVerdict(Verdict verdict) {
+  return verdict == engine::SkewVerdict::kTooOld ||
+         verdict == engine::SkewVerdict::kTooNew;
 }
 
 // "major.minor" into `buffer`, without allocating.
@@ -72,8 +69,8 @@ ClientTracker::Entry::Entry(std::string component_in, std::string version_in,
       first_seen_ns(absl::ToUnixNanos(now)),
       last_seen_ns(absl::ToUnixNanos(now)) {}
 
-ClientTracker::ClientTracker(const runtime::CatalogStore* store,
-                             metrics::ServiceMetrics* metrics, Options options)
+ClientTracker::ClientTracker(const SnapshotStore* store,
+                             runtime::ServiceMetrics* metrics, Options options)
     : store_(store), metrics_(metrics), options_(std::move(options)) {
   overflow_ = std::make_unique<Entry>(std::string(kOther), std::string(kOther),
                                       false, std::string(kOther), Now());
@@ -81,9 +78,9 @@ ClientTracker::ClientTracker(const runtime::CatalogStore* store,
     metrics_->SetClientsOutOfAllowanceSource(
         [this]() -> std::vector<std::pair<std::string, int64_t>> {
           if (store_ == nullptr) return {};
-          std::shared_ptr<const engine::Catalog> catalog = store_->Current();
-          if (catalog == nullptr) return {};
-          return OutOfAllowance(*catalog);
+          std::shared_ptr<const ServingSnapshot> snapshot = store_->Current();
+          if (snapshot == nullptr) return {};
+          return OutOfAllowance(*snapshot);
         });
   }
 }
@@ -104,56 +101,56 @@ bool ClientTracker::Live(const Entry& entry, absl::Time now) const {
 }
 
 absl::StatusOr<engine::EffectiveVersions> ClientTracker::ClusterVersions(
-    const engine::Catalog& catalog) const {
+    const ServingSnapshot& snapshot) const {
   std::lock_guard<std::mutex> lock(versions_mu_);
-  if (!versions_valid_ || versions_generation_ != catalog.generation) {
+  if (!versions_valid_ || versions_generation_ != snapshot.generation) {
     // An empty query: the catalog's cluster section, then Kubernetes'
     // defaults.
-    versions_ =
-        engine::ResolveEffectiveVersions(catalog, engine::VersionQuery{});
-    versions_generation_ = catalog.generation;
+    versions_ = engine::ResolveEffectiveVersions(*snapshot.catalog,
+                                                 engine::VersionQuery{});
+    versions_generation_ = snapshot.generation;
     versions_valid_ = true;
   }
   return versions_;
 }
 
-ClientTracker::Judgement ClientTracker::Judge(const engine::Catalog& catalog,
+ClientTracker::Judgement ClientTracker::Judge(const ServingSnapshot& snapshot,
                                               absl::string_view component,
                                               absl::string_view version,
                                               bool has_major_minor) const {
   Judgement judgement;
   if (!has_major_minor) return judgement;
-  absl::StatusOr<engine::EffectiveVersions> versions = ClusterVersions(catalog);
+  absl::StatusOr<engine::EffectiveVersions> versions =
+      ClusterVersions(snapshot);
   if (!versions.ok()) return judgement;
   // INVALID_ARGUMENT (no rule names the component) means "unknown".
   absl::StatusOr<engine::SkewDecision> decision =
-      engine::CheckSkew(catalog, *versions, component, version);
+      engine::CheckSkew(*snapshot.catalog, *versions, component, version);
   if (!decision.ok()) return judgement;
-  judgement.verdict = FromSkewVerdict(decision->verdict);
+  judgement.verdict = decision->verdict;
   judgement.min_version = decision->min_version.MajorMinorString();
   judgement.max_version = decision->max_version.MajorMinorString();
   return judgement;
 }
 
-ClientVerdict ClientTracker::VerdictOf(const engine::Catalog& catalog,
-                                       Entry& entry) const {
-  const uint64_t generation = catalog.generation + 1;
+Verdict ClientTracker::VerdictOf(const ServingSnapshot& snapshot,
+                                 Entry& entry) const {
+  const uint64_t generation = snapshot.generation + 1;
   const uint64_t state = entry.state.load(std::memory_order_acquire);
-  if ((state >> 2) == generation) return static_cast<ClientVerdict>(state & 3);
-  const ClientVerdict verdict =
-      Judge(catalog, entry.component, entry.version, entry.has_major_minor)
+  if ((state >> 2) == generation) return VerdictFromBits(state & 3);
+  const Verdict verdict =
+      Judge(snapshot, entry.component, entry.version, entry.has_major_minor)
           .verdict;
-  entry.state.store((generation << 2) | static_cast<uint64_t>(verdict),
+  entry.state.store((generation << 2) | VerdictBits(verdict),
                     std::memory_order_release);
   return verdict;
 }
 
-void ClientTracker::Count(Entry& entry, ClientVerdict verdict, absl::Time now) {
+void ClientTracker::Count(Entry& entry, Verdict verdict, absl::Time now) {
   entry.requests.fetch_add(1, std::memory_order_relaxed);
   entry.last_seen_ns.store(absl::ToUnixNanos(now), std::memory_order_relaxed);
   if (metrics_ == nullptr) return;
-  std::atomic<metrics::Counter*>& slot =
-      entry.counters[static_cast<size_t>(verdict)];
+  std::atomic<metrics::Counter*>& slot = entry.counters[VerdictBits(verdict)];
   metrics::Counter* counter = slot.load(std::memory_order_acquire);
   if (counter == nullptr) {
     // Once per entry and verdict; the table hands out the same handle to
@@ -167,15 +164,14 @@ void ClientTracker::Count(Entry& entry, ClientVerdict verdict, absl::Time now) {
 
 ClientTracker::Entry* ClientTracker::Insert(Shard& shard, const KeyView& key,
                                             bool has_major_minor,
-                                            ClientVerdict verdict,
-                                            absl::Time now) {
+                                            Verdict verdict, absl::Time now) {
   // One slot of the bound is the overflow entry's. Slots are taken with a
   // compare-and-swap: callers inserting into different shards hold different
   // locks, and a plain check-then-add let two of them take the last slot
   // (ListClients then showed bound + 1 rows; seen under ASan load).
   const size_t limit = std::max<size_t>(options_.max_entries, 2) - 1;
   if (!TakeSlot(entries_, limit)) return nullptr;
-  const bool unknown = verdict == ClientVerdict::kUnknown;
+  const bool unknown = !verdict.has_value();
   if (unknown && !TakeSlot(unknown_entries_, std::max<size_t>(limit / 2, 1))) {
     entries_.fetch_sub(1, std::memory_order_relaxed);
     return nullptr;
@@ -191,7 +187,7 @@ ClientTracker::Entry* ClientTracker::Insert(Shard& shard, const KeyView& key,
   return raw;
 }
 
-void ClientTracker::Record(const engine::Catalog& catalog,
+void ClientTracker::Record(const ServingSnapshot& snapshot,
                            const engine::ClientIdentity& client) {
   const absl::Time now = Now();
   char buffer[48];
@@ -214,7 +210,7 @@ void ClientTracker::Record(const engine::Catalog& catalog,
     auto it = shard.entries.find(key);
     if (it != shard.entries.end()) {
       Entry& entry = *it->second;
-      Count(entry, VerdictOf(catalog, entry), now);
+      Count(entry, VerdictOf(snapshot, entry), now);
       return;
     }
   }
@@ -222,21 +218,21 @@ void ClientTracker::Record(const engine::Catalog& catalog,
   // A new pair: sweep if due, judge it outside any lock, insert.
   const size_t limit = std::max<size_t>(options_.max_entries, 2) - 1;
   MaybeSweep(now, entries_.load(std::memory_order_relaxed) >= limit);
-  const ClientVerdict verdict =
-      Judge(catalog, key.component, key.version, has_major_minor).verdict;
+  const Verdict verdict =
+      Judge(snapshot, key.component, key.version, has_major_minor).verdict;
   Entry* entry = nullptr;
   {
     std::unique_lock<std::shared_mutex> lock(shard.mu);
     auto it = shard.entries.find(key);
     if (it != shard.entries.end()) {  // another caller inserted it meanwhile
       entry = it->second.get();
-      Count(*entry, VerdictOf(catalog, *entry), now);
+      Count(*entry, VerdictOf(snapshot, *entry), now);
       return;
     }
     entry = Insert(shard, key, has_major_minor, verdict, now);
     if (entry != nullptr) {
       entry->state.store(
-          ((catalog.generation + 1) << 2) | static_cast<uint64_t>(verdict),
+          ((snapshot.generation + 1) << 2) | VerdictBits(verdict),
           std::memory_order_release);
       Count(*entry, verdict, now);
       return;
@@ -281,10 +277,10 @@ size_t ClientTracker::Sweep() {
   return removed;
 }
 
-ObservedClientInfo ClientTracker::Describe(const engine::Catalog& catalog,
+ObservedClientInfo ClientTracker::Describe(const ServingSnapshot& snapshot,
                                            const Entry& entry) const {
   Judgement judgement =
-      Judge(catalog, entry.component, entry.version, entry.has_major_minor);
+      Judge(snapshot, entry.component, entry.version, entry.has_major_minor);
   ObservedClientInfo info;
   info.component = entry.component;
   info.version = entry.version;
@@ -300,7 +296,7 @@ ObservedClientInfo ClientTracker::Describe(const engine::Catalog& catalog,
 }
 
 std::vector<ObservedClientInfo> ClientTracker::List(
-    const engine::Catalog& catalog, absl::string_view component) const {
+    const ServingSnapshot& snapshot, absl::string_view component) const {
   const absl::Time now = Now();
   std::vector<ObservedClientInfo> clients;
   for (const Shard& shard : shards_) {
@@ -308,13 +304,13 @@ std::vector<ObservedClientInfo> ClientTracker::List(
     for (const auto& [key, entry] : shard.entries) {
       if (!component.empty() && entry->component != component) continue;
       if (!Live(*entry, now)) continue;
-      clients.push_back(Describe(catalog, *entry));
+      clients.push_back(Describe(snapshot, *entry));
     }
   }
   if ((component.empty() || component == kOther) &&
       overflow_->requests.load(std::memory_order_relaxed) > 0 &&
       Live(*overflow_, now)) {
-    clients.push_back(Describe(catalog, *overflow_));
+    clients.push_back(Describe(snapshot, *overflow_));
   }
   std::sort(clients.begin(), clients.end(),
             [](const ObservedClientInfo& a, const ObservedClientInfo& b) {
@@ -325,22 +321,23 @@ std::vector<ObservedClientInfo> ClientTracker::List(
 }
 
 std::vector<std::pair<std::string, int64_t>> ClientTracker::OutOfAllowance(
-    const engine::Catalog& catalog) const {
+    const ServingSnapshot& snapshot) const {
   const absl::Time now = Now();
   std::map<std::string, int64_t, std::less<>> counts;
   // An empty skewPolicy means the KEP-4330 table (as CheckSkew reads it).
   const std::vector<engine::SkewRule> default_rules =
-      catalog.skew_policy.empty() ? engine::DefaultSkewPolicy()
-                                  : std::vector<engine::SkewRule>{};
-  for (const engine::SkewRule& rule :
-       catalog.skew_policy.empty() ? default_rules : catalog.skew_policy) {
+      snapshot.catalog->skew_policy.empty() ? engine::DefaultSkewPolicy()
+                                            : std::vector<engine::SkewRule>{};
+  for (const engine::SkewRule& rule : snapshot.catalog->skew_policy.empty()
+                                          ? default_rules
+                                          : snapshot.catalog->skew_policy) {
     for (const std::string& name : rule.components) counts.emplace(name, 0);
   }
   for (const Shard& shard : shards_) {
     std::shared_lock<std::shared_mutex> lock(shard.mu);
     for (const auto& [key, entry] : shard.entries) {
       if (!Live(*entry, now)) continue;
-      if (OutOfAllowanceVerdict(VerdictOf(catalog, *entry))) {
+      if (OutOfAllowanceVerdict(VerdictOf(snapshot, *entry))) {
         ++counts[entry->component];
       }
     }

@@ -46,6 +46,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -59,8 +60,8 @@
 #include "engine/catalog.h"
 #include "engine/effective_version.h"
 #include "engine/user_agent.h"
-#include "metrics/service_metrics.h"
-#include "runtime/catalog_store.h"
+#include "runtime/service_metrics.h"
+#include "runtime/serving_snapshot.h"
 
 namespace compatd::runtime {
 
@@ -68,7 +69,7 @@ namespace compatd::runtime {
 struct ObservedClientInfo {
   std::string component;
   std::string version;  // "major.minor", or the raw value
-  metrics::ClientVerdict verdict = metrics::ClientVerdict::kUnknown;
+  std::optional<engine::SkewVerdict> verdict;  // nullopt: unknown
   std::string min_version;  // "major.minor"; empty when the verdict is unknown
   std::string max_version;
   absl::Time first_seen;
@@ -88,26 +89,26 @@ class ClientTracker final {
   // `store` (may be null: no gauge values) is read at scrape time for the
   // out-of-allowance gauge; `metrics` may be null. Both must outlive the
   // tracker.
-  ClientTracker(const runtime::CatalogStore* store,
-                metrics::ServiceMetrics* metrics, Options options);
+  ClientTracker(const SnapshotStore* store, runtime::ServiceMetrics* metrics,
+                Options options);
   ~ClientTracker();
   ClientTracker(const ClientTracker&) = delete;
   ClientTracker& operator=(const ClientTracker&) = delete;
 
   // Records one call, judged against `catalog` (the snapshot the request
   // used).
-  void Record(const engine::Catalog& catalog,
+  void Record(const ServingSnapshot& snapshot,
               const engine::ClientIdentity& client);
 
   // Live entries (of `component` only, unless empty), judged against
   // `catalog`, sorted by component then version.
-  std::vector<ObservedClientInfo> List(const engine::Catalog& catalog,
+  std::vector<ObservedClientInfo> List(const ServingSnapshot& snapshot,
                                        absl::string_view component = {}) const;
 
   // Live out-of-allowance versions per component, judged against `catalog`:
   // every component a skew rule names (0 when none), sorted.
   std::vector<std::pair<std::string, int64_t>> OutOfAllowance(
-      const engine::Catalog& catalog) const;
+      const ServingSnapshot& snapshot) const;
 
   // Drops expired entries; returns how many. Record() also sweeps on its
   // slow path, at most every idle_ttl / 4.
@@ -172,7 +173,7 @@ class ClientTracker final {
   };
 
   struct Judgement {
-    metrics::ClientVerdict verdict = metrics::ClientVerdict::kUnknown;
+    std::optional<engine::SkewVerdict> verdict;  // nullopt: unknown
     std::string min_version;
     std::string max_version;
   };
@@ -181,22 +182,23 @@ class ClientTracker final {
   bool Live(const Entry& entry, absl::Time now) const;
   // The cluster's effective versions for this catalog, cached per generation.
   absl::StatusOr<engine::EffectiveVersions> ClusterVersions(
-      const engine::Catalog& catalog) const;
-  Judgement Judge(const engine::Catalog& catalog, absl::string_view component,
+      const ServingSnapshot& snapshot) const;
+  Judgement Judge(const ServingSnapshot& snapshot, absl::string_view component,
                   absl::string_view version, bool has_major_minor) const;
   // The entry's verdict at this catalog: cached, or judged and cached.
-  metrics::ClientVerdict VerdictOf(const engine::Catalog& catalog,
-                                   Entry& entry) const;
-  void Count(Entry& entry, metrics::ClientVerdict verdict, absl::Time now);
+  std::optional<engine::SkewVerdict> VerdictOf(const ServingSnapshot& snapshot,
+                                               Entry& entry) const;
+  void Count(Entry& entry, std::optional<engine::SkewVerdict> verdict,
+             absl::Time now);
   Entry* Insert(Shard& shard, const KeyView& key, bool has_major_minor,
-                metrics::ClientVerdict verdict, absl::Time now)
+                std::optional<engine::SkewVerdict> verdict, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   void MaybeSweep(absl::Time now, bool table_full);
-  ObservedClientInfo Describe(const engine::Catalog& catalog,
+  ObservedClientInfo Describe(const ServingSnapshot& snapshot,
                               const Entry& entry) const;
 
-  const runtime::CatalogStore* const store_;
-  metrics::ServiceMetrics* const metrics_;
+  const SnapshotStore* const store_;
+  runtime::ServiceMetrics* const metrics_;
   const Options options_;
 
   std::array<Shard, kShards> shards_;

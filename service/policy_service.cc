@@ -41,7 +41,7 @@ class WatchCatalogReactor final
 
   // Subscribes and queues the current catalog. Call once, right after
   // construction.
-  void Start(std::shared_ptr<const engine::Catalog> current) {
+  void Start(std::shared_ptr<const runtime::ServingSnapshot> current) {
     if (current == nullptr) {
       std::lock_guard<std::mutex> lock(mu_);
       FinishLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE,
@@ -113,7 +113,7 @@ class WatchCatalogReactor final
     events_->Unsubscribe(subscriber_.get());
     subscriber_->Detach();
     if (observer_ != nullptr) {
-      observer_->OnFinish(RpcMethod::kWatchCatalog,
+      observer_->OnFinish(api::Rpc::kWatchCatalog,
                           static_cast<absl::StatusCode>(final_code),
                           absl::Now() - start_);
     }
@@ -126,9 +126,10 @@ class WatchCatalogReactor final
   class Subscriber final : public runtime::CatalogEvents::Subscriber {
    public:
     explicit Subscriber(WatchCatalogReactor* reactor) : reactor_(reactor) {}
-    void OnPublished(std::shared_ptr<const engine::Catalog> catalog) override {
+    void OnPublished(
+        std::shared_ptr<const runtime::ServingSnapshot> snapshot) override {
       std::lock_guard<std::mutex> lock(mu_);
-      if (reactor_ != nullptr) reactor_->Enqueue(std::move(catalog));
+      if (reactor_ != nullptr) reactor_->Enqueue(std::move(snapshot));
     }
     void OnClose() override {
       std::lock_guard<std::mutex> lock(mu_);
@@ -144,15 +145,15 @@ class WatchCatalogReactor final
     WatchCatalogReactor* reactor_ ABSL_GUARDED_BY(mu_);
   };
 
-  void Enqueue(std::shared_ptr<const engine::Catalog> catalog) {
+  void Enqueue(std::shared_ptr<const runtime::ServingSnapshot> snapshot) {
     std::lock_guard<std::mutex> lock(mu_);
     if (finished_ || cancelled_) return;
     // Start() reads the store's catalog and then subscribes; a reload
     // published just before can still be announced after that, with the
     // catalog Start() already queued (compatd-soak saw a generation twice).
-    if (catalog->generation <= queued_generation_) return;
-    queued_generation_ = catalog->generation;
-    pending_ = std::move(catalog);  // only the newest matters
+    if (snapshot->generation <= queued_generation_) return;
+    queued_generation_ = snapshot->generation;
+    pending_ = std::move(snapshot);  // only the newest matters
     if (!writing_) WriteNextLocked();
   }
 
@@ -186,7 +187,7 @@ class WatchCatalogReactor final
 
   std::mutex mu_;
   v1::GetCatalogResponse message_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<const engine::Catalog> pending_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const runtime::ServingSnapshot> pending_ ABSL_GUARDED_BY(mu_);
   // The generation of the newest catalog queued (sent or pending).
   uint64_t queued_generation_ ABSL_GUARDED_BY(mu_) = 0;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
@@ -200,7 +201,7 @@ class WatchCatalogReactor final
 
 PolicyService::PolicyService(const api::PolicyHandlers* handlers,
                              runtime::CatalogEvents* events,
-                             const runtime::CatalogStore* store,
+                             const runtime::SnapshotStore* store,
                              RpcObserver* observer)
     : handlers_(handlers),
       events_(events),
@@ -209,16 +210,20 @@ PolicyService::PolicyService(const api::PolicyHandlers* handlers,
 
 template <typename Request, typename Response>
 grpc::ServerUnaryReactor* PolicyService::Unary(
-    RpcMethod method, grpc::CallbackServerContext* context,
-    const Request& request, Response* response,
-    absl::Status (api::PolicyHandlers::*handler)(const Request&, Response*)
-        const) {
+    api::Rpc rpc, grpc::CallbackServerContext* context, const Request& request,
+    Response* response,
+    absl::Status (api::PolicyHandlers::*handler)(
+        const runtime::ServingSnapshot&, const Request&, Response*) const) {
   const absl::Time start = absl::Now();
-  if (observer_ != nullptr)
-    observer_->OnStart(method, context->client_metadata());
-  const absl::Status status = (handlers_->*handler)(request, response);
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      store_->Current();
   if (observer_ != nullptr) {
-    observer_->OnFinish(method, status.code(), absl::Now() - start);
+    observer_->OnStart(rpc, context->client_metadata(), snapshot.get());
+  }
+  absl::Status status = api::CheckServing(snapshot.get());
+  if (status.ok()) status = (handlers_->*handler)(*snapshot, request, response);
+  if (observer_ != nullptr) {
+    observer_->OnFinish(rpc, status.code(), absl::Now() - start);
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
@@ -229,34 +234,24 @@ grpc::ServerUnaryReactor* PolicyService::Unary(
   grpc::ServerUnaryReactor* PolicyService::Name(                              \
       grpc::CallbackServerContext* context, const v1::Name##Request* request, \
       v1::Name##Response* response) {                                         \
-    return Unary(RpcMethod::k##Name, context, *request, response,             \
+    return Unary(api::Rpc::k##Name, context, *request, response,              \
                  &api::PolicyHandlers::Name);                                 \
   }
-
-COMPATD_UNARY_METHOD(GetFeature)
-COMPATD_UNARY_METHOD(ListFeatures)
-COMPATD_UNARY_METHOD(GetStorageVersion)
-COMPATD_UNARY_METHOD(ListAPIVersions)
-COMPATD_UNARY_METHOD(CheckSkew)
-COMPATD_UNARY_METHOD(ResolveVersions)
-COMPATD_UNARY_METHOD(ComputeStorageVersionAgreement)
-COMPATD_UNARY_METHOD(PlanVersionRemoval)
-COMPATD_UNARY_METHOD(LintCatalog)
-COMPATD_UNARY_METHOD(Evaluate)
-COMPATD_UNARY_METHOD(GetCatalog)
-COMPATD_UNARY_METHOD(ListClients)
-
+COMPATD_UNARY_RPCS(COMPATD_UNARY_METHOD)
 #undef COMPATD_UNARY_METHOD
 
 grpc::ServerWriteReactor<v1::GetCatalogResponse>* PolicyService::WatchCatalog(
     grpc::CallbackServerContext* context, const v1::WatchCatalogRequest*) {
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      store_->Current();
   if (observer_ != nullptr) {
-    observer_->OnStart(RpcMethod::kWatchCatalog, context->client_metadata());
+    observer_->OnStart(api::Rpc::kWatchCatalog, context->client_metadata(),
+                       snapshot.get());
   }
   auto* reactor = new WatchCatalogReactor(handlers_, events_, observer_);
   reactor->CapDuration(handlers_->limits().max_call_duration,
                        context->deadline());
-  reactor->Start(store_->Current());
+  reactor->Start(snapshot);
   return reactor;
 }
 

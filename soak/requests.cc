@@ -539,8 +539,6 @@ void AddReport(v1::ComputeStorageVersionAgreementRequest* request,
 
 }  // namespace
 
-absl::string_view RpcName(Rpc rpc) { return service::RpcMethodName(rpc); }
-
 std::string MethodPath(Rpc rpc) {
   return absl::StrCat("/", service::kPolicyServiceName, "/", RpcName(rpc));
 }

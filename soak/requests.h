@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "api/rpcs.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/grpcpp.h"
@@ -25,28 +26,17 @@ namespace compatd::soak {
 
 using Rng = std::mt19937_64;
 
-// An RPC of the service, with the server's own names (service/rpc_observer.h).
-using Rpc = service::RpcMethod;
+// An RPC of the service, from the API's one list (api/rpcs.h).
+using Rpc = api::Rpc;
 // The unary ones, which the workers call (WatchCatalog is driven by its own
 // threads).
-inline constexpr std::array<Rpc, 12> kUnaryRpcs = {
-    Rpc::kGetFeature,
-    Rpc::kListFeatures,
-    Rpc::kGetStorageVersion,
-    Rpc::kListAPIVersions,
-    Rpc::kCheckSkew,
-    Rpc::kResolveVersions,
-    Rpc::kComputeStorageVersionAgreement,
-    Rpc::kPlanVersionRemoval,
-    Rpc::kLintCatalog,
-    Rpc::kEvaluate,
-    Rpc::kGetCatalog,
-    Rpc::kListClients,
+inline constexpr std::array<Rpc, api::kRpcCount - 1> kUnaryRpcs = {
+#define COMPATD_SOAK_RPC(Name) Rpc::k##Name,
+    COMPATD_UNARY_RPCS(COMPATD_SOAK_RPC)
+#undef COMPATD_SOAK_RPC
 };
 inline constexpr int kRpcCount = static_cast<int>(kUnaryRpcs.size());
 
-// "GetFeature".
-absl::string_view RpcName(Rpc rpc);
 // "/compatd.v1.CompatibilityPolicy/GetFeature".
 std::string MethodPath(Rpc rpc);
 // A new empty request / response message of a unary RPC (null for

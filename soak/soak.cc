@@ -284,7 +284,7 @@ class Worker {
     for (const ValidCase& c : cases_) weights.push_back(c.weight);
     std::discrete_distribution<size_t> pick_case(weights.begin(),
                                                  weights.end());
-    responses_.resize(service::kRpcMethodCount);  // indexed by RpcMethod
+    responses_.resize(api::kRpcCount);  // indexed by api::Rpc
     for (Rpc rpc : kUnaryRpcs) {
       responses_[static_cast<int>(rpc)] = NewResponse(rpc);
     }

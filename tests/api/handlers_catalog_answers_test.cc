@@ -13,7 +13,7 @@
 #include "catalog/embedded_catalog.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "runtime/catalog_store.h"
+#include "runtime/catalog_pipeline.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd::api {
@@ -30,14 +30,18 @@ std::string TurnedOffYaml() {
                       "  featureGates: {WatchList: false}\n");
 }
 
-std::shared_ptr<const engine::Catalog> Parse(absl::string_view yaml,
-                                             uint64_t generation) {
+std::unique_ptr<engine::Catalog> Parse(absl::string_view yaml) {
   absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
       catalog::ParseCatalog(yaml, "test");
   EXPECT_TRUE(catalog.ok()) << catalog.status();
   if (!catalog.ok()) return nullptr;
-  (*catalog)->generation = generation;
-  return std::move(*catalog);
+  return *std::move(catalog);
+}
+
+runtime::CatalogPipeline::Options Deriving() {
+  runtime::CatalogPipeline::Options options;
+  options.derive = DeriveAnswers;
+  return options;
 }
 
 bool ServesGroup(const v1::ListAPIVersionsResponse& response,
@@ -68,18 +72,23 @@ v1::VersionContext ExplicitDefaults() {
 
 class CatalogAnswersTest : public ::testing::Test {
  protected:
-  runtime::CatalogStore store_;
-  PolicyHandlers handlers_{&store_};
+  // The snapshot now serving.
+  const runtime::ServingSnapshot& Now() const { return *pipeline_.Current(); }
+
+  runtime::CatalogPipeline pipeline_{Deriving()};
+  PolicyHandlers handlers_;
 };
 
 TEST_F(CatalogAnswersTest, ListAPIVersionsEqualsTheComputedAnswer) {
-  store_.Publish(Parse(catalog::EmbeddedCatalogYaml(), 1));
+  pipeline_.Publish(Parse(catalog::EmbeddedCatalogYaml()));
   v1::ListAPIVersionsResponse first, second, computed;
-  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &first));
-  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &second));
+  ASSERT_OK(
+      handlers_.ListAPIVersions(Now(), v1::ListAPIVersionsRequest(), &first));
+  ASSERT_OK(
+      handlers_.ListAPIVersions(Now(), v1::ListAPIVersionsRequest(), &second));
   v1::ListAPIVersionsRequest explicit_request;
   *explicit_request.mutable_versions() = ExplicitDefaults();
-  ASSERT_OK(handlers_.ListAPIVersions(explicit_request, &computed));
+  ASSERT_OK(handlers_.ListAPIVersions(Now(), explicit_request, &computed));
   EXPECT_GT(first.group_versions_size(), 10);
   EXPECT_TRUE(MessageDifferencer::Equals(first, computed))
       << first.ShortDebugString() << "\nvs\n"
@@ -88,23 +97,23 @@ TEST_F(CatalogAnswersTest, ListAPIVersionsEqualsTheComputedAnswer) {
 }
 
 TEST_F(CatalogAnswersTest, ListFeaturesEqualsTheComputedAnswer) {
-  store_.Publish(Parse(catalog::EmbeddedCatalogYaml(), 1));
+  pipeline_.Publish(Parse(catalog::EmbeddedCatalogYaml()));
   v1::ListFeaturesResponse cached, computed;
-  ASSERT_OK(handlers_.ListFeatures(v1::ListFeaturesRequest(), &cached));
+  ASSERT_OK(handlers_.ListFeatures(Now(), v1::ListFeaturesRequest(), &cached));
   v1::ListFeaturesRequest explicit_request;
   *explicit_request.mutable_versions() = ExplicitDefaults();
-  ASSERT_OK(handlers_.ListFeatures(explicit_request, &computed));
+  ASSERT_OK(handlers_.ListFeatures(Now(), explicit_request, &computed));
   EXPECT_EQ(cached.features_size(), 240);
   EXPECT_TRUE(MessageDifferencer::Equals(cached, computed));
 }
 
 TEST_F(CatalogAnswersTest, ListFeaturesOfOneComponentIsNotTheWholeList) {
-  store_.Publish(Parse(catalog::EmbeddedCatalogYaml(), 1));
+  pipeline_.Publish(Parse(catalog::EmbeddedCatalogYaml()));
   v1::ListFeaturesResponse all, apiserver;
-  ASSERT_OK(handlers_.ListFeatures(v1::ListFeaturesRequest(), &all));
+  ASSERT_OK(handlers_.ListFeatures(Now(), v1::ListFeaturesRequest(), &all));
   v1::ListFeaturesRequest request;
   request.set_component("kube-apiserver");
-  ASSERT_OK(handlers_.ListFeatures(request, &apiserver));
+  ASSERT_OK(handlers_.ListFeatures(Now(), request, &apiserver));
   ASSERT_GT(apiserver.features_size(), 0);
   EXPECT_LT(apiserver.features_size(), all.features_size());
   for (const v1::FeatureDecision& f : apiserver.features()) {
@@ -113,15 +122,18 @@ TEST_F(CatalogAnswersTest, ListFeaturesOfOneComponentIsNotTheWholeList) {
 }
 
 TEST_F(CatalogAnswersTest, AnswersFollowAReload) {
-  store_.Publish(Parse(catalog::EmbeddedCatalogYaml(), 1));
+  pipeline_.Publish(Parse(catalog::EmbeddedCatalogYaml()));
   v1::ListAPIVersionsResponse before, after;
   v1::ListFeaturesResponse features_before, features_after;
-  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &before));
   ASSERT_OK(
-      handlers_.ListFeatures(v1::ListFeaturesRequest(), &features_before));
-  store_.Publish(Parse(TurnedOffYaml(), 2));
-  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &after));
-  ASSERT_OK(handlers_.ListFeatures(v1::ListFeaturesRequest(), &features_after));
+      handlers_.ListAPIVersions(Now(), v1::ListAPIVersionsRequest(), &before));
+  ASSERT_OK(handlers_.ListFeatures(Now(), v1::ListFeaturesRequest(),
+                                   &features_before));
+  pipeline_.Publish(Parse(TurnedOffYaml()));
+  ASSERT_OK(
+      handlers_.ListAPIVersions(Now(), v1::ListAPIVersionsRequest(), &after));
+  ASSERT_OK(handlers_.ListFeatures(Now(), v1::ListFeaturesRequest(),
+                                   &features_after));
 
   EXPECT_TRUE(ServesGroup(before, "batch"));
   EXPECT_FALSE(ServesGroup(after, "batch"));
@@ -132,18 +144,23 @@ TEST_F(CatalogAnswersTest, AnswersFollowAReload) {
   EXPECT_FALSE(FindFeature(features_after, "WatchList")->enabled());
 }
 
-// Catalogs published by hand may share a generation (and, once the first is
-// freed, its address): the answer still belongs to the catalog in force.
-TEST_F(CatalogAnswersTest, AnotherCatalogWithTheSameGenerationIsNotConfused) {
-  store_.Publish(Parse(catalog::EmbeddedCatalogYaml(), 0));
+// A snapshot answers from its own derived answers, whatever is published
+// after it was taken: a call that holds it is not affected by a reload.
+TEST_F(CatalogAnswersTest, AHeldSnapshotKeepsItsOwnAnswers) {
+  pipeline_.Publish(Parse(catalog::EmbeddedCatalogYaml()));
+  const std::shared_ptr<const runtime::ServingSnapshot> held =
+      pipeline_.Current();
+  pipeline_.Publish(Parse(TurnedOffYaml()));
   v1::ListAPIVersionsResponse first;
-  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &first));
-  store_.Publish(Parse(TurnedOffYaml(), 0));  // the first catalog is freed
+  ASSERT_OK(
+      handlers_.ListAPIVersions(*held, v1::ListAPIVersionsRequest(), &first));
   v1::ListAPIVersionsResponse second;
-  ASSERT_OK(handlers_.ListAPIVersions(v1::ListAPIVersionsRequest(), &second));
+  ASSERT_OK(
+      handlers_.ListAPIVersions(Now(), v1::ListAPIVersionsRequest(), &second));
   EXPECT_TRUE(ServesGroup(first, "batch"));
   EXPECT_FALSE(ServesGroup(second, "batch"));
-  EXPECT_NE(first.catalog_digest(), second.catalog_digest());
+  EXPECT_EQ(first.catalog_generation(), 1u);
+  EXPECT_EQ(second.catalog_generation(), 2u);
 }
 
 }  // namespace

@@ -22,7 +22,8 @@
 #include "catalog/catalog_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/catalog_store.h"
+#include "runtime/catalog_pipeline.h"
+#include "runtime/catalog_source.h"
 #include "tests/testing/configmap_fixture.h"
 #include "tests/testing/status_matchers.h"
 
@@ -70,7 +71,7 @@ bool PollUntil(const std::function<bool()>& done,
   return true;
 }
 
-class RecordingListener final : public ReloadListener {
+class RecordingListener final {
  public:
   struct Record {
     ReloadResult result;
@@ -78,8 +79,8 @@ class RecordingListener final : public ReloadListener {
     std::string error;
   };
 
-  void OnReload(ReloadResult result, const engine::Catalog* published,
-                absl::string_view error) override {
+  void OnReload(ReloadResult result, const ServingSnapshot* published,
+                absl::string_view error) {
     std::lock_guard<std::mutex> lock(mu_);
     records_.push_back({result,
                         published == nullptr ? 0 : published->generation,
@@ -104,6 +105,16 @@ class RecordingListener final : public ReloadListener {
   mutable std::mutex mu_;  // TSan-visible (see catalog_reloader.h)
   std::vector<Record> records_ ABSL_GUARDED_BY(mu_);
 };
+
+CatalogPipeline::Options Recording(RecordingListener* listener) {
+  CatalogPipeline::Options options;
+  options.on_reload = [listener](ReloadResult result,
+                                 const ServingSnapshot* published,
+                                 absl::string_view error) {
+    listener->OnReload(result, published, error);
+  };
+  return options;
+}
 
 // The digest ParseCatalog gives `bytes`.
 std::string DigestOf(absl::string_view bytes) {
@@ -135,21 +146,22 @@ class CatalogReloaderTest : public ::testing::Test {
   // Creates the reloader on `path_` (which must hold a valid catalog).
   void CreateReloader(absl::Duration interval = absl::ZeroDuration()) {
     absl::StatusOr<std::unique_ptr<CatalogReloader>> reloader =
-        CatalogReloader::Create({.path = path_, .interval = interval}, &store_,
-                                &listener_);
+        CatalogReloader::Create(
+            {.source = NewFileCatalogSource(path_), .interval = interval},
+            &pipeline_);
     ASSERT_OK(reloader);
     reloader_ = *std::move(reloader);
   }
 
   uint64_t Generation() const {
-    std::shared_ptr<const engine::Catalog> current = store_.Current();
+    std::shared_ptr<const ServingSnapshot> current = pipeline_.Current();
     return current == nullptr ? 0 : current->generation;
   }
 
   ScopedTempDir dir_;
   std::string path_;
-  runtime::CatalogStore store_;
   RecordingListener listener_;
+  CatalogPipeline pipeline_{Recording(&listener_)};
   std::unique_ptr<CatalogReloader> reloader_;
 };
 
@@ -159,12 +171,12 @@ TEST_F(CatalogReloaderTest, CreatePublishesGenerationOne) {
 
   CreateReloader();
 
-  std::shared_ptr<const engine::Catalog> current = store_.Current();
+  std::shared_ptr<const ServingSnapshot> current = pipeline_.Current();
   ASSERT_NE(current, nullptr);
   EXPECT_EQ(current->generation, 1u);
-  EXPECT_EQ(current->source, path_);
-  EXPECT_EQ(current->digest, DigestOf(kCatalogV1));
-  EXPECT_THAT(current->digest, StartsWith("sha256:"));
+  EXPECT_EQ(current->catalog->source, path_);
+  EXPECT_EQ(current->catalog->digest, DigestOf(kCatalogV1));
+  EXPECT_THAT(current->catalog->digest, StartsWith("sha256:"));
   EXPECT_GE(current->loaded_at, before);
   EXPECT_LE(current->loaded_at, absl::Now());
 }
@@ -181,27 +193,30 @@ TEST_F(CatalogReloaderTest, CreateDoesNotNotifyTheListener) {
 
 TEST_F(CatalogReloaderTest, CreateFailsWhenTheFileIsMissing) {
   absl::StatusOr<std::unique_ptr<CatalogReloader>> reloader =
-      CatalogReloader::Create({.path = path_}, &store_, &listener_);
+      CatalogReloader::Create({.source = NewFileCatalogSource(path_)},
+                              &pipeline_);
 
   EXPECT_THAT(reloader,
               StatusIs(absl::StatusCode::kNotFound, HasSubstr(path_)));
-  EXPECT_EQ(store_.Current(), nullptr);
+  EXPECT_EQ(pipeline_.Current(), nullptr);
 }
 
 TEST_F(CatalogReloaderTest, CreateFailsOnAnInvalidCatalogWithFileAndLine) {
   ASSERT_OK(WriteFileContents(path_, kBroken));
 
   absl::StatusOr<std::unique_ptr<CatalogReloader>> reloader =
-      CatalogReloader::Create({.path = path_}, &store_, &listener_);
+      CatalogReloader::Create({.source = NewFileCatalogSource(path_)},
+                              &pipeline_);
 
   EXPECT_THAT(reloader, StatusIs(absl::StatusCode::kInvalidArgument,
                                  HasSubstr(absl::StrCat(path_, ":2:"))));
-  EXPECT_EQ(store_.Current(), nullptr);
+  EXPECT_EQ(pipeline_.Current(), nullptr);
 }
 
 TEST_F(CatalogReloaderTest, CreateFailsOnADirectory) {
   absl::StatusOr<std::unique_ptr<CatalogReloader>> reloader =
-      CatalogReloader::Create({.path = dir_.path()}, &store_, &listener_);
+      CatalogReloader::Create({.source = NewFileCatalogSource(dir_.path())},
+                              &pipeline_);
 
   EXPECT_THAT(reloader, StatusIs(absl::StatusCode::kFailedPrecondition,
                                  HasSubstr("directory")));
@@ -210,14 +225,16 @@ TEST_F(CatalogReloaderTest, CreateFailsOnADirectory) {
 TEST_F(CatalogReloaderTest, CreateRejectsBadOptions) {
   ASSERT_OK(WriteFileContents(path_, kCatalogV1));
 
-  EXPECT_THAT(CatalogReloader::Create({.path = ""}, &store_, &listener_),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty")));
   EXPECT_THAT(
-      CatalogReloader::Create({.path = path_, .interval = absl::Seconds(-1)},
-                              &store_, &listener_),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("-1s")));
-  EXPECT_THAT(CatalogReloader::Create({.path = path_}, nullptr, &listener_),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("store")));
+      CatalogReloader::Create({.source = nullptr}, &pipeline_),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("source")));
+  EXPECT_THAT(CatalogReloader::Create({.source = NewFileCatalogSource(path_),
+                                       .interval = absl::Seconds(-1)},
+                                      &pipeline_),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("-1s")));
+  EXPECT_THAT(
+      CatalogReloader::Create({.source = NewFileCatalogSource(path_)}, nullptr),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pipeline")));
 }
 
 TEST_F(CatalogReloaderTest, ReloadNowPublishesAChangedFileAsTheNextGeneration) {
@@ -228,10 +245,10 @@ TEST_F(CatalogReloaderTest, ReloadNowPublishesAChangedFileAsTheNextGeneration) {
   ASSERT_OK_AND_ASSIGN(bool published, reloader_->ReloadNow());
 
   EXPECT_TRUE(published);
-  std::shared_ptr<const engine::Catalog> current = store_.Current();
+  std::shared_ptr<const ServingSnapshot> current = pipeline_.Current();
   EXPECT_EQ(current->generation, 2u);
-  EXPECT_EQ(current->digest, DigestOf(kCatalogV2));
-  EXPECT_NE(current->FindFeature("WatchList"), nullptr);
+  EXPECT_EQ(current->catalog->digest, DigestOf(kCatalogV2));
+  EXPECT_NE(current->catalog->FindFeature("WatchList"), nullptr);
   std::optional<RecordingListener::Record> loaded =
       listener_.Last(ReloadResult::kLoaded);
   ASSERT_TRUE(loaded.has_value());
@@ -242,13 +259,13 @@ TEST_F(CatalogReloaderTest, ReloadNowPublishesAChangedFileAsTheNextGeneration) {
 TEST_F(CatalogReloaderTest, UnchangedRewriteDoesNotBumpTheGeneration) {
   ASSERT_OK(WriteFileContents(path_, kCatalogV1));
   CreateReloader();
-  const std::shared_ptr<const engine::Catalog> before = store_.Current();
+  const std::shared_ptr<const ServingSnapshot> before = pipeline_.Current();
   ASSERT_OK(WriteFileContents(path_, kCatalogV1));
 
   ASSERT_OK_AND_ASSIGN(bool published, reloader_->ReloadNow());
 
   EXPECT_FALSE(published);
-  EXPECT_EQ(store_.Current(), before);
+  EXPECT_EQ(pipeline_.Current(), before);
   EXPECT_EQ(Generation(), 1u);
   ASSERT_EQ(listener_.records().size(), 1u);
   EXPECT_EQ(listener_.records()[0].result, ReloadResult::kUnchanged);
@@ -257,14 +274,14 @@ TEST_F(CatalogReloaderTest, UnchangedRewriteDoesNotBumpTheGeneration) {
 TEST_F(CatalogReloaderTest, BadUpdateIsRejectedAndTheOldCatalogKeepsServing) {
   ASSERT_OK(WriteFileContents(path_, kCatalogV1));
   CreateReloader();
-  const std::shared_ptr<const engine::Catalog> before = store_.Current();
+  const std::shared_ptr<const ServingSnapshot> before = pipeline_.Current();
   ASSERT_OK(WriteFileContents(path_, kBroken));
 
   EXPECT_THAT(reloader_->ReloadNow(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr(absl::StrCat(path_, ":2:"))));
 
-  EXPECT_EQ(store_.Current(), before);
+  EXPECT_EQ(pipeline_.Current(), before);
   std::optional<RecordingListener::Record> rejected =
       listener_.Last(ReloadResult::kRejected);
   ASSERT_TRUE(rejected.has_value());
@@ -283,7 +300,7 @@ TEST_F(CatalogReloaderTest, GoodUpdateAfterABadOneIsTheNextGeneration) {
 
   EXPECT_TRUE(published);
   EXPECT_EQ(Generation(), 2u);
-  EXPECT_EQ(store_.Current()->digest, DigestOf(kCatalogV2));
+  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
 }
 
 TEST_F(CatalogReloaderTest, StatusCountsEveryOutcome) {
@@ -339,18 +356,18 @@ TEST_F(CatalogReloaderTest, EachDistinctRejectionIsLoggedOnce) {
 TEST_F(CatalogReloaderTest, MissingFileIsRejectedAndTheOldCatalogKeepsServing) {
   ASSERT_OK(WriteFileContents(path_, kCatalogV1));
   CreateReloader();
-  const std::shared_ptr<const engine::Catalog> before = store_.Current();
+  const std::shared_ptr<const ServingSnapshot> before = pipeline_.Current();
   ASSERT_EQ(unlink(path_.c_str()), 0);
 
   EXPECT_THAT(reloader_->ReloadNow(),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr(path_)));
-  EXPECT_EQ(store_.Current(), before);
+  EXPECT_EQ(pipeline_.Current(), before);
 
   // Back with the same content: nothing to publish.
   ASSERT_OK(WriteFileContents(path_, kCatalogV1));
   ASSERT_OK_AND_ASSIGN(bool published, reloader_->ReloadNow());
   EXPECT_FALSE(published);
-  EXPECT_EQ(store_.Current(), before);
+  EXPECT_EQ(pipeline_.Current(), before);
 }
 
 TEST_F(CatalogReloaderTest, FileLargerThanTheLimitIsRejected) {
@@ -412,7 +429,7 @@ TEST_F(CatalogReloaderTest, ConfigMapUpdateIsServedWithinOneSecond) {
   ASSERT_TRUE(written);
 
   EXPECT_TRUE(PollUntil([&] { return Generation() == 2; }, absl::Seconds(1)));
-  EXPECT_EQ(store_.Current()->digest, DigestOf(kCatalogV2));
+  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
   // The listener hears right after the store has it.
   ASSERT_TRUE(PollUntil(
       [&] { return listener_.Last(ReloadResult::kLoaded).has_value(); }));
@@ -443,7 +460,7 @@ TEST_F(CatalogReloaderTest, ConfigMapBadUpdateThenGoodUpdate) {
   ASSERT_OK(volume.Write({{"catalog.yaml", std::string(kCatalogV1)}}));
   path_ = volume.Path("catalog.yaml");
   CreateReloader();
-  const std::shared_ptr<const engine::Catalog> before = store_.Current();
+  const std::shared_ptr<const ServingSnapshot> before = pipeline_.Current();
   reloader_->Start();
 
   ASSERT_OK(volume.Write({{"catalog.yaml", std::string(kBroken)}}));
@@ -451,11 +468,11 @@ TEST_F(CatalogReloaderTest, ConfigMapBadUpdateThenGoodUpdate) {
       [&] { return listener_.Last(ReloadResult::kRejected).has_value(); }));
   EXPECT_THAT(listener_.Last(ReloadResult::kRejected)->error,
               HasSubstr(absl::StrCat(path_, ":2:")));
-  EXPECT_EQ(store_.Current(), before);
+  EXPECT_EQ(pipeline_.Current(), before);
 
   ASSERT_OK(volume.Write({{"catalog.yaml", std::string(kCatalogV2)}}));
   ASSERT_TRUE(PollUntil([&] { return Generation() == 2; }));
-  EXPECT_EQ(store_.Current()->digest, DigestOf(kCatalogV2));
+  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
 }
 
 // How editors and `kubectl cp`-style tools replace a file.
@@ -528,7 +545,7 @@ TEST_F(OutOfDirectoryTargetTest, TriggerReloadBeforeStartDoesNothing) {
 TEST_F(CatalogReloaderTest, RemovedDirectoryIsRejectedThenReloadedWhenBack) {
   ASSERT_OK(WriteFileContents(path_, kCatalogV1));
   CreateReloader();
-  const std::shared_ptr<const engine::Catalog> before = store_.Current();
+  const std::shared_ptr<const ServingSnapshot> before = pipeline_.Current();
   reloader_->Start();
 
   ASSERT_OK(RemoveAll(dir_.path()));
@@ -538,7 +555,7 @@ TEST_F(CatalogReloaderTest, RemovedDirectoryIsRejectedThenReloadedWhenBack) {
     return rejected.has_value() &&
            absl::StrContains(rejected->error, "No such file");
   }));
-  EXPECT_EQ(store_.Current(), before);
+  EXPECT_EQ(pipeline_.Current(), before);
   EXPECT_TRUE(PollUntil([&] { return !reloader_->Status().watching; }));
 
   ASSERT_EQ(mkdir(dir_.path().c_str(), 0755), 0);
@@ -597,16 +614,17 @@ TEST_F(CatalogReloaderTest, ReadersSeeWholeCatalogsWhileTheFileIsSwapped) {
     readers.emplace_back([&] {
       uint64_t last_generation = 0;
       while (!done.load()) {
-        std::shared_ptr<const engine::Catalog> c = store_.Current();
+        std::shared_ptr<const ServingSnapshot> c = pipeline_.Current();
         snapshots.fetch_add(1);
-        const bool whole_v1 = c != nullptr && c->digest == digest_v1 &&
-                              c->features.empty() &&
-                              c->FindFeature("WatchList") == nullptr;
-        const bool whole_v2 = c != nullptr && c->digest == digest_v2 &&
-                              c->features.size() == 1 &&
-                              c->features[0].name == "WatchList" &&
-                              c->FindFeature("WatchList") == &c->features[0];
-        if (!(whole_v1 || whole_v2) || c->source != path_ ||
+        const bool whole_v1 = c != nullptr && c->catalog->digest == digest_v1 &&
+                              c->catalog->features.empty() &&
+                              c->catalog->FindFeature("WatchList") == nullptr;
+        const bool whole_v2 =
+            c != nullptr && c->catalog->digest == digest_v2 &&
+            c->catalog->features.size() == 1 &&
+            c->catalog->features[0].name == "WatchList" &&
+            c->catalog->FindFeature("WatchList") == &c->catalog->features[0];
+        if (!(whole_v1 || whole_v2) || c->catalog->source != path_ ||
             c->generation < last_generation) {
           failures.fetch_add(1);
         }
@@ -635,7 +653,7 @@ TEST_F(CatalogReloaderTest, ReadersSeeWholeCatalogsWhileTheFileIsSwapped) {
   EXPECT_EQ(failures.load(), 0);
   EXPECT_GT(snapshots.load(), 0);
   EXPECT_EQ(Generation(), static_cast<uint64_t>(kSwaps + 1));
-  EXPECT_EQ(store_.Current()->digest, digest_v1);  // kSwaps is even
+  EXPECT_EQ(pipeline_.Current()->catalog->digest, digest_v1);  // kSwaps is even
 }
 
 // A request still holding the replaced catalog when the reload publishes is
@@ -646,8 +664,8 @@ TEST_F(CatalogReloaderTest, ReplacedCatalogIsFreedByTheWatcherThread) {
   ASSERT_OK(WriteFileContents(path_, kCatalogV1));
   CreateReloader();
   reloader_->Start();
-  std::shared_ptr<const engine::Catalog> request_snapshot = store_.Current();
-  std::weak_ptr<const engine::Catalog> old = request_snapshot;
+  std::shared_ptr<const ServingSnapshot> request_snapshot = pipeline_.Current();
+  std::weak_ptr<const engine::Catalog> old = request_snapshot->catalog;
 
   ASSERT_OK(WriteFileContents(path_, kCatalogV2));
   reloader_->TriggerReload();

@@ -12,8 +12,9 @@
 #include "engine/version.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "metrics/service_metrics.h"
 #include "runtime/client_tracker.h"
+#include "runtime/service_metrics.h"
+#include "runtime/serving_snapshot.h"
 #include "tests/testing/status_matchers.h"
 
 namespace {
@@ -37,13 +38,15 @@ namespace {
 
 TEST(ClientTrackerAllocTest, KnownClientCallingAgainDoesNotAllocate) {
   metrics::Registry registry;
-  metrics::ServiceMetrics::Options options;
+  runtime::ServiceMetrics::Options options;
   options.methods = {{"compatd.v1.CompatibilityPolicy", "CheckSkew",
-                      metrics::RpcType::kUnary}};
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<metrics::ServiceMetrics> metrics,
-                       metrics::ServiceMetrics::Create(&registry, options));
-  engine::Catalog catalog;
-  catalog.binary_version = *engine::Version::Parse("1.36");
+                      runtime::RpcType::kUnary}};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<runtime::ServiceMetrics> metrics,
+                       runtime::ServiceMetrics::Create(&registry, options));
+  auto catalog_data = std::make_shared<engine::Catalog>();
+  catalog_data->binary_version = *engine::Version::Parse("1.36");
+  ServingSnapshot catalog;
+  catalog.catalog = catalog_data;
   catalog.generation = 1;
   ClientTracker tracker(nullptr, metrics.get(), {});
   const std::string user_agent =

@@ -14,15 +14,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "metrics/service_metrics.h"
 #include "metrics/text_format.h"
-#include "runtime/catalog_store.h"
+#include "runtime/service_metrics.h"
+#include "runtime/serving_snapshot.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd::runtime {
 namespace {
 
-using metrics::ClientVerdict;
+using ClientVerdict = std::optional<engine::SkewVerdict>;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -32,13 +32,24 @@ using ::testing::Pair;
 // effective versions are emulation 1.36, min-compatibility 1.35, so:
 // kubelet/kube-proxy [1.33, 1.36], kube-controller-manager [1.35, 1.36],
 // kubectl [1.35, 1.37].
-std::shared_ptr<engine::Catalog> MakeCatalog(uint64_t generation,
-                                             std::string emulation = "") {
+std::shared_ptr<engine::Catalog> NewCatalog(std::string emulation = "") {
   auto catalog = std::make_shared<engine::Catalog>();
   catalog->binary_version = *engine::Version::Parse("1.36");
   catalog->cluster.emulation_version = std::move(emulation);
-  catalog->generation = generation;
   return catalog;
+}
+
+std::shared_ptr<ServingSnapshot> Serve(
+    std::shared_ptr<const engine::Catalog> catalog, uint64_t generation) {
+  auto snapshot = std::make_shared<ServingSnapshot>();
+  snapshot->catalog = std::move(catalog);
+  snapshot->generation = generation;
+  return snapshot;
+}
+
+std::shared_ptr<ServingSnapshot> MakeCatalog(uint64_t generation,
+                                             std::string emulation = "") {
+  return Serve(NewCatalog(std::move(emulation)), generation);
 }
 
 engine::ClientIdentity Client(absl::string_view component,
@@ -49,11 +60,11 @@ engine::ClientIdentity Client(absl::string_view component,
 class ClientTrackerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    metrics::ServiceMetrics::Options options;
+    runtime::ServiceMetrics::Options options;
     options.version = "test";
     options.revision = "test";
     ASSERT_OK_AND_ASSIGN(metrics_,
-                         metrics::ServiceMetrics::Create(&registry_, options));
+                         runtime::ServiceMetrics::Create(&registry_, options));
     catalog_ = MakeCatalog(1);
     store_.Publish(catalog_);
     tracker_ = NewTracker(256);
@@ -73,9 +84,9 @@ class ClientTrackerTest : public ::testing::Test {
 
   std::atomic<int64_t> now_{1000};
   metrics::Registry registry_;
-  std::unique_ptr<metrics::ServiceMetrics> metrics_;
-  runtime::CatalogStore store_;
-  std::shared_ptr<engine::Catalog> catalog_;
+  std::unique_ptr<runtime::ServiceMetrics> metrics_;
+  runtime::SnapshotStore store_;
+  std::shared_ptr<ServingSnapshot> catalog_;
   std::unique_ptr<ClientTracker> tracker_;
 };
 
@@ -111,13 +122,13 @@ TEST_F(ClientTrackerTest, VerdictsAndRanges) {
     const char* max;
   };
   const Case cases[] = {
-      {"kubelet", "v1.33.0", ClientVerdict::kAllowed, "1.33", "1.36"},
-      {"kubelet", "v1.32.9", ClientVerdict::kTooOld, "1.33", "1.36"},
-      {"kube-controller-manager", "v1.37.0", ClientVerdict::kTooNew, "1.35",
-       "1.36"},
-      {"kubectl", "v1.37.1", ClientVerdict::kAllowed, "1.35", "1.37"},
-      {"my-operator", "v1.36.0", ClientVerdict::kUnknown, "", ""},
-      {"kube-proxy", "latest", ClientVerdict::kUnknown, "", ""},
+      {"kubelet", "v1.33.0", engine::SkewVerdict::kAllowed, "1.33", "1.36"},
+      {"kubelet", "v1.32.9", engine::SkewVerdict::kTooOld, "1.33", "1.36"},
+      {"kube-controller-manager", "v1.37.0", engine::SkewVerdict::kTooNew,
+       "1.35", "1.36"},
+      {"kubectl", "v1.37.1", engine::SkewVerdict::kAllowed, "1.35", "1.37"},
+      {"my-operator", "v1.36.0", std::nullopt, "", ""},
+      {"kube-proxy", "latest", std::nullopt, "", ""},
   };
   for (const Case& c : cases)
     tracker_->Record(*catalog_, Client(c.component, c.version));
@@ -200,7 +211,7 @@ TEST_F(ClientTrackerTest, EntriesAreBoundedWithOverflowAsOther) {
   const ObservedClientInfo& other = clients.back();
   EXPECT_EQ(other.component, "other");
   EXPECT_EQ(other.version, "other");
-  EXPECT_EQ(other.verdict, ClientVerdict::kUnknown);
+  EXPECT_EQ(other.verdict, std::nullopt);
   EXPECT_EQ(other.requests, 93u);
   // Overflowed calls keep their verdict: kubelet 1.7..1.32 too old,
   // 1.33..1.36 allowed, 1.37..1.99 too new.
@@ -295,11 +306,13 @@ TEST_F(ClientTrackerTest, OutOfAllowanceGaugeAtScrapeTime) {
 
 TEST_F(ClientTrackerTest, CatalogReloadReevaluatesVerdicts) {
   tracker_->Record(*catalog_, Client("kube-controller-manager", "v1.36.0"));
-  EXPECT_EQ(tracker_->List(*catalog_)[0].verdict, ClientVerdict::kAllowed);
+  EXPECT_EQ(tracker_->List(*catalog_)[0].verdict,
+            engine::SkewVerdict::kAllowed);
   // The cluster now emulates 1.35: kube-controller-manager 1.36 is too new.
-  std::shared_ptr<engine::Catalog> emulating = MakeCatalog(2, "1.35");
+  std::shared_ptr<ServingSnapshot> emulating = MakeCatalog(2, "1.35");
   store_.Publish(emulating);
-  EXPECT_EQ(tracker_->List(*emulating)[0].verdict, ClientVerdict::kTooNew);
+  EXPECT_EQ(tracker_->List(*emulating)[0].verdict,
+            engine::SkewVerdict::kTooNew);
   EXPECT_EQ(tracker_->List(*emulating)[0].max_version, "1.35");
   EXPECT_THAT(Scrape(), HasSubstr("compatd_clients_out_of_allowance{component="
                                   "\"kube-controller-manager\"} 1\n"));
@@ -320,19 +333,20 @@ TEST_F(ClientTrackerTest, CatalogReloadReevaluatesVerdicts) {
 }
 
 TEST_F(ClientTrackerTest, CatalogSkewPolicyDecides) {
-  std::shared_ptr<engine::Catalog> custom = MakeCatalog(5);
+  std::shared_ptr<engine::Catalog> custom_catalog = NewCatalog();
   engine::SkewRule rule;
   rule.components = {"my-operator"};
   rule.min = {engine::SkewBase::kMinCompatibility, 0};
   rule.max = {engine::SkewBase::kEmulation, 0};
-  custom->skew_policy = {rule};
+  custom_catalog->skew_policy = {rule};
+  std::shared_ptr<ServingSnapshot> custom = Serve(custom_catalog, 5);
   tracker_->Record(*custom, Client("my-operator", "v1.30.0"));
   tracker_->Record(*custom, Client("kubelet", "v1.36.0"));
   std::vector<ObservedClientInfo> clients = tracker_->List(*custom);
   ASSERT_EQ(clients.size(), 2u);
   EXPECT_EQ(clients[0].component, "kubelet");
-  EXPECT_EQ(clients[0].verdict, ClientVerdict::kUnknown);
-  EXPECT_EQ(clients[1].verdict, ClientVerdict::kTooOld);
+  EXPECT_EQ(clients[0].verdict, std::nullopt);
+  EXPECT_EQ(clients[1].verdict, engine::SkewVerdict::kTooOld);
   EXPECT_THAT(tracker_->OutOfAllowance(*custom),
               ElementsAre(Pair("my-operator", 1)));
 }
@@ -377,11 +391,11 @@ TEST_F(ClientTrackerTest, DestroyedTrackerLeavesNoGaugeSource) {
 
 TEST(ClientTrackerWithoutMetricsTest, WorksWithoutMetricsOrStore) {
   ClientTracker tracker(nullptr, nullptr, {});
-  std::shared_ptr<engine::Catalog> catalog = MakeCatalog(1);
+  std::shared_ptr<ServingSnapshot> catalog = MakeCatalog(1);
   tracker.Record(*catalog, engine::ParseUserAgent(
                                "kubelet/v1.36.0 (linux/amd64) kubernetes/abc"));
   ASSERT_EQ(tracker.List(*catalog).size(), 1u);
-  EXPECT_EQ(tracker.List(*catalog)[0].verdict, ClientVerdict::kAllowed);
+  EXPECT_EQ(tracker.List(*catalog)[0].verdict, engine::SkewVerdict::kAllowed);
 }
 
 TEST_F(ClientTrackerTest, HostileIdentitiesAreSanitized) {

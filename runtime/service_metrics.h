@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,10 +38,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "engine/skew.h"
 #include "metrics/bounded_label_table.h"
 #include "metrics/registry.h"
+#include "runtime/reload_result.h"
 
-namespace compatd::metrics {
+namespace compatd::runtime {
 
 // go-grpc-prometheus' grpc_type values.
 enum class RpcType { kUnary, kClientStream, kServerStream, kBidiStream };
@@ -55,12 +58,10 @@ absl::string_view GrpcCodeName(absl::StatusCode code);
 // microseconds; go-grpc-prometheus' defaults start at 5ms).
 const std::vector<double>& HandlingSecondsBuckets();
 
-enum class ReloadResult { kLoaded, kUnchanged, kRejected };
-absl::string_view ReloadResultName(ReloadResult result);
-
-enum class ClientVerdict { kAllowed, kTooOld, kTooNew, kUnknown };
-// "allowed", "too_old", "too_new", "unknown".
-absl::string_view ClientVerdictName(ClientVerdict verdict);
+// A client's skew verdict as compatd_client_requests_total{verdict} spells
+// it: "allowed", "too_old", "too_new", or "unknown" (nullopt: the component
+// or its version is not one the skew policy can judge).
+absl::string_view ClientVerdictName(std::optional<engine::SkewVerdict> verdict);
 
 struct RpcMethod {
   std::string service;  // "compatd.v1.CompatibilityPolicy"
@@ -79,9 +80,9 @@ class MethodMetrics final {
  private:
   friend class ServiceMetrics;
   static constexpr size_t kCodes = 17;
-  Counter* started_ = nullptr;
-  std::array<Counter*, kCodes> handled_{};
-  Histogram* handling_seconds_ = nullptr;
+  metrics::Counter* started_ = nullptr;
+  std::array<metrics::Counter*, kCodes> handled_{};
+  metrics::Histogram* handling_seconds_ = nullptr;
 };
 
 class ServiceMetrics final {
@@ -93,14 +94,14 @@ class ServiceMetrics final {
     std::vector<RpcMethod> methods;
     std::string version;   // compatd_build_info{version}
     std::string revision;  // compatd_build_info{revision}
-    size_t max_client_label_sets = kDefaultMaxLabelSets;
+    size_t max_client_label_sets = metrics::kDefaultMaxLabelSets;
   };
 
   // Registers the families in `registry` (which must outlive this) and
   // resolves every handle. Errors are the registry's (ALREADY_EXISTS when
   // called twice on one registry, INVALID_ARGUMENT for a bad label value).
   static absl::StatusOr<std::unique_ptr<ServiceMetrics>> Create(
-      Registry* registry, Options options);
+      metrics::Registry* registry, Options options);
 
   ServiceMetrics(const ServiceMetrics&) = delete;
   ServiceMetrics& operator=(const ServiceMetrics&) = delete;
@@ -130,12 +131,12 @@ class ServiceMetrics final {
   // compatd_client_requests_total's handle for one label set, through the
   // bounded table. Slow path (lock, maybe allocation): cache the handle.
   // `version` is "major.minor" or "unknown". Never null.
-  Counter* ClientRequests(absl::string_view component,
-                          absl::string_view version,
-                          ClientVerdict verdict) const;
+  metrics::Counter* ClientRequests(
+      absl::string_view component, absl::string_view version,
+      std::optional<engine::SkewVerdict> verdict) const;
   // ClientRequests(...)->Increment().
   void RecordClient(absl::string_view component, absl::string_view version,
-                    ClientVerdict verdict) const;
+                    std::optional<engine::SkewVerdict> verdict) const;
 
   // The out-of-allowance gauge's values at scrape time: (component, count).
   // Replaces any previous source; nullptr removes it (the gauge is then
@@ -153,18 +154,19 @@ class ServiceMetrics final {
   absl::flat_hash_map<std::string, const MethodMetrics*> by_method_;
   MethodMetrics unknown_method_;
 
-  std::array<Counter*, 3> reloads_{};
-  Gauge* catalog_generation_ = nullptr;
-  Gauge* last_success_ = nullptr;
+  std::array<metrics::Counter*, kReloadResultCount> reloads_{};
+  metrics::Gauge* catalog_generation_ = nullptr;
+  metrics::Gauge* last_success_ = nullptr;
 
-  std::unique_ptr<BoundedLabelTable<Counter>> client_requests_;
+  std::unique_ptr<metrics::BoundedLabelTable<metrics::Counter>>
+      client_requests_;
   // Used when the table cannot give a handle (never expected: values are
   // sanitized); keeps ClientRequests() non-null.
-  Counter* client_requests_fallback_ = nullptr;
+  metrics::Counter* client_requests_fallback_ = nullptr;
 
   // Shared with the registry's callback, which may outlive this object.
   struct SourceState;
   std::shared_ptr<SourceState> source_;
 };
 
-}  // namespace compatd::metrics
+}  // namespace compatd::runtime

@@ -1,4 +1,4 @@
-#include "metrics/service_metrics.h"
+#include "runtime/service_metrics.h"
 
 #include <mutex>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
-namespace compatd::metrics {
+namespace compatd::runtime {
 
 struct ServiceMetrics::SourceState {
   std::mutex mu;
@@ -89,28 +89,16 @@ const std::vector<double>& HandlingSecondsBuckets() {
   return *buckets;
 }
 
-absl::string_view ReloadResultName(ReloadResult result) {
-  switch (result) {
-    case ReloadResult::kLoaded:
-      return "loaded";
-    case ReloadResult::kUnchanged:
-      return "unchanged";
-    case ReloadResult::kRejected:
-      return "rejected";
-  }
-  return "rejected";
-}
-
-absl::string_view ClientVerdictName(ClientVerdict verdict) {
-  switch (verdict) {
-    case ClientVerdict::kAllowed:
+absl::string_view ClientVerdictName(
+    std::optional<engine::SkewVerdict> verdict) {
+  if (!verdict.has_value()) return "unknown";
+  switch (*verdict) {
+    case engine::SkewVerdict::kAllowed:
       return "allowed";
-    case ClientVerdict::kTooOld:
+    case engine::SkewVerdict::kTooOld:
       return "too_old";
-    case ClientVerdict::kTooNew:
+    case engine::SkewVerdict::kTooNew:
       return "too_new";
-    case ClientVerdict::kUnknown:
-      return "unknown";
   }
   return "unknown";
 }
@@ -131,32 +119,32 @@ ServiceMetrics::~ServiceMetrics() {
 }
 
 absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
-    Registry* registry, Options options) {
+    metrics::Registry* registry, Options options) {
   if (registry == nullptr) {
     return absl::InvalidArgumentError("service metrics need a registry");
   }
   std::unique_ptr<ServiceMetrics> metrics(new ServiceMetrics());
 
   COMPATD_ASSIGN_OR_RETURN(
-      Family<Counter> * started,
+      metrics::Family<metrics::Counter> * started,
       registry->AddCounterFamily("grpc_server_started_total",
                                  "Total number of RPCs started on the server.",
                                  MethodLabels()));
   std::vector<std::string> handled_labels = MethodLabels();
   handled_labels.push_back("grpc_code");
   COMPATD_ASSIGN_OR_RETURN(
-      Family<Counter> * handled,
+      metrics::Family<metrics::Counter> * handled,
       registry->AddCounterFamily("grpc_server_handled_total",
                                  "Total number of RPCs completed on the "
                                  "server, regardless of success or failure.",
                                  handled_labels));
   COMPATD_ASSIGN_OR_RETURN(
-      Family<Histogram> * handling,
-      registry->AddHistogramFamily(
-          "grpc_server_handling_seconds",
-          "Histogram of response latency (seconds) of gRPC that had been "
-          "application-level handled by the server.",
-          MethodLabels(), HandlingSecondsBuckets()));
+      metrics::Family<metrics::Histogram> * handling,
+      registry->AddHistogramFamily("grpc_server_handling_seconds",
+                                   "metrics::Histogram of response latency "
+                                   "(seconds) of gRPC that had been "
+                                   "application-level handled by the server.",
+                                   MethodLabels(), HandlingSecondsBuckets()));
 
   auto resolve = [&](absl::string_view type, absl::string_view service,
                      absl::string_view method,
@@ -188,7 +176,7 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
                                   kUnknown, &metrics->unknown_method_));
 
   COMPATD_ASSIGN_OR_RETURN(
-      Family<Counter> * reloads,
+      metrics::Family<metrics::Counter> * reloads,
       registry->AddCounterFamily(
           "compatd_catalog_reloads_total",
           "Catalog reload attempts, by result: loaded (a new catalog was "
@@ -202,7 +190,7 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
         reloads->Add({std::string(ReloadResultName(result))}));
   }
   COMPATD_ASSIGN_OR_RETURN(
-      Family<Gauge> * generation,
+      metrics::Family<metrics::Gauge> * generation,
       registry->AddGaugeFamily(
           "compatd_catalog_generation",
           "Generation of the catalog now serving (increases by one on each "
@@ -210,7 +198,7 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
           {}));
   COMPATD_ASSIGN_OR_RETURN(metrics->catalog_generation_, generation->Add({}));
   COMPATD_ASSIGN_OR_RETURN(
-      Family<Gauge> * last_success,
+      metrics::Family<metrics::Gauge> * last_success,
       registry->AddGaugeFamily(
           "compatd_catalog_last_reload_success_timestamp_seconds",
           "Unix time of the last successful catalog load or reload check "
@@ -218,17 +206,18 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
           {}));
   COMPATD_ASSIGN_OR_RETURN(metrics->last_success_, last_success->Add({}));
   COMPATD_ASSIGN_OR_RETURN(
-      Family<Gauge> * build_info,
+      metrics::Family<metrics::Gauge> * build_info,
       registry->AddGaugeFamily(
           "compatd_build_info",
           "Always 1; the labels give the compatd version and git revision.",
           {"version", "revision"}));
   COMPATD_ASSIGN_OR_RETURN(
-      Gauge * info, build_info->Add({options.version, options.revision}));
+      metrics::Gauge * info,
+      build_info->Add({options.version, options.revision}));
   info->Set(1);
 
   COMPATD_ASSIGN_OR_RETURN(
-      Family<Counter> * client_requests,
+      metrics::Family<metrics::Counter> * client_requests,
       registry->AddCounterFamily(
           "compatd_client_requests_total",
           "Requests by calling client component, its version (major.minor, "
@@ -236,16 +225,17 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
           "versions. Bounded: past the bound, component and version are "
           "\"other\".",
           {"component", "version", "verdict"}));
-  metrics->client_requests_ = std::make_unique<BoundedLabelTable<Counter>>(
-      client_requests,
-      BoundedLabelTableOptions{.max_label_sets = options.max_client_label_sets,
+  metrics->client_requests_ =
+      std::make_unique<metrics::BoundedLabelTable<metrics::Counter>>(
+          client_requests, metrics::BoundedLabelTableOptions{
+                               .max_label_sets = options.max_client_label_sets,
                                .overflow_labels = {0, 1},
                                .overflow_reserve = 4});
   COMPATD_ASSIGN_OR_RETURN(
       metrics->client_requests_fallback_,
-      client_requests->Add(
-          {std::string(kOverflowLabelValue), std::string(kOverflowLabelValue),
-           std::string(ClientVerdictName(ClientVerdict::kUnknown))}));
+      client_requests->Add({std::string(metrics::kOverflowLabelValue),
+                            std::string(metrics::kOverflowLabelValue),
+                            std::string(ClientVerdictName(std::nullopt))}));
 
   std::shared_ptr<SourceState> state = metrics->source_;
   COMPATD_RETURN_IF_ERROR(registry->AddCallbackFamily(
@@ -253,16 +243,16 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
       "Client versions seen within the idle TTL whose skew against the "
       "cluster's current versions is outside the allowance (too old or too "
       "new), by component.",
-      MetricType::kGauge, {"component"},
-      [state]() -> std::vector<CallbackSample> {
+      metrics::MetricType::kGauge, {"component"},
+      [state]() -> std::vector<metrics::CallbackSample> {
         // Called under the lock, so that resetting the source (e.g. in the
         // source owner's destructor) waits for a scrape that is using it.
         std::lock_guard<std::mutex> lock(state->mu);
-        std::vector<CallbackSample> samples;
+        std::vector<metrics::CallbackSample> samples;
         if (state->source == nullptr) return samples;
         for (auto& [component, count] : state->source()) {
-          samples.push_back(CallbackSample{{std::move(component)},
-                                           static_cast<double>(count)});
+          samples.push_back(metrics::CallbackSample{
+              {std::move(component)}, static_cast<double>(count)});
         }
         return samples;
       }));
@@ -310,18 +300,18 @@ void ServiceMetrics::RecordCatalogPublished(uint64_t generation,
   last_success_->Set(absl::ToDoubleSeconds(now - absl::UnixEpoch()));
 }
 
-Counter* ServiceMetrics::ClientRequests(absl::string_view component,
-                                        absl::string_view version,
-                                        ClientVerdict verdict) const {
-  absl::StatusOr<Counter*> counter =
+metrics::Counter* ServiceMetrics::ClientRequests(
+    absl::string_view component, absl::string_view version,
+    std::optional<engine::SkewVerdict> verdict) const {
+  absl::StatusOr<metrics::Counter*> counter =
       client_requests_->Get({std::string(component), std::string(version),
                              std::string(ClientVerdictName(verdict))});
   return counter.ok() ? *counter : client_requests_fallback_;
 }
 
-void ServiceMetrics::RecordClient(absl::string_view component,
-                                  absl::string_view version,
-                                  ClientVerdict verdict) const {
+void ServiceMetrics::RecordClient(
+    absl::string_view component, absl::string_view version,
+    std::optional<engine::SkewVerdict> verdict) const {
   ClientRequests(component, version, verdict)->Increment();
 }
 
@@ -331,4 +321,4 @@ void ServiceMetrics::SetClientsOutOfAllowanceSource(
   source_->source = std::move(source);
 }
 
-}  // namespace compatd::metrics
+}  // namespace compatd::runtime

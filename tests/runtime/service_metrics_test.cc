@@ -1,4 +1,4 @@
-#include "metrics/service_metrics.h"
+#include "runtime/service_metrics.h"
 
 #include <memory>
 #include <string>
@@ -10,7 +10,7 @@
 #include "metrics/text_format.h"
 #include "tests/testing/status_matchers.h"
 
-namespace compatd::metrics {
+namespace compatd::runtime {
 namespace {
 
 using ::compatd::testing::StatusIs;
@@ -38,9 +38,11 @@ class ServiceMetricsTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(metrics_,
                          ServiceMetrics::Create(&registry_, TestOptions()));
   }
-  std::string Scrape() const { return SerializeText(registry_.Collect()); }
+  std::string Scrape() const {
+    return metrics::SerializeText(registry_.Collect());
+  }
 
-  Registry registry_;
+  metrics::Registry registry_;
   std::unique_ptr<ServiceMetrics> metrics_;
 };
 
@@ -78,8 +80,8 @@ TEST_F(ServiceMetricsTest, PreCreatesEveryCodeForEveryMethod) {
   EXPECT_THAT(text, HasSubstr("grpc_server_started_total{grpc_type=\"server_"
                               "stream\",grpc_service=\"grpc.health.v1.Health\","
                               "grpc_method=\"Watch\"} 0\n"));
-  const std::vector<FamilySnapshot> families = registry_.Collect();
-  for (const FamilySnapshot& family : families) {
+  const std::vector<metrics::FamilySnapshot> families = registry_.Collect();
+  for (const metrics::FamilySnapshot& family : families) {
     if (family.name == "grpc_server_handled_total") {
       // (4 methods + unknown) x 17 codes.
       EXPECT_EQ(family.metrics.size(), 5u * 17u);
@@ -158,12 +160,13 @@ TEST_F(ServiceMetricsTest, BuildInfoIsOne) {
 }
 
 TEST_F(ServiceMetricsTest, ClientRequestsByComponentVersionVerdict) {
-  metrics_->RecordClient("kubelet", "1.31", ClientVerdict::kAllowed);
-  metrics_->RecordClient("kubelet", "1.31", ClientVerdict::kAllowed);
-  metrics_->RecordClient("kubectl", "1.20", ClientVerdict::kTooOld);
-  EXPECT_EQ(
-      metrics_->ClientRequests("kubelet", "1.31", ClientVerdict::kAllowed),
-      metrics_->ClientRequests("kubelet", "1.31", ClientVerdict::kAllowed));
+  metrics_->RecordClient("kubelet", "1.31", engine::SkewVerdict::kAllowed);
+  metrics_->RecordClient("kubelet", "1.31", engine::SkewVerdict::kAllowed);
+  metrics_->RecordClient("kubectl", "1.20", engine::SkewVerdict::kTooOld);
+  EXPECT_EQ(metrics_->ClientRequests("kubelet", "1.31",
+                                     engine::SkewVerdict::kAllowed),
+            metrics_->ClientRequests("kubelet", "1.31",
+                                     engine::SkewVerdict::kAllowed));
   const std::string text = Scrape();
   EXPECT_THAT(text, HasSubstr("compatd_client_requests_total{component="
                               "\"kubelet\",version=\"1.31\",verdict="
@@ -174,23 +177,26 @@ TEST_F(ServiceMetricsTest, ClientRequestsByComponentVersionVerdict) {
 }
 
 TEST_F(ServiceMetricsTest, InvalidClientLabelsGoToTheFallbackSeries) {
-  metrics_->RecordClient("\xff\xfe", "1.31", ClientVerdict::kAllowed);
+  metrics_->RecordClient("\xff\xfe", "1.31", engine::SkewVerdict::kAllowed);
   EXPECT_THAT(Scrape(), HasSubstr("compatd_client_requests_total{component="
                                   "\"other\",version=\"other\",verdict="
                                   "\"unknown\"} 1\n"));
 }
 
 TEST(ServiceMetricsBoundTest, ClientSeriesAreBounded) {
-  Registry registry;
+  metrics::Registry registry;
   ServiceMetrics::Options options = TestOptions();
   options.max_client_label_sets = 16;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ServiceMetrics> metrics,
                        ServiceMetrics::Create(&registry, options));
   for (int i = 0; i < 10000; ++i) {
     metrics->RecordClient("c" + std::to_string(i), "1." + std::to_string(i),
-                          static_cast<ClientVerdict>(i % 4));
+                          i % 4 == 3
+                              ? std::nullopt
+                              : std::optional<engine::SkewVerdict>(
+                                    static_cast<engine::SkewVerdict>(i % 4)));
   }
-  for (const FamilySnapshot& family : registry.Collect()) {
+  for (const metrics::FamilySnapshot& family : registry.Collect()) {
     if (family.name == "compatd_client_requests_total") {
       EXPECT_EQ(family.metrics.size(), 16u);
     }
@@ -226,4 +232,4 @@ TEST_F(ServiceMetricsTest, CreatingTwiceOnOneRegistryFails) {
 }
 
 }  // namespace
-}  // namespace compatd::metrics
+}  // namespace compatd::runtime

@@ -20,11 +20,11 @@
 #include "gtest/gtest.h"
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"
-#include "metrics/service_metrics.h"
 #include "metrics/text_format.h"
+#include "runtime/service_metrics.h"
 #include "tests/testing/status_matchers.h"
 
-namespace compatd::metrics {
+namespace compatd::runtime {
 namespace {
 
 using ::testing::HasSubstr;
@@ -71,7 +71,7 @@ class PromtoolTest : public ::testing::Test {
 };
 
 TEST_F(PromtoolTest, FullScrapeOfEveryFamilyPassesCheckMetrics) {
-  Registry registry;
+  metrics::Registry registry;
   ServiceMetrics::Options options;
   options.methods = {
       {"compatd.v1.CompatibilityPolicy", "CheckSkew", RpcType::kUnary},
@@ -82,7 +82,7 @@ TEST_F(PromtoolTest, FullScrapeOfEveryFamilyPassesCheckMetrics) {
   options.revision = "0123456789ab";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ServiceMetrics> metrics,
                        ServiceMetrics::Create(&registry, options));
-  ASSERT_OK(RegisterProcessMetrics(&registry));
+  ASSERT_OK(metrics::RegisterProcessMetrics(&registry));
   metrics->RecordRequest("CheckSkew", absl::StatusCode::kOk,
                          absl::Microseconds(80));
   metrics->RecordRequest("CheckSkew", absl::StatusCode::kInvalidArgument,
@@ -92,17 +92,17 @@ TEST_F(PromtoolTest, FullScrapeOfEveryFamilyPassesCheckMetrics) {
   metrics->RecordReload(ReloadResult::kLoaded, absl::Now());
   metrics->RecordReload(ReloadResult::kRejected, absl::Now());
   metrics->RecordCatalogPublished(3, absl::Now());
-  metrics->RecordClient("kubelet", "1.34", ClientVerdict::kAllowed);
+  metrics->RecordClient("kubelet", "1.34", engine::SkewVerdict::kAllowed);
   metrics->RecordClient("kube-controller-manager", "1.30",
-                        ClientVerdict::kTooOld);
-  metrics->RecordClient("kubectl", "unknown", ClientVerdict::kUnknown);
-  metrics->RecordClient("we\"ird\\name\n", "1.2", ClientVerdict::kUnknown);
+                        engine::SkewVerdict::kTooOld);
+  metrics->RecordClient("kubectl", "unknown", std::nullopt);
+  metrics->RecordClient("we\"ird\\name\n", "1.2", std::nullopt);
   metrics->SetClientsOutOfAllowanceSource([] {
     return std::vector<std::pair<std::string, int64_t>>{
         {"kube-controller-manager", 1}, {"kubelet", 0}};
   });
 
-  const std::string scrape = SerializeText(registry.Collect());
+  const std::string scrape = metrics::SerializeText(registry.Collect());
   for (const char* family :
        {"grpc_server_started_total", "grpc_server_handled_total",
         "grpc_server_handling_seconds", "compatd_catalog_reloads_total",
@@ -209,4 +209,4 @@ TEST_F(PromtoolTest, DashboardQueriesParse) {
 }
 
 }  // namespace
-}  // namespace compatd::metrics
+}  // namespace compatd::runtime

@@ -1,0 +1,72 @@
+#include "service/server_options.h"
+
+#include <cstdint>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace compatd::service {
+
+// A --listen / --health-listen value: "host:port" or "[v6]:port" with a port
+// in 0..65535 (gRPC itself wraps 99999 around to 34463), or a "unix:" path.
+absl::Status CheckGrpcAddress(absl::string_view flag,
+                              absl::string_view address) {
+  if (absl::StartsWith(address, "unix:") ||
+      absl::StartsWith(address, "unix-abstract:")) {
+    return absl::OkStatus();
+  }
+  const size_t colon = address.rfind(':');
+  const absl::string_view host =
+      colon == absl::string_view::npos ? "" : address.substr(0, colon);
+  const absl::string_view port_text =
+      colon == absl::string_view::npos ? "" : address.substr(colon + 1);
+  uint32_t port = 0;
+  if (host.empty() || port_text.empty() ||
+      port_text.find_first_not_of("0123456789") != absl::string_view::npos ||
+      !absl::SimpleAtoi(port_text, &port) || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, "=", address,
+        ": expected host:port with a port in 0..65535 (0 picks a free one), "
+        "e.g. 127.0.0.1:50051, 0.0.0.0:50051 or [::]:50051, or unix:PATH"));
+  }
+  if (absl::StartsWith(host, "[") != absl::EndsWith(host, "]") ||
+      (!absl::StartsWith(host, "[") &&
+       host.find(':') != absl::string_view::npos)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "=", address,
+                     ": an IPv6 host must be in brackets, e.g. [::1]:50051"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateServerOptions(const ServerOptions& options) {
+  if (absl::Status s = http::CheckTlsFiles(options.tls, "--tls"); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          http::CheckTlsFiles(options.metrics_tls, "--metrics-tls");
+      !s.ok()) {
+    return s;
+  }
+  if (options.tls_refresh_interval < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls-refresh-interval=",
+        absl::FormatDuration(options.tls_refresh_interval),
+        ": must be at least 1s (gRPC's certificate watcher polls at most "
+        "once a second)"));
+  }
+  if (options.limits.max_call_duration <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "--max-call-duration=0: must be positive, e.g. 30m");
+  }
+  if (absl::Status s = CheckGrpcAddress("listen", options.listen); !s.ok()) {
+    return s;
+  }
+  if (!options.health_listen.empty()) {
+    return CheckGrpcAddress("health-listen", options.health_listen);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace compatd::service
