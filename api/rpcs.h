@@ -21,10 +21,10 @@
   X(ResolveVersions)                \
   X(ComputeStorageVersionAgreement) \
   X(PlanVersionRemoval)             \
+  X(LintCatalog)                    \
   X(Evaluate)                       \
   X(GetCatalog)                     \
-  X(ListClients)                    \
-  X(LintCatalog)
+  X(ListClients)
 
 namespace compatd::api {
 

@@ -142,11 +142,10 @@ struct Catalog {
   std::vector<SkewRule> skew_policy;
   std::vector<CRDHistory> crds;
 
-  // Identity, set by whoever loads it.
+  // Identity, set by the loader. When it was published and as which
+  // generation is the serving snapshot's (runtime/serving_snapshot.h).
   std::string digest;  // "sha256:<hex>" of the bytes it was parsed from
   std::string source;  // file path or "embedded:kubernetes-1.36"
-  uint64_t generation = 0;
-  absl::Time loaded_at = absl::UnixEpoch();
 
   // Indexes, built by the loader.
   absl::flat_hash_map<std::string, size_t>
