@@ -1,26 +1,29 @@
 #pragma once
 
 // Which API group-versions and resources kube-apiserver serves at an emulation
-// version with
-// --runtime-config and the forward-compatibility flags (apiserver
-// resourceconfig helpers, deleted_kinds.go; apimachinery
-// pkg/version/helpers.go; KUBERNETES-SEMANTICS.md 4 and 5).
+// version with --runtime-config and the forward-compatibility flags: its
+// start-up, step by step.
+//
+// Follows kubernetes/apiserver pkg/server/options (APIEnablementOptions
+// Validate and ApplyTo in api_enablement.go, ServerRunOptions.Validate in
+// server_run_options.go) at v0.36.0, in the order kube-apiserver runs them,
+// then removes unavailable kinds group by group as InstallAPIs
+// (kubernetes/kubernetes pkg/controlplane/apiserver/apis.go) does. The steps
+// themselves: engine/resource_config.h (enablement), engine/deleted_kinds.h
+// (removed and not-yet-introduced kinds), engine/runtime_config.h (the flag).
+// Rule: docs/kubernetes-rules.md#api-availability.
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "engine/catalog.h"
 #include "engine/effective_version.h"
 #include "engine/query.h"
 
 namespace compatd::engine {
 
-// apimachinery's CompareKubeAwareVersionStrings: > 0 when a has higher priority
-// than b (v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > non-kube strings).
-int CompareKubeAwareVersionStrings(absl::string_view a, absl::string_view b);
-
+// One served group-version.
 struct ServedGroupVersion {
   std::string group;
   std::string version;
@@ -30,8 +33,8 @@ struct ServedGroupVersion {
 
 // The group-versions serving at least one resource, by group then priority.
 // INVALID_ARGUMENT for what kube-apiserver refuses at start-up (bad
-// --runtime-config keys or values, forward- compatible flags at emulation ==
-// binary, explicitly enabling something not yet introduced).
+// --runtime-config keys or values, forward-compatibility flags at emulation
+// == binary, explicitly enabling something not yet introduced).
 //
 // The runtime config is the catalog's cluster section with the query's
 // --runtime-config on top (a query key wins), after kube-apiserver's rewrite

@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "engine/api_availability.h"
+#include "engine/kube_aware_version.h"
 #include "engine/version.h"
 #include "fuzz/fuzz_check.h"
 

@@ -1,9 +1,11 @@
 // Feature decisions (DecideFeature / DecideFeatures / SelectFeatureSpec) and
-// --feature-gates parsing, against component-base featuregate/feature_gate.go.
+// applying --feature-gates to them, against component-base
+// featuregate/feature_gate.go (parsing the flag: feature_gate_flags_test).
 // Tables transcribe component-base featuregate/feature_gate_test.go (test
 // names noted; Add() gates are single specs at version 0.0, spec lists are
 // written in ascending order as AddVersioned now requires) and the KEP-4330
-// examples (seeds/kep-4330-compatibility-versions.txt).
+// examples (docs/kubernetes-rules.md#feature-gate-at-version,
+// docs/kubernetes-rules.md#feature-gate-flags).
 
 #include "engine/features.h"
 
@@ -19,7 +21,6 @@
 #include "base/status_macros.h"
 #include "engine/catalog.h"
 #include "engine/effective_version.h"
-#include "engine/feature_gate_flags.h"
 #include "engine/query.h"
 #include "engine/version.h"
 #include "gmock/gmock.h"
@@ -1030,90 +1031,14 @@ TEST(DecideFeatureTest, AppendReasonAppends) {
   EXPECT_EQ(text, absl::StrCat("prefix: ", d.Reason()));
 }
 
-// ---------------------------------------------------------------------------
-// --feature-gates parsing (featureGate.Set).
-
-TEST(ParseGoBoolTest, AcceptsExactlyStrconvParseBool) {
-  for (const char* t : {"1", "t", "T", "TRUE", "true", "True"}) {
-    ASSERT_OK_AND_ASSIGN(bool v, ParseGoBool(t));
-    EXPECT_TRUE(v) << t;
-  }
-  for (const char* f : {"0", "f", "F", "FALSE", "false", "False"}) {
-    ASSERT_OK_AND_ASSIGN(bool v, ParseGoBool(f));
-    EXPECT_FALSE(v) << f;
-  }
-  for (const char* bad : {"yes", "no", "tRUE", "on", "", "2", "banana"}) {
-    EXPECT_THAT(ParseGoBool(bad),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr("strconv.ParseBool: parsing")))
-        << bad;
-  }
-}
-
-TEST(ParseFeatureGatesTest, SkipsOnlyEmptyItems) {
-  ASSERT_OK_AND_ASSIGN(std::vector<FeatureGateFlag> flags,
-                       ParseFeatureGates(",A=true,,B=false,"));
-  ASSERT_EQ(flags.size(), 2u);
-  EXPECT_EQ(flags[0].name, "A");
-  EXPECT_TRUE(flags[0].value);
-  EXPECT_EQ(flags[1].name, "B");
-  EXPECT_FALSE(flags[1].value);
-}
-
-TEST(ParseFeatureGatesTest, ASpaceItemFails) {
-  EXPECT_THAT(ParseFeatureGates("A=true, "),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("missing bool value for ")));
-}
-
-TEST(ParseFeatureGatesTest, MissingEqualsFails) {
-  EXPECT_THAT(ParseFeatureGates("A"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("missing bool value for A")));
-}
-
-TEST(ParseFeatureGatesTest, TrimsKeyAndValueAndSplitsOnFirstEquals) {
-  ASSERT_OK_AND_ASSIGN(std::vector<FeatureGateFlag> flags,
-                       ParseFeatureGates("  A  =  T  "));
-  ASSERT_EQ(flags.size(), 1u);
-  EXPECT_EQ(flags[0].name, "A");
-  EXPECT_TRUE(flags[0].value);
-  EXPECT_THAT(ParseFeatureGates("A=true=false"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("invalid value of A=true=false, err: "
-                                 "strconv.ParseBool: parsing \"true=false\": "
-                                 "invalid syntax")));
-}
-
-TEST(ParseFeatureGatesTest, LaterKeyWins) {
-  ASSERT_OK_AND_ASSIGN(std::vector<FeatureGateFlag> flags,
-                       ParseFeatureGates("A=true,B=1,A=false"));
-  ASSERT_EQ(flags.size(), 2u);
-  EXPECT_EQ(flags[0].name, "A");
-  EXPECT_FALSE(flags[0].value);
-}
-
-TEST(ParseFeatureGatesTest, EmptyKeyIsKeptForTheCatalogToReject) {
-  ASSERT_OK_AND_ASSIGN(std::vector<FeatureGateFlag> flags,
-                       ParseFeatureGates("=true"));
-  ASSERT_EQ(flags.size(), 1u);
-  EXPECT_EQ(flags[0].name, "");
+TEST(DecideFeatureTest, EmptyGateNameIsUnrecognized) {
+  // ParseFeatureGates keeps the key "" (feature_gate_flags_test); the gate set
+  // refuses it as Kubernetes does.
   EXPECT_THAT(
       DecideFeature(BehaviourCatalog(), Versions("1.36", "1.36", "1.35"),
                     Gates("=true"), "ApiGate"),
       StatusIs(absl::StatusCode::kInvalidArgument,
                HasSubstr("unrecognized feature gate: ")));
-}
-
-TEST(ParseFeatureGatesTest, ValueErrorIsWordedLikeKubernetes) {
-  EXPECT_THAT(
-      ParseFeatureGates("AllAlpha=banana"),
-      StatusIs(absl::StatusCode::kInvalidArgument, Not(HasSubstr("missing"))));
-  EXPECT_THAT(ParseFeatureGates("AllAlpha=banana"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("invalid value of AllAlpha=banana, err: "
-                                 "strconv.ParseBool: parsing \"banana\": "
-                                 "invalid syntax")));
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // apimachinery pkg/version/helpers.go CompareKubeAwareVersionStrings.
 
+#include "engine/kube_aware_version.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/api_availability.h"
 #include "gtest/gtest.h"
 
 namespace compatd::engine {
