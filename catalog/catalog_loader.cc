@@ -21,6 +21,7 @@
 #include "engine/effective_version.h"
 #include "engine/features.h"
 #include "engine/sha256.h"
+#include "engine/skew.h"
 
 namespace compatd::catalog {
 

@@ -138,7 +138,8 @@ struct Catalog {
   std::vector<APIGroupVersion>
       apis;  // file order; within a group, priority order
   std::vector<StorageOverride> storage_overrides;
-  // The skew rules in force: the catalog's skewPolicy, or the KEP-4330 table.
+  // The catalog's skewPolicy. Empty means the KEP-4330 table: read the rules
+  // through SkewRulesInForce (engine/skew.h), the one place that applies it.
   std::vector<SkewRule> skew_policy;
   std::vector<CRDHistory> crds;
 
@@ -156,8 +157,5 @@ struct Catalog {
     return it == feature_index.end() ? nullptr : &features[it->second];
   }
 };
-
-// The KEP-4330 skew table (used when a catalog has no skewPolicy).
-std::vector<SkewRule> DefaultSkewPolicy();
 
 }  // namespace compatd::engine

@@ -14,12 +14,6 @@
 namespace compatd::engine {
 namespace {
 
-const std::vector<SkewRule>& DefaultRules() {
-  static const std::vector<SkewRule>* const rules =
-      new std::vector<SkewRule>(DefaultSkewPolicy());
-  return *rules;
-}
-
 absl::string_view BaseName(SkewBase base) {
   switch (base) {
     case SkewBase::kMinCompatibility:
@@ -101,6 +95,29 @@ int CompareMajorMinor(uint64_t major, uint64_t minor, const Version& v) {
 
 }  // namespace
 
+std::vector<SkewRule> DefaultSkewPolicy() {
+  // KEP-4330 "Skew": controllers [minCompat, emulation]; kubelet and kube-proxy
+  // [minCompat-2, emulation]; kubectl [minCompat, emulation+1].
+  return {
+      SkewRule{{"kube-controller-manager", "kube-scheduler",
+                "cloud-controller-manager"},
+               {SkewBase::kMinCompatibility, 0},
+               {SkewBase::kEmulation, 0}},
+      SkewRule{{"kubelet", "kube-proxy"},
+               {SkewBase::kMinCompatibility, -2},
+               {SkewBase::kEmulation, 0}},
+      SkewRule{{"kubectl"},
+               {SkewBase::kMinCompatibility, 0},
+               {SkewBase::kEmulation, 1}},
+  };
+}
+
+const std::vector<SkewRule>& SkewRulesInForce(const Catalog& catalog) {
+  static const std::vector<SkewRule>* const kDefault =
+      new std::vector<SkewRule>(DefaultSkewPolicy());
+  return catalog.skew_policy.empty() ? *kDefault : catalog.skew_policy;
+}
+
 std::string SkewDecision::Reason() const {
   std::string out;
   AppendReason(&out);
@@ -136,8 +153,7 @@ absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
                                        const EffectiveVersions& versions,
                                        absl::string_view component,
                                        absl::string_view client_version) {
-  const std::vector<SkewRule>& rules =
-      catalog.skew_policy.empty() ? DefaultRules() : catalog.skew_policy;
+  const std::vector<SkewRule>& rules = SkewRulesInForce(catalog);
   const SkewRule* rule = nullptr;
   absl::string_view matched;
   for (const SkewRule& r : rules) {

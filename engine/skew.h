@@ -5,13 +5,27 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/catalog.h"
 #include "engine/effective_version.h"
 
 namespace compatd::engine {
+
+// The KEP-4330 skew table: kube-controller-manager, kube-scheduler and
+// cloud-controller-manager [min-compatibility, emulation]; kubelet and
+// kube-proxy [min-compatibility - 2, emulation]; kubectl [min-compatibility,
+// emulation + 1].
+std::vector<SkewRule> DefaultSkewPolicy();
+
+// The skew rules in force for `catalog`: its skewPolicy, or DefaultSkewPolicy()
+// when it has none. The one place the default table is applied; everything
+// that reads skew rules reads them through it.
+const std::vector<SkewRule>& SkewRulesInForce(
+    const Catalog& catalog ABSL_ATTRIBUTE_LIFETIME_BOUND);
 
 enum class SkewVerdict { kAllowed, kTooOld, kTooNew };
 
@@ -43,8 +57,8 @@ struct SkewDecision {
 //
 // The client version is read as Version::Parse does ("1.31", "v1.31.2",
 // "1.31.0-alpha.1"); bounds are base (min-compatibility / emulation / binary)
-// + offset, minor clamped at 0. An empty catalog skewPolicy means
-// DefaultSkewPolicy(). Allocates nothing on success.
+// + offset, minor clamped at 0. The rules are SkewRulesInForce(catalog).
+// Allocates nothing on success.
 absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
                                        const EffectiveVersions& versions,
                                        absl::string_view component,

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "engine/catalog.h"
+#include "engine/skew.h"
 #include "engine/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -20,6 +20,7 @@
 #include "engine/effective_version.h"
 #include "engine/features.h"
 #include "engine/query.h"
+#include "engine/skew.h"
 #include "engine/storage_version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

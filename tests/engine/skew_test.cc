@@ -1,5 +1,5 @@
-// CheckSkew: KEP-4330 "Skew" and the website's version-skew policy
-// (KUBERNETES-SEMANTICS.md section 9).
+// CheckSkew and SkewRulesInForce: KEP-4330 "Skew" and the website's
+// version-skew policy (docs/kubernetes-rules.md#skew-policy).
 
 #include "engine/skew.h"
 
@@ -200,11 +200,31 @@ TEST(SkewReasonTest, AllowedNamesTheRange) {
 }
 
 TEST(SkewPolicyTest, EmptyCatalogPolicyUsesTheKepTable) {
+  const Catalog empty;
   ASSERT_OK_AND_ASSIGN(
       SkewDecision d,
-      CheckSkew(Catalog(), EV("1.33", "1.33", "1.32"), "kubelet", "1.30"));
+      CheckSkew(empty, EV("1.33", "1.33", "1.32"), "kubelet", "1.30"));
   EXPECT_EQ(d.verdict, SkewVerdict::kAllowed);
   EXPECT_EQ(d.min_version.MajorMinorString(), "1.30");
+}
+
+TEST(SkewPolicyTest, RulesInForceAreTheCatalogsElseTheKepTable) {
+  const Catalog empty;
+  const std::vector<SkewRule>& kep = SkewRulesInForce(empty);
+  ASSERT_EQ(kep.size(), 3u);
+  EXPECT_EQ(kep[1].components,
+            (std::vector<std::string>{"kubelet", "kube-proxy"}));
+  EXPECT_EQ(kep[1].min.of, SkewBase::kMinCompatibility);
+  EXPECT_EQ(kep[1].min.offset, -2);
+  EXPECT_EQ(kep[2].max.offset, 1);
+  // The same table every time (CheckSkew's decisions point into it).
+  const Catalog another_empty;
+  EXPECT_EQ(&SkewRulesInForce(another_empty), &kep);
+
+  Catalog own;
+  own.skew_policy.push_back(SkewRule{
+      {"kube-apiserver"}, {SkewBase::kBinary, -1}, {SkewBase::kBinary, 1}, 0});
+  EXPECT_EQ(&SkewRulesInForce(own), &own.skew_policy);
 }
 
 TEST(SkewPolicyTest, CatalogPolicyReplacesTheDefault) {
