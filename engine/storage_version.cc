@@ -31,8 +31,8 @@ enum class StorageRule {
   // (kubernetes#128454, reverted by kubernetes#135197 for 1.35).
   kSinglePassSkipReplaced,
   // 1.37+: non-alpha introduced <= min-compatibility, else any version
-  // introduced <= emulation, else the kind's preferred version
-  // (kubernetes#137375).
+  // introduced <= emulation (kubernetes#137375), else still the group's
+  // preferred version.
   kTwoPass,
 };
 
@@ -282,18 +282,20 @@ absl::StatusOr<StorageVersionDecision> DecideStorageVersion(
       }
     }
     if (chosen == nullptr) {
-      // Since 1.37 the fallback is the kind's preferred version, not the
-      // group's (the kind may not exist in the group's top version).
-      // KUBERNETES-SEMANTICS.md section 6 says the group's for every line;
-      // the 1.37 code (kubernetes#137375) differs, and the code wins.
-      decision.version = candidates.front().gv->version;
+      // BackwardCompatibileStorageEncodingFor still passes
+      // PrioritizedVersionsForGroup(group)[0] as emulatedStorageVersion's
+      // fallback (apiserver v0.37.0-beta.0 and master,
+      // pkg/server/storage/resource_encoding_config.go lines 102-106 and 215):
+      // kubernetes#137375 changed the two passes, not the fallback
+      // (docs/kubernetes-rules.md#storage-version-selection).
+      decision.version = group_preferred->version;
       decision.fallback = true;
       decision.reason = absl::StrFormat(
           "no version of %s was introduced by emulation %s (%s), so "
-          "kube-apiserver %s falls back to the resource's preferred version "
+          "kube-apiserver %s falls back to the group's preferred version "
           "%s: rolling back to %s is not safe",
           gr, emulation, IntroducedList(candidates), binary,
-          candidates.front().gv->version, min_compat);
+          group_preferred->version, min_compat);
     }
   }
   if (chosen != nullptr) decision.version = chosen->gv->version;

@@ -31,8 +31,9 @@ struct StorageVersionDecision {
 // group-resource; FAILED_PRECONDITION for a resource the catalog marks
 // persisted: false (review kinds have no etcd storage). Never fails otherwise:
 // where nothing qualifies it falls back (fallback = true, saying rollback to
-// min-compatibility is not safe) to the group's preferred version, or from
-// 1.37 on to the resource's preferred version (kubernetes#137375).
+// min-compatibility is not safe) to the group's preferred version, in every
+// release line (also from 1.37: kubernetes#137375 changed the selection
+// passes only), even when that version does not have the resource.
 //
 //   before 1.31  the group's preferred version (no compatibility version)
 //   1.31         first version (priority order) with no introduced version

@@ -329,19 +329,29 @@ TEST(StorageVersionEraTest, GroupFallbackMayBeAVersionWithoutTheResource) {
   EXPECT_THAT(d.decodable_versions, ElementsAre("v1"));
 }
 
-TEST(StorageVersionEraTest, From137FallbackIsTheKindsPreferredVersion) {
-  // kubernetes#137375: "Use the kind's priority version as the fallback
-  // instead of the group's".
+TEST(StorageVersionEraTest, From137FallbackIsStillTheGroupsPreferredVersion) {
+  // apiserver v0.37.0-beta.0 (and master) resource_encoding_config.go:
+  // BackwardCompatibileStorageEncodingFor passes
+  // PrioritizedVersionsForGroup(resource.Group)[0] (lines 102-106) and
+  // emulatedStorageVersion returns it when neither pass finds a version (line
+  // 215). kubernetes#137375 changed the passes, not this fallback.
   Catalog c;
   c.apis.push_back(GV("example.k8s.io", "v2", {R("gadgets", "Gadget")}));
   c.apis.push_back(
       GV("example.k8s.io", "v1", {R("widgets", "Widget", "1.38")}));
-  ASSERT_OK_AND_ASSIGN(StorageVersionDecision d,
-                       DecideStorageVersion(c, EV("1.37", "1.37", "1.36"),
-                                            "example.k8s.io", "widgets"));
-  EXPECT_EQ(d.version, "v1");
-  EXPECT_TRUE(d.fallback);
-  EXPECT_THAT(d.reason, HasSubstr("rolling back to 1.36 is not safe"));
+  for (const char* binary : {"1.37", "1.38.0-alpha.1"}) {
+    ASSERT_OK_AND_ASSIGN(StorageVersionDecision d,
+                         DecideStorageVersion(c, EV(binary, "1.37", "1.36"),
+                                              "example.k8s.io", "widgets"));
+    EXPECT_EQ(d.version, "v2") << binary;
+    EXPECT_TRUE(d.fallback);
+    EXPECT_EQ(d.kind, "Widget");
+    EXPECT_EQ(d.storage_version_hash,
+              StorageVersionHash("example.k8s.io", "v2", "Widget"));
+    EXPECT_THAT(d.reason, HasSubstr("falls back to the group's preferred "
+                                    "version v2"));
+    EXPECT_THAT(d.reason, HasSubstr("rolling back to 1.36 is not safe"));
+  }
 }
 
 TEST(StorageVersionEraTest, PassTwoReasonWarnsWhenRollbackIsUnsafe) {
