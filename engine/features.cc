@@ -75,13 +75,18 @@ absl::Status CheckStability(absl::string_view name, size_t index,
   return absl::OkStatus();
 }
 
-// component-base featuregate AddVersioned before 1.35 (v0.31.0 .. v0.34.x):
-// versions strictly increase, no patch, deprecated-first needs minor 0,
-// no stability regression, Deprecated is terminal.
-absl::Status ValidateBefore135(absl::string_view name,
-                               const std::vector<FeatureSpec>& specs,
-                               const Version& binary_version) {
-  bool was_beta = false, was_ga = false, was_deprecated = false;
+// Whether AddVersioned validates spec lists at all: from component-base v0.33.0
+// (commit 2234523, "Add Validation to versioned feature specs").
+bool FeatureSpecsValidated(const Version& binary_version) {
+  return binary_version.major() > 1 ||
+         (binary_version.major() == 1 && binary_version.minor() >= 33);
+}
+
+// The min-compatibility field of a spec exists only from 1.35
+// (docs/kubernetes-rules.md#feature-spec-validation).
+absl::Status RejectMinCompatibilityBefore135(
+    absl::string_view name, const std::vector<FeatureSpec>& specs,
+    const Version& binary_version) {
   for (size_t i = 0; i < specs.size(); ++i) {
     const FeatureSpec& spec = specs[i];
     if (spec.min_compatibility_version.has_value()) {
@@ -92,6 +97,34 @@ absl::Status ValidateBefore135(absl::string_view name,
               "feature gates support only from Kubernetes 1.35",
               name, spec.min_compatibility_version->ToString()));
     }
+  }
+  return absl::OkStatus();
+}
+
+// component-base featuregate AddVersioned before 1.33 (v0.31.0 and v0.32.0,
+// feature_gate.go lines 418-445): no check at all; each list is sorted by
+// version (sort.Sort(specs), VersionedSpecs.Less = Version.LessThan). Go's
+// sort.Sort is an insertion sort up to 12 entries, so entries at one version
+// keep their order there; std::stable_sort keeps it at any length. Binaries
+// before 1.31 had no versioned specs; compatd reads them the same way.
+void SortBefore133(std::vector<FeatureSpec>& specs) {
+  std::stable_sort(specs.begin(), specs.end(),
+                   [](const FeatureSpec& a, const FeatureSpec& b) {
+                     return a.version < b.version;
+                   });
+}
+
+// component-base featuregate AddVersioned in 1.33-1.34 (v0.33.0 .. v0.34.x):
+// versions strictly increase, no patch, deprecated-first needs minor 0,
+// no stability regression, Deprecated is terminal.
+absl::Status ValidateBefore135(absl::string_view name,
+                               const std::vector<FeatureSpec>& specs,
+                               const Version& binary_version) {
+  COMPATD_RETURN_IF_ERROR(
+      RejectMinCompatibilityBefore135(name, specs, binary_version));
+  bool was_beta = false, was_ga = false, was_deprecated = false;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const FeatureSpec& spec = specs[i];
     if (spec.version.components().size() != 2) {
       return SpecError(i, spec, binary_version,
                        absl::StrFormat("feature \"%s\" specified patch "
@@ -598,7 +631,13 @@ absl::Status ValidateFeatureSpecs(absl::string_view name,
   if (FeatureGatesUseMinCompatibility(binary_version)) {
     return ValidateFrom135(name, specs, binary_version);
   }
-  return ValidateBefore135(name, specs, binary_version);
+  if (FeatureSpecsValidated(binary_version)) {
+    return ValidateBefore135(name, specs, binary_version);
+  }
+  COMPATD_RETURN_IF_ERROR(
+      RejectMinCompatibilityBefore135(name, specs, binary_version));
+  SortBefore133(specs);
+  return absl::OkStatus();
 }
 
 }  // namespace compatd::engine

@@ -17,10 +17,13 @@
 
 namespace compatd::engine {
 
-// Validates one gate's spec list as AddVersioned does for the given binary
-// version's release line (1.35+ adds the equal-version, min-compatibility,
-// no-stability-change and unlock rules). Fills each spec's inherited
-// min_compatibility_version (1.35+). INVALID_ARGUMENT naming the gate, the
+// Checks one gate's spec list as AddVersioned does for the given binary
+// version's release line: before 1.33 nothing is checked and the list is
+// sorted by version (stable); 1.33-1.34 check versions, stages and
+// Deprecated; 1.35+ add the equal-version, min-compatibility,
+// no-stability-change and unlock rules and fill each spec's inherited
+// min_compatibility_version. A min_compatibility_version before 1.35 is
+// refused (the field did not exist). INVALID_ARGUMENT naming the gate, the
 // offending spec and the rule.
 absl::Status ValidateFeatureSpecs(absl::string_view name,
                                   std::vector<FeatureSpec>& specs,

@@ -1,16 +1,22 @@
 // ValidateFeatureSpecs: component-base featuregate AddVersioned, per release
 // line. The rules and messages are those of
-// k8s.io/component-base/featuregate/feature_gate.go (AddVersioned) before 1.35
-// (v0.31.0..v0.34.x: strictly increasing versions) and from 1.35 (v0.35.0 and
-// master: MinCompatibilityVersion, equal-version entries, no transition
-// without change, no unlock). Each case names the check it exercises.
+// k8s.io/component-base/featuregate/feature_gate.go (AddVersioned) before 1.33
+// (v0.31.0, v0.32.0: no checks, the list is sorted), in 1.33-1.34 (v0.33.0,
+// v0.34.0: strictly increasing versions) and from 1.35 (v0.35.0 and master:
+// MinCompatibilityVersion, equal-version entries, no transition without
+// change, no unlock). Each case names the check it exercises
+// (docs/kubernetes-rules.md#feature-spec-validation).
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "catalog/catalog_loader.h"
 #include "engine/catalog.h"
+#include "engine/effective_version.h"
 #include "engine/features.h"
+#include "engine/query.h"
 #include "engine/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -274,6 +280,38 @@ const ValidationCase kValidationCases[] = {
       {"1.36", true, kGA},
       {"1.36", true, kGA, true, "1.35"}},
      "lists duplicate entries with the same versions (1.36 = 1.36)"},
+    // Before 1.33 AddVersioned checked nothing: component-base v0.31.0 and
+    // v0.32.0 featuregate/feature_gate.go lines 418-445 only sort each list
+    // (the checks arrived in v0.33.0, commit 2234523). Each of these is
+    // refused by the 1.33-1.34 rules above.
+    {"EqualVersions132Accepted",
+     "1.32",
+     {{"1.30", false, kBeta}, {"1.30", true, kBeta}},
+     ""},
+    {"PatchVersion132Accepted", "1.32", {{"1.30.1", false, kAlpha}}, ""},
+    {"DeprecatedFirst131Accepted", "1.31", {{"1.30", false, kDeprecated}}, ""},
+    {"RegressionGAToAlpha132Accepted",
+     "1.32",
+     {{"1.29", true, kGA}, {"1.30", false, kAlpha}},
+     ""},
+    {"ResurrectFromDeprecated131Accepted",
+     "1.31",
+     {{"1.0", true, kGA}, {"1.31", false, kDeprecated}, {"1.33", true, kGA}},
+     ""},
+    {"Decreasing132AcceptedAndSorted",
+     "1.32",
+     {{"1.31", false, kAlpha}, {"1.30", true, kBeta}},
+     ""},
+    // The field itself is 1.35's.
+    {"MinCompatibility132Refused",
+     "1.32",
+     {{"1.30", false, kBeta}, {"1.30", true, kBeta, false, "1.30"}},
+     "feature gates support only from Kubernetes 1.35"},
+    // The checks start at 1.33, pre-releases included.
+    {"EqualVersions133PreReleaseRefused",
+     "1.33.0-alpha.1",
+     {{"1.30", false, kBeta}, {"1.30", true, kBeta}},
+     "non-increasing order"},
     // The 1.35 rule is chosen by the binary's major.minor, pre-releases
     // included.
     {"PreReleaseBinaryUses135Rules",
@@ -288,6 +326,56 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ValidationCase>& info) {
       return std::string(info.param.name);
     });
+
+// Before 1.33 AddVersioned's only effect is sort.Sort(specs) by version
+// (component-base v0.31.0 / v0.32.0 featuregate/feature_gate.go line 430;
+// an insertion sort for short lists, so equal versions keep their order).
+TEST(ValidateFeatureSpecsBefore133Test, SortsByVersionKeepingEqualOnesInOrder) {
+  for (const char* binary : {"1.31", "1.32.4", "1.30"}) {
+    std::vector<FeatureSpec> specs = Specs({{"1.32", true, kGA},
+                                            {"1.30", false, kAlpha},
+                                            {"1.31", true, kBeta},
+                                            {"1.30", true, kAlpha}});
+    ASSERT_OK(ValidateFeatureSpecs("F", specs, V(binary)));
+    ASSERT_EQ(specs.size(), 4u);
+    EXPECT_EQ(specs[0].version.ToString(), "1.30") << binary;
+    EXPECT_FALSE(specs[0].default_enabled) << binary;
+    EXPECT_EQ(specs[1].version.ToString(), "1.30") << binary;
+    EXPECT_TRUE(specs[1].default_enabled) << binary;
+    EXPECT_EQ(specs[2].pre_release, kBeta) << binary;
+    EXPECT_EQ(specs[3].pre_release, kGA) << binary;
+  }
+}
+
+// The same through the catalog loader and a decision: a 1.32 catalog whose
+// list is out of order and regresses GA -> Beta loads, and the spec in force
+// is the one Kubernetes 1.32 picks from its sorted list.
+TEST(ValidateFeatureSpecsBefore133Test,
+     CatalogOf132LoadsAndDecidesOnSortedSpecs) {
+  const std::string features =
+      "features:\n"
+      "  - name: Foo\n"
+      "    versionedSpecs:\n"
+      "      - {version: \"1.31\", default: false, lockToDefault: false, "
+      "preRelease: Beta}\n"
+      "      - {version: \"1.30\", default: true, lockToDefault: false, "
+      "preRelease: GA}\n";
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Catalog> catalog,
+      catalog::ParseCatalog("binaryVersion: \"1.32\"\n" + features, "a.yaml"));
+  EffectiveVersions versions;
+  versions.binary = V("1.32");
+  versions.emulation = V("1.31");
+  versions.min_compatibility = V("1.31");
+  ASSERT_OK_AND_ASSIGN(FeatureDecision d, DecideFeature(*catalog, versions,
+                                                        VersionQuery{}, "Foo"));
+  EXPECT_EQ(d.stage, kBeta);
+  EXPECT_FALSE(d.enabled);
+  // The 1.33 rules refuse the same list.
+  EXPECT_FALSE(
+      catalog::ParseCatalog("binaryVersion: \"1.33\"\n" + features, "b.yaml")
+          .ok());
+}
 
 TEST(ValidateFeatureSpecsInheritanceTest, LaterEntriesInheritMinCompatibility) {
   std::vector<FeatureSpec> specs = Specs({{"1.35", false, kBeta},
