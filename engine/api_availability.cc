@@ -54,6 +54,25 @@ absl::Status ValidateEmulationRange(const EffectiveVersions& versions) {
 std::vector<std::string> ValidateForwardCompatibleFlags(
     const EffectiveVersions& versions, bool efc, bool rcfc) {
   std::vector<std::string> errors;
+  // The two flags came with apiserver v0.33.0 (ServerRunOptions); before it
+  // pflag refuses them as unknown (server_run_options.go at v0.31.0 and
+  // v0.32.0 has neither). A false value is taken as "not set".
+  if (versions.binary.ToMajorMinor() < Version::MajorMinor(1, 33)) {
+    const std::string binary = versions.binary.MajorMinorString();
+    if (efc) {
+      errors.push_back(absl::StrCat(
+          "unknown flag: --emulation-forward-compatible (kube-apiserver ",
+          binary, " has no such flag; it was added in 1.33)"));
+    }
+    if (rcfc) {
+      errors.push_back(
+          absl::StrCat("unknown flag: "
+                       "--runtime-config-emulation-forward-compatible "
+                       "(kube-apiserver ",
+                       binary, " has no such flag; it was added in 1.33)"));
+    }
+    return errors;
+  }
   // notEmulationMode := binary.WithPatch(0).EqualTo(emulation): major.minor.
   if (versions.binary.CompareMajorMinor(versions.emulation) != 0) {
     return errors;

@@ -34,7 +34,8 @@ struct ServedGroupVersion {
 // The group-versions serving at least one resource, by group then priority.
 // INVALID_ARGUMENT for what kube-apiserver refuses at start-up (bad
 // --runtime-config keys or values, forward-compatibility flags at emulation
-// == binary, explicitly enabling something not yet introduced).
+// == binary or set at all before 1.33, from 1.33 explicitly enabling
+// something not yet introduced). Each step follows the binary's release line.
 //
 // The runtime config is the catalog's cluster section with the query's
 // --runtime-config on top (a query key wins), after kube-apiserver's rewrite

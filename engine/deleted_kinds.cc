@@ -34,6 +34,13 @@ void RemoveResources(const std::set<std::string>& to_remove,
 
 }  // namespace
 
+DeletedKindsRule ResourceExpirationEvaluator::RuleFor(const Version& binary) {
+  const Version mm = binary.ToMajorMinor();
+  if (mm < Version::MajorMinor(1, 31)) return DeletedKindsRule::kRemovedOnly;
+  if (mm < Version::MajorMinor(1, 33)) return DeletedKindsRule::kShouldServe;
+  return DeletedKindsRule::kRemovedThenUnintroduced;
+}
+
 ResourceExpirationEvaluator::ResourceExpirationEvaluator(
     const GroupVersionRegistry& registry, const EffectiveVersions& versions,
     bool emulation_forward_compatible,
@@ -63,16 +70,33 @@ bool ResourceExpirationEvaluator::ShouldServeForVersion(
 absl::Status ResourceExpirationEvaluator::RemoveUnavailableKinds(
     absl::string_view group, const ResourceConfig& config,
     StorageMap* storage) const {
-  RemoveDeletedKinds(group, storage);
+  switch (RuleFor(versions_.binary)) {
+    case DeletedKindsRule::kRemovedOnly:
+      RemoveDeletedKinds(group, storage, /*check_introduced=*/false);
+      return absl::OkStatus();
+    case DeletedKindsRule::kShouldServe:
+      RemoveDeletedKinds(group, storage, /*check_introduced=*/true);
+      return absl::OkStatus();
+    case DeletedKindsRule::kRemovedThenUnintroduced:
+      break;
+  }
+  RemoveDeletedKinds(group, storage, /*check_introduced=*/false);
   return RemoveUnintroducedKinds(group, config, storage);
 }
 
 void ResourceExpirationEvaluator::RemoveDeletedKinds(
-    absl::string_view group, StorageMap* storage) const {
+    absl::string_view group, StorageMap* storage, bool check_introduced) const {
   for (size_t gv : registry_.ByPriority(group)) {
     std::vector<StoredResource>& stored = (*storage)[gv];
     std::set<std::string> to_remove;
     for (StoredResource& s : stored) {
+      // shouldServe (v0.31.0, v0.32.0): a resource not yet introduced at the
+      // current version is dropped, whatever --runtime-config says.
+      if (check_introduced && s.resource->introduced.has_value() &&
+          current_ < s.resource->introduced->ToMajorMinor()) {
+        to_remove.insert(s.resource->resource);
+        continue;
+      }
       if (!s.resource->removed.has_value()) continue;
       std::string note;
       if (ShouldServeForVersion(*s.resource->removed, &note)) {

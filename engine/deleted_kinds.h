@@ -6,7 +6,9 @@
 //
 // Follows kubernetes/apiserver pkg/server/deleted_kinds.go
 // (resourceExpirationEvaluator: ShouldServeForVersion, removeDeletedKinds,
-// removeUnintroducedKinds, shouldServeBasedOnVersionIntroduced) at v0.36.0.
+// removeUnintroducedKinds, shouldServeBasedOnVersionIntroduced) at v0.36.0
+// (unchanged since v0.33.0), and the same file at v0.32.0 (shouldServe,
+// RemoveDeletedKinds; also v0.31.0) and v0.30.0 for the older release lines.
 // Rules: docs/kubernetes-rules.md#deleted-kinds and
 // docs/kubernetes-rules.md#unintroduced-kinds.
 
@@ -34,6 +36,21 @@ struct StoredResource {
 // The storage map, by catalog.apis index; each list sorted by resource name.
 using StorageMap = std::vector<std::vector<StoredResource>>;
 
+// What deleted_kinds.go does, by the binary's release line.
+enum class DeletedKindsRule {
+  // Before 1.31 (v0.30.0): only removed kinds are dropped; "introduced" is
+  // not looked at (there is no emulation version).
+  kRemovedOnly,
+  // 1.31-1.32 (v0.31.0, v0.32.0): shouldServe drops a kind not yet introduced
+  // at the emulation version or removed by it, in one pass and silently, even
+  // when --runtime-config enables it explicitly; no forward compatibility.
+  kShouldServe,
+  // 1.33+ (v0.33.0 to master): removeDeletedKinds, then
+  // removeUnintroducedKinds with the forward-compatibility flags and the
+  // errors for explicitly enabled kinds.
+  kRemovedThenUnintroduced,
+};
+
 // resourceExpirationEvaluator at the emulation version (major.minor) of
 // `versions`; "alpha" is read from the binary's pre-release, as
 // EmulationVersion() carries it. The two environment variables
@@ -53,15 +70,21 @@ class ResourceExpirationEvaluator {
   // binary (then `note` says so).
   bool ShouldServeForVersion(const Version& removed, std::string* note) const;
 
-  // removeDeletedKinds, then removeUnintroducedKinds, on one group.
-  // INVALID_ARGUMENT (Kubernetes' message) when a resource or a whole version
-  // explicitly enabled in --runtime-config is dropped as not yet introduced.
+  // What InstallAPIs runs on one group, by the binary's release line (see
+  // DeletedKindsRule). From 1.33: INVALID_ARGUMENT (Kubernetes' message) when
+  // a resource or a whole version explicitly enabled in --runtime-config is
+  // dropped as not yet introduced.
   absl::Status RemoveUnavailableKinds(absl::string_view group,
                                       const ResourceConfig& config,
                                       StorageMap* storage) const;
 
+  static DeletedKindsRule RuleFor(const Version& binary);
+
  private:
-  void RemoveDeletedKinds(absl::string_view group, StorageMap* storage) const;
+  // removeDeletedKinds (RemoveDeletedKinds before 1.33, which also drops kinds
+  // not yet introduced when `check_introduced`).
+  void RemoveDeletedKinds(absl::string_view group, StorageMap* storage,
+                          bool check_introduced) const;
   absl::Status RemoveUnintroducedKinds(absl::string_view group,
                                        const ResourceConfig& config,
                                        StorageMap* storage) const;

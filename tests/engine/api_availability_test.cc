@@ -505,6 +505,32 @@ TEST(ForwardCompatibleFlagsTest, FalseFlagsAtBinaryVersionAreFine) {
   EXPECT_OK(List(CoreAndApps(), EV("1.33", "1.33"), {"", false, false}));
 }
 
+// apiserver v0.31.0 and v0.32.0 pkg/server/options/server_run_options.go have
+// neither flag (both arrive in v0.33.0): kube-apiserver 1.31 and 1.32 refuse
+// them as unknown flags, emulating or not.
+TEST(ForwardCompatibleFlagsTest, Before133TheFlagsDoNotExist) {
+  EXPECT_THAT(List(KepAlphaBetaGA("1.32"), EV("1.32", "1.31"), {"", true}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("unknown flag: --emulation-forward-compatible "
+                                 "(kube-apiserver 1.32 has no such flag")));
+  EXPECT_THAT(
+      List(KepAlphaBetaGA("1.31"), EV("1.31.4", "1.31"), {"", false, true}),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          HasSubstr(
+              "unknown flag: --runtime-config-emulation-forward-compatible "
+              "(kube-apiserver 1.31 has no such flag")));
+  Catalog cluster = KepAlphaBetaGA("1.32");
+  cluster.cluster.emulation_forward_compatible = true;
+  EXPECT_THAT(
+      List(cluster, EV("1.32", "1.32"), {}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("unknown flag: --emulation-forward-compatible")));
+  // false is taken as "not set".
+  EXPECT_OK(
+      List(KepAlphaBetaGA("1.32"), EV("1.32", "1.31"), {"", false, false}));
+}
+
 TEST(ForwardCompatibleFlagsTest, ClusterSectionEnablesEFC) {
   Catalog c = KepAlphaBetaGA();
   c.cluster.emulation_forward_compatible = true;

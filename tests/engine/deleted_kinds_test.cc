@@ -5,6 +5,7 @@
 
 #include "engine/deleted_kinds.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -38,7 +39,8 @@ using ::testing::IsEmpty;
 // pipeline: every listed version is enabled by default, as the tests'
 // resourceConfig.EnableVersions(...) does. compatd enforces the 1.31
 // emulation floor, so every version below is the Go test's version shifted
-// by +12 minors (1.20 -> 1.32); the binary is one minor above the emulation.
+// by +12 minors (1.20 -> 1.32); the binary is one minor above the emulation
+// (and at least 1.33 where the test needs removeUnintroducedKinds).
 
 struct R {
   const char* name;
@@ -197,7 +199,9 @@ class RemoveUnavailableKindsTest
 
 TEST_P(RemoveUnavailableKindsTest, MatchesDeletedKindsTest) {
   const DeletedKindsCase& c = GetParam();
-  const std::string binary = Shifted(c.current + 1);
+  // Test_RemoveUnavailableKinds exercises removeUnintroducedKinds and the
+  // forward-compatibility flags, which binaries have from 1.33 on.
+  const std::string binary = Shifted(std::max(c.current + 1, 21));
   const Catalog catalog = DeletedKindsCatalog(c, binary);
   auto served = List(catalog, EV(binary, Shifted(c.current)), c.flags);
   if (c.expect_error) {
@@ -361,6 +365,130 @@ TEST(RemovalGraceTest, ReasonMentionsTheAlphaGrace) {
   ASSERT_OK(served);
   ASSERT_EQ(served->size(), 1u);
   EXPECT_THAT((*served)[0].reason, HasSubstr("alpha pre-release"));
+}
+
+// ---------------------------------------------------------------------------
+// Older release lines. apiserver v0.31.0 and v0.32.0
+// pkg/server/deleted_kinds.go have one step, RemoveDeletedKinds, whose
+// shouldServe (lines 87-117) drops a kind not yet introduced at the current
+// version together with the removed ones, silently, whatever --runtime-config
+// enables; there is no forward compatibility (the flags arrived in v0.33.0).
+// v0.30.0's shouldServe looks at "removed" only.
+
+// v0.32.0 deleted_kinds_test.go Test_resourceExpirationEvaluator_shouldServe,
+// the introduced cases (currentVersion 1.20, shifted to 1.32).
+struct IntroducedCase {
+  const char* name;
+  const char* introduced;  // "" = no introduced version
+  bool served;
+};
+
+class ShouldServe132Test : public ::testing::TestWithParam<IntroducedCase> {};
+
+TEST_P(ShouldServe132Test, MatchesShouldServeTest) {
+  const IntroducedCase& c = GetParam();
+  const Catalog catalog =
+      MakeCatalog("1.32", {GV("mygroup", "v1", {Res("things", c.introduced)})});
+  auto served = List(catalog, EV("1.32", "1.32"), {});
+  ASSERT_OK(served);
+  EXPECT_EQ(served->size(), c.served ? 1u : 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DeletedKinds132, ShouldServe132Test,
+    ::testing::Values(IntroducedCase{"introduced_in_curr", "1.32", true},
+                      IntroducedCase{"introduced_in_prev", "1.31", true},
+                      IntroducedCase{"introduced_in_future", "1.33", false},
+                      IntroducedCase{"missing_introduced", "", true}),
+    [](const ::testing::TestParamInfo<IntroducedCase>& info) {
+      return std::string(info.param.name);
+    });
+
+// A group whose v1 (introduced 1.32) replaces v1beta1 (introduced 1.31).
+Catalog BetaThenGA(absl::string_view binary) {
+  return MakeCatalog(
+      binary, {GV("example.k8s.io", "v1", {Res("widgets", "1.32")}),
+               GV("example.k8s.io", "v1beta1", {Res("widgets", "1.31")})});
+}
+
+TEST(OlderReleaseLinesTest, Binary132DropsAnExplicitlyEnabledFutureVersion) {
+  // Emulating 1.31: v1's only resource is not introduced yet. 1.32 drops it
+  // without a word; from 1.33 the same flags are a start-up error (next
+  // test).
+  for (const char* flag :
+       {"example.k8s.io/v1=true,example.k8s.io/v1beta1=true",
+        "example.k8s.io/v1/widgets=true,example.k8s.io/v1beta1=true"}) {
+    auto served = List(BetaThenGA("1.32"), EV("1.32", "1.31"), {flag});
+    ASSERT_OK(served);
+    EXPECT_THAT(Flatten(*served), ElementsAre("example.k8s.io/v1beta1=widgets"))
+        << flag;
+  }
+}
+
+TEST(OlderReleaseLinesTest, Binary133RefusesWhat132Drops) {
+  // The same shape one release later: v1 introduced 1.33, emulation 1.32.
+  const Catalog c = MakeCatalog(
+      "1.33", {GV("example.k8s.io", "v1", {Res("widgets", "1.33")}),
+               GV("example.k8s.io", "v1beta1", {Res("widgets", "1.32")})});
+  EXPECT_THAT(List(c, EV("1.33", "1.32"),
+                   {"example.k8s.io/v1=true,example.k8s.io/v1beta1=true"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("cannot enable version example.k8s.io/v1")));
+  EXPECT_THAT(
+      List(c, EV("1.33", "1.32"),
+           {"example.k8s.io/v1/widgets=true,example.k8s.io/v1beta1=true"}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("cannot enable resource example.k8s.io/v1")));
+}
+
+TEST(OlderReleaseLinesTest, Binary131DropsAFutureResourceAtItsOwnVersion) {
+  // 1.31 emulates only 1.31; a catalog resource introduced later is never
+  // served, even enabled by name.
+  const Catalog c = MakeCatalog(
+      "1.31", {GV("example.k8s.io", "v1",
+                  {Res("widgets", "1.31"), Res("gadgets", "1.32")})});
+  auto served = List(c, EV("1.31", "1.31"), {"example.k8s.io/v1/gadgets=true"});
+  ASSERT_OK(served);
+  EXPECT_THAT(Flatten(*served), ElementsAre("example.k8s.io/v1=widgets"));
+}
+
+TEST(OlderReleaseLinesTest, Binary132StillDropsRemovedKindsWithAlphaGrace) {
+  const Catalog c = MakeCatalog(
+      "1.32", {GV("mygroup", "v1",
+                  {Res("gone", "", "1.31"), Res("going", "", "1.32"),
+                   Res("going/status", "", "1.32"), Res("kept", "", "1.33")})});
+  auto served = List(c, EV("1.32", "1.32"), {});
+  ASSERT_OK(served);
+  EXPECT_THAT(Flatten(*served), ElementsAre("mygroup/v1=kept"));
+  const Catalog alpha = MakeCatalog(
+      "1.32.0-alpha.2",
+      {GV("mygroup", "v1", {Res("going", "", "1.32"), Res("new", "1.33")})});
+  served = List(alpha, EV("1.32.0-alpha.2", "1.32"), {});
+  ASSERT_OK(served);
+  EXPECT_THAT(Flatten(*served), ElementsAre("mygroup/v1=going"));
+}
+
+TEST(OlderReleaseLinesTest, Binary130DoesNotLookAtIntroduced) {
+  // v0.30.0 shouldServe checks "removed" only.
+  const Catalog c = MakeCatalog(
+      "1.30",
+      {GV("mygroup", "v1", {Res("things", "1.31"), Res("gone", "", "1.30")})});
+  auto served = List(c, EV("1.30", "1.30"), {});
+  ASSERT_OK(served);
+  EXPECT_THAT(Flatten(*served), ElementsAre("mygroup/v1=things"));
+}
+
+TEST(OlderReleaseLinesTest, RuleFollowsTheBinaryReleaseLine) {
+  EXPECT_EQ(ResourceExpirationEvaluator::RuleFor(V("1.30.9")),
+            DeletedKindsRule::kRemovedOnly);
+  EXPECT_EQ(ResourceExpirationEvaluator::RuleFor(V("1.31.0")),
+            DeletedKindsRule::kShouldServe);
+  EXPECT_EQ(ResourceExpirationEvaluator::RuleFor(V("1.32.13")),
+            DeletedKindsRule::kShouldServe);
+  EXPECT_EQ(ResourceExpirationEvaluator::RuleFor(V("1.33.0-alpha.1")),
+            DeletedKindsRule::kRemovedThenUnintroduced);
+  EXPECT_EQ(ResourceExpirationEvaluator::RuleFor(V("1.36")),
+            DeletedKindsRule::kRemovedThenUnintroduced);
 }
 
 }  // namespace
