@@ -23,7 +23,8 @@
 
 namespace compatd::engine {
 
-// One served group-version.
+// One served group-version. Owns everything it holds (engine/catalog.h,
+// "Lifetimes").
 struct ServedGroupVersion {
   std::string group;
   std::string version;

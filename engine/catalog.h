@@ -3,6 +3,22 @@
 // The in-memory catalog: validated, indexed and immutable once built. Readers
 // share it through std::shared_ptr<const Catalog> (see CatalogStore); nothing
 // mutates a published one.
+//
+// Lifetimes: the one rule every engine result follows.
+//  1. A decision owns what it holds (strings, vectors, versions), unless
+//  2. it borrows from the catalog it was decided on. A borrowing decision says
+//     so in its header, the function that makes it takes the catalog as
+//     `const Catalog& catalog ABSL_ATTRIBUTE_LIFETIME_BOUND` (clang's
+//     -Wdangling then flags a decision made from a temporary catalog), and the
+//     caller keeps the catalog (its shared_ptr) alive as long as the decision.
+//     FeatureDecision and SkewDecision borrow; ServedGroupVersion,
+//     StorageVersionDecision, EffectiveVersions, StorageVersionAgreement,
+//     CRDRemovalPlan and LintReport own.
+//  3. Nothing borrows from a VersionQuery: its views are read during the call
+//     only. The other borrowers are parses of text (ClientIdentity,
+//     FeatureGateFlag), which point into the text they were given, marked the
+//     same way; and the engine's own helpers over a catalog
+//     (GroupVersionRegistry, ResourceExpirationEvaluator).
 
 #include <cstdint>
 #include <memory>

@@ -77,6 +77,7 @@ struct LintFinding {
   int line = 0;           // of the catalog entry; 0 when unknown
 };
 
+// Owns everything it holds (engine/catalog.h, "Lifetimes").
 struct LintReport {
   // Errors, then warnings, then exceptions; each by release, then subject.
   std::vector<LintFinding> findings;

@@ -74,6 +74,7 @@ struct CRDRemovalViolation {
   std::string message;
 };
 
+// Owns everything it holds (engine/catalog.h, "Lifetimes").
 struct CRDRemovalPlan {
   std::string crd;
   std::string version;

@@ -11,6 +11,7 @@
 
 namespace compatd::engine {
 
+// Values only (engine/catalog.h, "Lifetimes").
 struct EffectiveVersions {
   Version binary;             // as given (patch and pre-release kept)
   Version emulation;          // major.minor

@@ -11,11 +11,13 @@
 
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace compatd::engine {
 
+// Borrows from the parsed text (engine/catalog.h, "Lifetimes").
 struct FeatureGateFlag {
   absl::string_view name;  // points into the parsed text
   bool value = false;
@@ -31,6 +33,6 @@ absl::StatusOr<bool> ParseGoBool(absl::string_view text);
 // "invalid value of K=V, err: strconv.ParseBool: parsing \"V\": invalid
 // syntax". Keys are not checked against any catalog here.
 absl::StatusOr<std::vector<FeatureGateFlag>> ParseFeatureGates(
-    absl::string_view value);
+    absl::string_view value ABSL_ATTRIBUTE_LIFETIME_BOUND);
 
 }  // namespace compatd::engine

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -43,6 +44,8 @@ const FeatureSpec* SelectFeatureSpec(const std::vector<FeatureSpec>& specs,
 // the 1.35 rules) in the given binary version's release line.
 bool FeatureGatesUseMinCompatibility(const Version& binary_version);
 
+// Borrows from the catalog (engine/catalog.h, "Lifetimes"): `feature` and
+// `spec` point into it, or into a static for AllAlpha/AllBeta.
 struct FeatureDecision {
   const Feature* feature = nullptr;
   const FeatureSpec* spec =
@@ -74,18 +77,18 @@ struct FeatureDecision {
 // non-default value, gate not yet introduced, bad value -> INVALID_ARGUMENT).
 // Unknown `name` -> NOT_FOUND ("unknown feature gate \"X\"; did you mean
 // ..."). "AllAlpha" and "AllBeta" are gates too (ALPHA/BETA since 0.0, default
-// off), as in component-base. `feature` and `spec` of the decision point into
-// the catalog (or a static for AllAlpha/AllBeta): keep the catalog alive.
-// Without feature_gates, allocates nothing.
-absl::StatusOr<FeatureDecision> DecideFeature(const Catalog& catalog,
-                                              const EffectiveVersions& versions,
-                                              const VersionQuery& query,
-                                              absl::string_view name);
+// off), as in component-base. The decision borrows from the catalog: keep it
+// alive. Without feature_gates, allocates nothing.
+absl::StatusOr<FeatureDecision> DecideFeature(
+    const Catalog& catalog ABSL_ATTRIBUTE_LIFETIME_BOUND,
+    const EffectiveVersions& versions, const VersionQuery& query,
+    absl::string_view name);
 
 // Every gate (of `component`, if not empty), sorted by name; same rules as
-// DecideFeature.
+// DecideFeature, and the decisions borrow from the catalog the same way.
 absl::StatusOr<std::vector<FeatureDecision>> DecideFeatures(
-    const Catalog& catalog, const EffectiveVersions& versions,
-    const VersionQuery& query, absl::string_view component);
+    const Catalog& catalog ABSL_ATTRIBUTE_LIFETIME_BOUND,
+    const EffectiveVersions& versions, const VersionQuery& query,
+    absl::string_view component);
 
 }  // namespace compatd::engine

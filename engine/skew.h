@@ -29,6 +29,9 @@ const std::vector<SkewRule>& SkewRulesInForce(
 
 enum class SkewVerdict { kAllowed, kTooOld, kTooNew };
 
+// Borrows from the catalog (engine/catalog.h, "Lifetimes"): `component`
+// points into the rules in force (the catalog's, or the static KEP-4330
+// table).
 struct SkewDecision {
   SkewVerdict verdict = SkewVerdict::kAllowed;
   Version min_version;  // major.minor, inclusive
@@ -36,7 +39,7 @@ struct SkewDecision {
 
   // What the reason sentence is made of; the sentence itself is written only
   // on demand (Reason / AppendReason), so that a decision allocates nothing.
-  absl::string_view component;  // the rule's spelling: keep the catalog alive
+  absl::string_view component;  // the rule's spelling
   uint64_t client_major = 0;
   uint64_t client_minor = 0;
   SkewBound min_bound;  // the rule's bounds and the versions they start from
@@ -51,17 +54,18 @@ struct SkewDecision {
 };
 
 // Checks one client version against the catalog's skew policy at the effective
-// versions. Pure, thread-safe. "Not allowed" is a SkewDecision, not an error.
-// INVALID_ARGUMENT for a malformed client version or a component no rule names
-// (the message lists the known ones).
+// versions. Pure, thread-safe; the decision borrows from the catalog. "Not
+// allowed" is a SkewDecision, not an error. INVALID_ARGUMENT for a malformed
+// client version or a component no rule names (the message lists the known
+// ones).
 //
 // The client version is read as Version::Parse does ("1.31", "v1.31.2",
 // "1.31.0-alpha.1"); bounds are base (min-compatibility / emulation / binary)
 // + offset, minor clamped at 0. The rules are SkewRulesInForce(catalog).
 // Allocates nothing on success.
-absl::StatusOr<SkewDecision> CheckSkew(const Catalog& catalog,
-                                       const EffectiveVersions& versions,
-                                       absl::string_view component,
-                                       absl::string_view client_version);
+absl::StatusOr<SkewDecision> CheckSkew(
+    const Catalog& catalog ABSL_ATTRIBUTE_LIFETIME_BOUND,
+    const EffectiveVersions& versions, absl::string_view component,
+    absl::string_view client_version);
 
 }  // namespace compatd::engine

@@ -20,6 +20,7 @@ struct ServerStorageVersion {
   std::vector<std::string> served_versions;
 };
 
+// Owns everything it holds (engine/catalog.h, "Lifetimes").
 struct StorageVersionAgreement {
   std::string common_encoding_version;  // empty: none
   std::string condition_type;           // "AllEncodingVersionsEqual"

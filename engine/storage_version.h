@@ -14,6 +14,7 @@
 
 namespace compatd::engine {
 
+// Owns everything it holds (engine/catalog.h, "Lifetimes").
 struct StorageVersionDecision {
   std::string group;
   std::string resource;

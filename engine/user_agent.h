@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/string_view.h"
 
 namespace compatd::engine {
@@ -45,6 +46,8 @@ inline constexpr absl::string_view kUnknownClient = "unknown";
 inline constexpr size_t kMaxUserAgentBytes = 1024;
 inline constexpr size_t kMaxClientFieldBytes = 256;
 
+// Borrows from the text it was parsed from (engine/catalog.h, "Lifetimes"):
+// component, version, commit and suffix point into it (or at kUnknownClient).
 struct ClientIdentity {
   enum class Source { kNone, kMetadata, kUserAgent };
 
@@ -60,14 +63,16 @@ struct ClientIdentity {
 };
 
 // Parses a User-Agent header value.
-ClientIdentity ParseUserAgent(absl::string_view user_agent);
+ClientIdentity ParseUserAgent(
+    absl::string_view user_agent ABSL_ATTRIBUTE_LIFETIME_BOUND);
 
 // Metadata first, the User-Agent for what it lacks: a metadata component
 // takes the User-Agent's version only when the User-Agent names the same
 // component; a metadata version alone takes the User-Agent's component.
 // Empty or invalid metadata values count as absent.
-ClientIdentity IdentifyClient(absl::string_view component_metadata,
-                              absl::string_view version_metadata,
-                              absl::string_view user_agent);
+ClientIdentity IdentifyClient(
+    absl::string_view component_metadata ABSL_ATTRIBUTE_LIFETIME_BOUND,
+    absl::string_view version_metadata ABSL_ATTRIBUTE_LIFETIME_BOUND,
+    absl::string_view user_agent ABSL_ATTRIBUTE_LIFETIME_BOUND);
 
 }  // namespace compatd::engine

@@ -646,8 +646,10 @@ TEST_P(KepFeatureGatesTest, StageAndDefaultAtEmulation) {
   const KepCase& c = GetParam();
   const EffectiveVersions versions{V("1.36"), V(c.emulation),
                                    V(c.emulation).SubtractMinor(1)};
+  // The decision points into the catalog: keep it alive (-Wdangling in clang).
+  const Catalog catalog = KepCatalog();
   ASSERT_OK_AND_ASSIGN(FeatureDecision d,
-                       DecideFeature(KepCatalog(), versions, {}, c.name));
+                       DecideFeature(catalog, versions, {}, c.name));
   EXPECT_EQ(d.stage, c.stage);
   EXPECT_EQ(d.enabled, c.enabled);
 }

@@ -199,8 +199,9 @@ TEST(IdentifyClientTest, MetadataVersionTakesComponentFromAgent) {
 }
 
 TEST(IdentifyClientTest, InvalidMetadataFallsBackToAgent) {
+  const std::string long_version(300, '1');
   const ClientIdentity identity =
-      IdentifyClient("bad component", std::string(300, '1'),
+      IdentifyClient("bad component", long_version,
                      "kubectl/v1.36.0 (linux/amd64) kubernetes/a");
   EXPECT_EQ(identity.source, ClientIdentity::Source::kUserAgent);
   EXPECT_EQ(identity.component, "kubectl");
