@@ -33,10 +33,11 @@ struct ServedGroupVersion {
 };
 
 // The group-versions serving at least one resource, by group then priority.
-// INVALID_ARGUMENT for what kube-apiserver refuses at start-up (bad
-// --runtime-config keys or values, forward-compatibility flags at emulation
-// == binary or set at all before 1.33, from 1.33 explicitly enabling
-// something not yet introduced). Each step follows the binary's release line.
+// INVALID_ARGUMENT for what kube-apiserver refuses at start-up: bad
+// --runtime-config keys or values; a forward-compatibility flag set before
+// 1.33 (no such flag) or when emulation equals the binary version; from 1.33,
+// explicitly enabling something not yet introduced. Each step follows the
+// binary's release line.
 //
 // The runtime config is the catalog's cluster section with the query's
 // --runtime-config on top (a query key wins), after kube-apiserver's rewrite

@@ -151,8 +151,8 @@ struct Catalog {
   Version binary_version;  // as parsed (may carry patch and pre-release)
   ClusterSettings cluster;
   std::vector<Feature> features;  // sorted by name
-  std::vector<APIGroupVersion>
-      apis;  // file order; within a group, priority order
+  // File order; within a group, priority order.
+  std::vector<APIGroupVersion> apis;
   std::vector<StorageOverride> storage_overrides;
   // The catalog's skewPolicy. Empty means the KEP-4330 table: read the rules
   // through SkewRulesInForce (engine/skew.h), the one place that applies it.
@@ -165,8 +165,8 @@ struct Catalog {
   std::string source;  // file path or "embedded:kubernetes-1.36"
 
   // Indexes, built by the loader.
-  absl::flat_hash_map<std::string, size_t>
-      feature_index;  // name -> features[i]
+  // name -> index into features.
+  absl::flat_hash_map<std::string, size_t> feature_index;
 
   const Feature* FindFeature(absl::string_view name) const {
     auto it = feature_index.find(name);

@@ -28,11 +28,12 @@
 //           Kubernetes ships 3 minors a year, so 3 releases are the longer.
 // error   feature-removed-in-emulation-window
 //           A gate's planned removal (`removed`) breaks Kubernetes'
-//           verifyFeatureRemoval (test/compatibility_lifecycle/cmd/
-//           feature_gates.go): a Beta gate, a GA or Deprecated gate not locked
-//           to its default, or one locked (after 1.31) fewer than 3 releases
-//           before: binaries emulate 3 releases back, where the gate still
-//           acts (KEP-4330 "Feature Gate Lifecycles").
+//           verifyFeatureRemoval (kubernetes/kubernetes
+//           test/compatibility_lifecycle/cmd/feature_gates.go): a Beta gate,
+//           a GA or Deprecated gate not locked to its default, or one locked
+//           (after 1.31) fewer than 3 releases before: binaries emulate 3
+//           releases back, where the gate still acts (KEP-4330 "Feature Gate
+//           Lifecycles").
 // warning ga-feature-not-locked
 //           A gate GA for every release the binary can emulate (since the
 //           emulation floor or earlier) and still not locked to its default:
@@ -48,7 +49,8 @@
 // A finding that matches LintExceptions() is a documented real-world exception:
 // it carries the reason and counts as neither error nor warning.
 //
-// Pure and thread-safe; a loaded catalog is always lintable.
+// Pure and thread-safe; a loaded catalog is always lintable. Rules:
+// docs/kubernetes-rules.md#catalog-lint-rules.
 
 #include <optional>
 #include <string>

@@ -3,7 +3,8 @@
 // When may a CRD version stop being served, and when may it be removed from
 // the CRD, without breaking an upgrade that skips releases (Cluster API's and
 // Kubernetes' n-3)? The model is Cluster API's (kubernetes-sigs/cluster-api
-// issue "CRD version removal", shared/seeds/capi-crd-version-removal.txt):
+// issue #11894, "Removal of old apiVersions in CRDs";
+// docs/kubernetes-rules.md#crd-version-removal):
 //
 // * Stop serving V: only once its replacement W has been served for the
 //   history's deprecationReleases (and as long after a release marks V
@@ -35,7 +36,7 @@
 //   storage version, V unserved from the earliest allowed release, migration
 //   and cleanup in each.
 //
-// Worked example (both tables of the seed, examples/cluster-api.yaml, span 3,
+// Worked example (both tables of the issue, examples/cluster-api.yaml, span 3,
 // deprecationReleases 3, revertBufferReleases 1): v1beta2 is added as the
 // storage version in v1.11, so v1beta1 may stop being served in v1.14; it is
 // unserved there, v1.14 is the revert buffer, and migration plus cleanup run

@@ -1,8 +1,14 @@
 #pragma once
 
-// Effective binary / emulation / min-compatibility versions (KEP-4330;
-// component-base compatibility/version.go and registry.go;
-// KUBERNETES-SEMANTICS.md section 2).
+// Effective binary / emulation / min-compatibility versions (KEP-4330).
+// Follows, by the binary's release line: kubernetes/component-base
+// compatibility/version.go and registry.go (v0.33.0 to master) with the kube
+// version floor of kubernetes/apiserver pkg/util/compatibility/version.go;
+// component-base version/version.go (v0.32.0) for 1.32; apiserver
+// pkg/util/version/version.go (v0.31.0) for 1.31
+// (docs/kubernetes-rules.md#emulation-version-floor,
+// docs/kubernetes-rules.md#min-compatibility-default,
+// docs/kubernetes-rules.md#version-flag-syntax).
 
 #include "absl/status/statusor.h"
 #include "engine/catalog.h"
@@ -29,14 +35,15 @@ absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
 
 // The floor of both the emulation and the min-compatibility version of a kube
 // component from Kubernetes 1.33 on: max(binary.WithPatch(0).SubtractMinor(3),
-// 1.31) (component-base compatibility kubeEffectiveVersionFloors).
+// 1.31) (apiserver pkg/util/compatibility/version.go
+// kubeEffectiveVersionFloors).
 Version KubeVersionFloor(const Version& binary);
 
 // component-base compatibility effectiveVersion.Validate with explicit floors:
-// emulation_floor <= emulation <= binary.WithPatch(0) and min_compat_floor <=
-// min_compatibility <= emulation. INVALID_ARGUMENT with Kubernetes' messages
-// ("emulation version 1.29 is not between [1.31, 1.33.0]"), both when both
-// fail.
+//   emulation_floor <= emulation <= binary.WithPatch(0)
+//   min_compat_floor <= min_compatibility <= emulation
+// INVALID_ARGUMENT with Kubernetes' messages ("emulation version 1.29 is not
+// between [1.31, 1.33.0]"), both when both fail.
 absl::Status ValidateEffectiveVersionRange(const Version& binary,
                                            const Version& emulation,
                                            const Version& min_compatibility,

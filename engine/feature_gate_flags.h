@@ -1,7 +1,8 @@
 #pragma once
 
-// The --feature-gates flag syntax, parsed exactly as component-base's
-// featureGate.Set does (featuregate/feature_gate.go):
+// The --feature-gates flag syntax, parsed exactly as featureGate.Set does in
+// kubernetes/component-base featuregate/feature_gate.go at v0.36.0
+// (docs/kubernetes-rules.md#feature-gate-flags):
 //
 //   ParseFeatureGates("A=true, B=0,,A=f") -> {A=false, B=false}
 //

@@ -1,9 +1,12 @@
 #pragma once
 
-// Feature gates (component-base featuregate/feature_gate.go;
-// KUBERNETES-SEMANTICS.md section 3): spec validation per release line, the
-// spec in force at an emulation version, and --feature-gates parsing and
-// application.
+// Feature gates: spec validation per release line, the spec in force at the
+// effective versions, and applying --feature-gates (parsed by
+// engine/feature_gate_flags.h). Follows kubernetes/component-base
+// featuregate/feature_gate.go at v0.31.0 through v0.36.0, by release line
+// (docs/kubernetes-rules.md#feature-spec-validation,
+// docs/kubernetes-rules.md#feature-gate-at-version,
+// docs/kubernetes-rules.md#feature-gate-flags).
 
 #include <string>
 #include <vector>
@@ -48,14 +51,14 @@ bool FeatureGatesUseMinCompatibility(const Version& binary_version);
 // `spec` point into it, or into a static for AllAlpha/AllBeta.
 struct FeatureDecision {
   const Feature* feature = nullptr;
-  const FeatureSpec* spec =
-      nullptr;  // null when not yet introduced (pre-alpha)
+  // Null when not yet introduced (pre-alpha).
+  const FeatureSpec* spec = nullptr;
   PreRelease stage = PreRelease::kPreAlpha;
   bool enabled = false;
   bool default_enabled = false;
   bool locked_to_default = false;
-  bool overridden =
-      false;  // set by --feature-gates (request or cluster section)
+  // Set by --feature-gates (the request's or the cluster section's).
+  bool overridden = false;
 
   // What the reason sentence is made of; the sentence itself is written only
   // on demand (Reason / AppendReason), so that a decision allocates nothing.

@@ -1,9 +1,11 @@
 #pragma once
 
-// The --runtime-config flag as kube-apiserver reads it: component-base's
-// cliflag.ConfigurationMap parsing, strconv.ParseBool for values, and
-// kube-apiserver's rewriting of the legacy core-group keys
-// (pkg/controlplane/apiserver/options Options.Complete).
+// The --runtime-config flag as kube-apiserver reads it. Follows
+// kubernetes/component-base cli/flag/configuration_map.go
+// (ConfigurationMap.Set) at v0.36.0 for parsing, with Go's strconv.ParseBool
+// for values and kubernetes/kubernetes pkg/controlplane/apiserver/options
+// (Options.Complete) for the legacy core-group keys
+// (docs/kubernetes-rules.md#runtime-config-merging).
 
 #include <functional>
 #include <map>

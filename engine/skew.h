@@ -1,7 +1,10 @@
 #pragma once
 
-// Version skew between kube-apiserver and its clients (KEP-4330 "Skew";
-// KUBERNETES-SEMANTICS.md section 9). Compares major.minor only.
+// Version skew between kube-apiserver and its clients. Follows KEP-4330
+// "Skew" (kubernetes/enhancements
+// keps/sig-architecture/4330-compatibility-versions) and kubernetes/website
+// content/en/releases/version-skew-policy.md
+// (docs/kubernetes-rules.md#skew-policy). Compares major.minor only.
 
 #include <cstdint>
 #include <string>

@@ -1,8 +1,9 @@
 #pragma once
 
 // KEP-2339 StorageVersion status: the common encoding version of several API
-// servers and the AllEncodingVersionsEqual condition (apiserver
-// pkg/storageversion; KUBERNETES-SEMANTICS 8).
+// servers and the AllEncodingVersionsEqual condition. Follows
+// kubernetes/apiserver pkg/storageversion (updater.go, manager.go) at v0.36.0
+// (docs/kubernetes-rules.md#storage-version-agreement).
 
 #include <string>
 #include <vector>
@@ -27,11 +28,11 @@ struct StorageVersionAgreement {
   std::string condition_status;         // "True" / "False"
   std::string condition_reason;
   std::string condition_message;
-  std::vector<ServerStorageVersion>
-      counted;  // after updates and participant filtering
+  // The reports after updates and participant filtering.
+  std::vector<ServerStorageVersion> counted;
   std::vector<std::string> ignored_apiserver_ids;
-  std::string object_name;  // "<group>.<resource>", group "core" for ""; empty
-                            // if no resource
+  // "<group>.<resource>", group "core" for ""; empty without a resource.
+  std::string object_name;
   std::string reason;
 };
 

@@ -1,8 +1,12 @@
 #pragma once
 
-// Storage (encoding) version selection as kube-apiserver emulates it (apiserver
-// pkg/server/storage/resource_encoding_config.go; KUBERNETES-SEMANTICS.md
-// section 6) and the StorageVersionHash discovery shows (section 7).
+// Storage (encoding) version selection as kube-apiserver emulates it, and the
+// StorageVersionHash discovery shows. Follows kubernetes/apiserver
+// pkg/server/storage/resource_encoding_config.go at the tag of each release
+// line (v0.30.0, v0.31.0, v0.32.0, v0.35.0, v0.37.0-beta.0) and
+// pkg/endpoints/discovery/storageversionhash.go at v0.36.0
+// (docs/kubernetes-rules.md#storage-version-selection,
+// docs/kubernetes-rules.md#storage-version-hash).
 
 #include <string>
 #include <vector>

@@ -2,13 +2,13 @@
 
 // Who is calling: the client component and version, from the explicit
 // metadata `x-kubernetes-component` / `x-kubernetes-version` or from the
-// Kubernetes client User-Agent (client-go rest/config.go,
-// KUBERNETES-SEMANTICS.md section 10):
+// Kubernetes client User-Agent (kubernetes/client-go rest/config.go,
+// DefaultKubernetesUserAgent; docs/kubernetes-rules.md#client-user-agent):
 //
 //   <component>/<version> (<os>/<arch>) kubernetes/<commit>[/<suffix>]
-//   "kube-controller-manager/v1.36.3 (linux/amd64)
-//   kubernetes/0123abc/leader-election"
-//     -> component "kube-controller-manager", version "v1.36.3", 1.36,
+//
+//   "kube-scheduler/v1.36.3 (linux/amd64) kubernetes/0123abc/leader-election"
+//     -> component "kube-scheduler", version "v1.36.3", 1.36,
 //        commit "0123abc", suffix "leader-election"
 //
 // gRPC libraries add their own tokens to the user-agent header

@@ -1,17 +1,17 @@
 #pragma once
 
-// Kubernetes version strings, exactly as apimachinery's pkg/util/version
-// parses, compares and renders them (see KUBERNETES-SEMANTICS.md section 1).
+// Kubernetes version strings, exactly as kubernetes/apimachinery
+// pkg/util/version/version.go (v0.36.0) parses, compares and renders them
+// (docs/kubernetes-rules.md#version-strings).
 //
-//   Version::Parse("v1.31.2")         -> 1.31.2 (semantic)
-//   Version::Parse("1.31")            -> 1.31   (generic: semantic needs 3
-//   components) Version::Parse("1.33.0-alpha.1")  -> 1.33.0-alpha.1 (semantic,
-//   pre-release "alpha.1") Version::Parse("1.2a.3")          -> 1.2    (generic
-//   ignores what follows the numbers)
+//   Parse("v1.31.2")        -> 1.31.2, semantic
+//   Parse("1.31")           -> 1.31, generic (semantic needs 3 numbers)
+//   Parse("1.33.0-alpha.1") -> 1.33.0-alpha.1, semantic, pre-release alpha.1
+//   Parse("1.2a.3")         -> 1.2, generic (the rest is ignored)
 //
-// Comparison: numeric components first (missing ones count as zero, so 1.31
-// == 1.31.0); the pre-release counts only when both sides were parsed as
-// semantic versions.
+// Comparison: numeric components first, a missing one counting as zero (so
+// 1.31 equals 1.31.0); the pre-release counts only when both sides were
+// parsed as semantic versions.
 
 #include <cstdint>
 #include <string>

@@ -36,8 +36,10 @@ using ::testing::IsEmpty;
 
 // ---------------------------------------------------------------------------
 // The KEP-4330 "API availability" examples (binary 1.33), every row, and the
-// integration-test grid
-// (/work/shared/seeds/kep-4330-compatibility-versions.txt). The KEP writes
+// integration-test grid (KEP-4330, kubernetes/enhancements
+// keps/sig-architecture/4330-compatibility-versions;
+// docs/kubernetes-rules.md#api-availability,
+// docs/kubernetes-rules.md#unintroduced-kinds). The KEP writes
 // "api/<version>"; in kube-apiserver "api/..." is not a group, so the rows use
 // a real group name.
 
@@ -93,7 +95,7 @@ const char kVersionError[] =
 std::vector<Row> KepRows() {
   return {
       // Row 1: emulation 1.30 "NA". With binary 1.33 the code's 1.31 floor
-      // rejects it (KUBERNETES-SEMANTICS.md A3).
+      // rejects it (docs/kubernetes-rules.md#emulation-version-floor).
       {"A_em130_Invalid",
        CatalogA,
        "1.33",
@@ -629,8 +631,8 @@ TEST(ReasonTest, ForwardCompatibleResourceIsExplained) {
 }
 
 TEST(ReasonTest, AlphaResourceWhileEmulatingIsServedWithWarning) {
-  // KUBERNETES-SEMANTICS.md A5: the KEP says alpha APIs cannot be enabled
-  // while emulating; kube-apiserver serves them and logs a warning.
+  // docs/kubernetes-rules.md#api-availability: the KEP says alpha APIs cannot
+  // be enabled while emulating; kube-apiserver serves them and logs a warning.
   auto served =
       List(MakeCatalog("1.34", {GV("test", "v2alpha1",
                                    {Res("testtype1"), Res("testtype2")})}),

@@ -1,7 +1,7 @@
 // PlanCRDVersionRemoval: the two tables of the Cluster API issue on removing
-// CRD versions (shared/seeds/capi-crd-version-removal.txt, from
-// kubernetes-sigs/cluster-api: "v1alpha3 & v1alpha4" and "v1beta1"), then one
-// rule per test.
+// CRD versions (kubernetes-sigs/cluster-api #11894: "v1alpha3 & v1alpha4" and
+// "v1beta1"; docs/kubernetes-rules.md#crd-version-removal), then one rule per
+// test.
 
 #include "engine/crd_removal.h"
 

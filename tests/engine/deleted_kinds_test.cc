@@ -241,9 +241,9 @@ TEST(RemoveUnavailableKindsTest, FutureResourceErrorNamesResourceAndVersions) {
 
 // Test_removeUnIntroducedKinds runs the unintroduced step alone; two of its
 // expectations keep a version removed at the current version, which the whole
-// pipeline drops (KUBERNETES-SEMANTICS.md A9). With an alpha pre-release
-// binary the removal grace keeps them, and the unit test's result holds end to
-// end.
+// pipeline drops (docs/kubernetes-rules.md#deleted-kinds). With an alpha
+// pre-release binary the removal grace keeps them, and the unit test's result
+// holds end to end.
 TEST(RemoveUnintroducedKindsTest,
      RemoveFutureVersionKeepsRemovedAlphaUnderAlphaBinary) {
   DeletedKindsCase c{

@@ -100,9 +100,10 @@ INSTANTIATE_TEST_SUITE_P(SetEmulationVersion, ResolveTest,
                          ::testing::ValuesIn(kSetEmulationVersionCases),
                          CaseName);
 
-// KEP-4330 (seeds/kep-4330-compatibility-versions.txt) and
-// KUBERNETES-SEMANTICS.md A3/A4: N-3 from beta on, the absolute 1.31 floor,
-// and "min-compatibility defaults to emulation when emulation == binary-3".
+// KEP-4330 (docs/kubernetes-rules.md#emulation-version-floor,
+// docs/kubernetes-rules.md#min-compatibility-default): N-3 from beta on, the
+// absolute 1.31 floor, and "min-compatibility defaults to emulation when
+// emulation == binary-3".
 const ResolveCase kKepCases[] = {
     {"NoFlagsEmulationIsBinary", "1.36", "", "", "1.36", "1.35", nullptr},
     {"EmulationNMinus1", "1.36", "1.35", "", "1.35", "1.34", nullptr},
@@ -430,7 +431,7 @@ TEST(ValidateRangeMessageTest, ReportsBothErrorsLikeAnAggregate) {
                                "between [1.31, 1.29]"))));
 }
 
-// component-base compatibility kubeEffectiveVersionFloors.
+// apiserver pkg/util/compatibility/version.go kubeEffectiveVersionFloors.
 TEST(KubeVersionFloorTest, IsBinaryMinusThreeFlooredAt131) {
   EXPECT_EQ(KubeVersionFloor(V("1.33")).ToString(), "1.31");
   EXPECT_EQ(KubeVersionFloor(V("1.34.5")).ToString(), "1.31");

@@ -411,8 +411,9 @@ TEST(ValidateFeatureSpecsMessageTest, NamesTheEntryLineAndReleaseLine) {
                              HasSubstr("Kubernetes 1.36"))));
 }
 
-// KUBERNETES-SEMANTICS.md A8: TestFeatureSpecAtEmulationAndMinCompatVersion
-// (component-base feature_gate_test.go) builds a list with an Alpha -> Beta
+// docs/kubernetes-rules.md#feature-spec-validation:
+// TestFeatureSpecAtEmulationAndMinCompatVersion (component-base
+// feature_gate_test.go) builds a list with an Alpha -> Beta
 // change at one version, which AddVersioned rejects; a catalog list of that
 // shape must be rejected too.
 TEST(ValidateFeatureSpecsA8Test, AlphaToBetaAtSameVersionIsRejected) {

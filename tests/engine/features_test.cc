@@ -544,7 +544,7 @@ INSTANTIATE_TEST_SUITE_P(
 // example of FeatureSpec.MinCompatibilityVersion's doc comment in
 // feature_gate.go, plus a GA entry inheriting min-compatibility 1.35; the
 // upstream TestFeatureSpecAtEmulationAndMinCompatVersion list is not valid for
-// AddVersioned (KUBERNETES-SEMANTICS.md A8), see
+// AddVersioned (docs/kubernetes-rules.md#feature-spec-validation), see
 // feature_spec_validation_test.cc.
 struct MinCompatCase {
   const char* emulation;
@@ -882,8 +882,8 @@ TEST(DecideFeatureTest, AllAlphaLeavesPreAlphaAndOtherStagesAlone) {
 }
 
 // setUnsetAlphaGates selects by stage only: a locked Alpha gate is set too
-// (KUBERNETES-SEMANTICS.md says locked gates are untouched; the code sets
-// them).
+// (earlier notes said locked gates are untouched; the code sets them:
+// docs/kubernetes-rules.md#feature-gate-flags).
 TEST(DecideFeatureTest, AllAlphaSetsALockedAlphaGateAsTheCodeDoes) {
   ASSERT_OK_AND_ASSIGN(
       FeatureDecision d,

@@ -50,7 +50,8 @@ INSTANTIATE_TEST_SUITE_P(Apimachinery, HelpersTest,
                          ::testing::ValuesIn(kHelpersTestCases));
 
 TEST(KubeAwareVersionTest, SortsTheDocumentedOrder) {
-  // KUBERNETES-SEMANTICS.md section 4 and the helpers.go doc comment.
+  // docs/kubernetes-rules.md#kube-aware-version-order and the helpers.go doc
+  // comment.
   std::vector<std::string> versions = {"v1alpha2",  "v1beta1", "v2",
                                        "v1alpha10", "v1",      "v2alpha1",
                                        "v10",       "v1beta2", "v2beta1"};

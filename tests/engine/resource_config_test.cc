@@ -202,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "",
                 {"test/v2=testtype1,testtype2", "test/v1=testtype1,testtype2"}},
         // v2beta2's default is an explicit false entry: compatd enables it
-        // (KEP intent, KUBERNETES-SEMANTICS.md A1).
+        // (KEP intent, docs/kubernetes-rules.md#emulation-forward-compatible).
         EFCCase{"enabled_higher_priority",
                 "v2beta1",
                 "",

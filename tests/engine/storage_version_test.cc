@@ -71,7 +71,7 @@ EffectiveVersions EV(absl::string_view binary, absl::string_view emulation,
 
 // ---------------------------------------------------------------------------
 // StorageVersionHash: values from public discovery documents
-// (KUBERNETES-SEMANTICS.md section 7).
+// (docs/kubernetes-rules.md#storage-version-hash).
 
 struct HashCase {
   const char* group;
@@ -130,8 +130,8 @@ TEST(StorageVersionDecisionTest, CarriesTheHashOfTheStorageVersion) {
 }
 
 // ---------------------------------------------------------------------------
-// The release lines on the same catalogs (KUBERNETES-SEMANTICS.md section 6
-// and A6).
+// The release lines on the same catalogs
+// (docs/kubernetes-rules.md#storage-version-selection).
 
 struct EraCase {
   const char* name;
