@@ -33,12 +33,12 @@ RUN apt-get update \
       libabsl20220623 \
       libc-ares2 \
       libc6 \
-      libcivetweb1 \
       libgcc-s1 \
       libgrpc++1.51 \
       libgrpc29 \
       libprotobuf32 \
       libre2-9 \
+      libsimdjson14 \
       libssl3 \
       libstdc++6 \
       libyaml-0-2 \

@@ -16,14 +16,10 @@
 // client CA, clients must present a certificate that chains to it
 // (GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY).
 //
-// /metrics: Debian 12's civetweb cannot do TLS itself (it dlopen()s
-// "libssl.so" and looks for SSL_get_peer_certificate, which OpenSSL 3 no
-// longer exports), so TlsTerminator accepts TLS on the metrics address and
-// relays each connection to the plaintext exposer on a loopback port.
-// TlsFileContext gives its SSL_CTX a certificate callback that, at most once
-// per `refresh`, re-reads the files on a handshake and switches to them when
-// they form a valid pair (a half-written rotation keeps the previous pair
-// serving and is logged).
+// The HTTP ports (http/server.h): TlsFileContext gives the server's SSL_CTX
+// a certificate callback that, at most once per `refresh`, re-reads the files
+// on a handshake and switches to them when they form a valid pair (a
+// half-written rotation keeps the previous pair serving and is logged).
 
 #include <atomic>
 #include <condition_variable>
@@ -102,46 +98,6 @@ class TlsFileContext final {
   absl::Time next_check_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
   int reloads_ ABSL_GUARDED_BY(mu_) = 0;
-};
-
-// Accepts TLS connections on `address` and relays each one, decrypted, to a
-// plaintext TCP backend on 127.0.0.1:`backend_port` (the metrics exposer).
-// At most kMaxConnections at once (more are closed at once); a handshake must
-// finish within 10 s and an idle connection is closed after 30 s.
-// Stop() (or destruction) closes everything and joins its threads.
-class TlsTerminator final {
- public:
-  static constexpr int kMaxConnections = 16;
-
-  // `address` is "host:port" or "[v6]:port" with a numeric host; port 0
-  // picks a free port. `context` must outlive the terminator.
-  // INVALID_ARGUMENT for a bad address, UNAVAILABLE when it cannot be bound.
-  static absl::StatusOr<std::unique_ptr<TlsTerminator>> Start(
-      absl::string_view address, int backend_port, TlsFileContext* context);
-  ~TlsTerminator();
-  TlsTerminator(const TlsTerminator&) = delete;
-  TlsTerminator& operator=(const TlsTerminator&) = delete;
-
-  int port() const { return port_; }
-  void Stop();
-
- private:
-  TlsTerminator() = default;
-  void AcceptLoop();
-  void Relay(int client_fd);
-
-  void* ssl_ctx_ = nullptr;  // SSL_CTX*
-  int listen_fd_ = -1;
-  int wake_fds_[2] = {-1, -1};
-  int port_ = 0;
-  int backend_port_ = 0;
-  std::atomic<bool> stopping_{false};
-  std::thread acceptor_;
-
-  std::mutex mu_;
-  std::condition_variable idle_;                    // active_ reached 0
-  std::vector<int> open_fds_ ABSL_GUARDED_BY(mu_);  // for Stop()
-  int active_ ABSL_GUARDED_BY(mu_) = 0;             // detached relay threads
 };
 
 }  // namespace compatd::http

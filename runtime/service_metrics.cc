@@ -237,6 +237,21 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
                             std::string(metrics::kOverflowLabelValue),
                             std::string(ClientVerdictName(std::nullopt))}));
 
+  COMPATD_ASSIGN_OR_RETURN(
+      metrics->http_requests_,
+      registry->AddCounterFamily(
+          "compatd_http_requests_total",
+          "Requests on the HTTP front door (--http-listen) by route and HTTP "
+          "status.",
+          {"route", "code"}));
+  COMPATD_ASSIGN_OR_RETURN(
+      metrics->http_seconds_,
+      registry->AddHistogramFamily(
+          "compatd_http_request_duration_seconds",
+          "Time from a request's last byte to its answer on the HTTP front "
+          "door, by route.",
+          {"route"}, HandlingSecondsBuckets()));
+
   std::shared_ptr<SourceState> state = metrics->source_;
   COMPATD_RETURN_IF_ERROR(registry->AddCallbackFamily(
       "compatd_clients_out_of_allowance",
@@ -313,6 +328,35 @@ void ServiceMetrics::RecordClient(
     absl::string_view component, absl::string_view version,
     std::optional<engine::SkewVerdict> verdict) const {
   ClientRequests(component, version, verdict)->Increment();
+}
+
+void ServiceMetrics::RecordHttpRequest(absl::string_view route, int status,
+                                       absl::Duration latency) const {
+  const std::string code = absl::StrCat(status);
+  const std::string key = absl::StrCat(route, " ", code);
+  metrics::Counter* counter = nullptr;
+  metrics::Histogram* histogram = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(http_mu_);
+    auto it = http_counters_.find(key);
+    if (it == http_counters_.end()) {
+      absl::StatusOr<metrics::Counter*> added =
+          http_requests_->Add({std::string(route), code});
+      if (!added.ok()) return;
+      it = http_counters_.emplace(key, *added).first;
+    }
+    counter = it->second;
+    auto h = http_histograms_.find(route);
+    if (h == http_histograms_.end()) {
+      absl::StatusOr<metrics::Histogram*> added =
+          http_seconds_->Add({std::string(route)});
+      if (!added.ok()) return;
+      h = http_histograms_.emplace(std::string(route), *added).first;
+    }
+    histogram = h->second;
+  }
+  counter->Increment();
+  histogram->Observe(absl::ToDoubleSeconds(latency));
 }
 
 void ServiceMetrics::SetClientsOutOfAllowanceSource(

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -138,6 +139,13 @@ class ServiceMetrics final {
   void RecordClient(absl::string_view component, absl::string_view version,
                     std::optional<engine::SkewVerdict> verdict) const;
 
+  // One request on the HTTP front door: compatd_http_requests_total{route,
+  // code} and compatd_http_request_duration_seconds{route}. `route` must come
+  // from a fixed set (the gateway's routes and "other"); `status` is the HTTP
+  // status. Thread-safe.
+  void RecordHttpRequest(absl::string_view route, int status,
+                         absl::Duration latency) const;
+
   // The out-of-allowance gauge's values at scrape time: (component, count).
   // Replaces any previous source; nullptr removes it (the gauge is then
   // empty). Whoever sets a source must reset it before the source dies.
@@ -163,6 +171,14 @@ class ServiceMetrics final {
   // Used when the table cannot give a handle (never expected: values are
   // sanitized); keeps ClientRequests() non-null.
   metrics::Counter* client_requests_fallback_ = nullptr;
+
+  metrics::Family<metrics::Counter>* http_requests_ = nullptr;
+  metrics::Family<metrics::Histogram>* http_seconds_ = nullptr;
+  mutable std::mutex http_mu_;
+  mutable absl::flat_hash_map<std::string, metrics::Counter*> http_counters_
+      ABSL_GUARDED_BY(http_mu_);
+  mutable absl::flat_hash_map<std::string, metrics::Histogram*> http_histograms_
+      ABSL_GUARDED_BY(http_mu_);
 
   // Shared with the registry's callback, which may outlive this object.
   struct SourceState;

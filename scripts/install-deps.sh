@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
-  libabsl-dev libyaml-dev libyaml-cpp-dev libssl-dev libcivetweb-dev
+  libabsl-dev libyaml-dev libyaml-cpp-dev libssl-dev libboost-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus python3 clang-format
 )

@@ -50,6 +50,26 @@ int main(int argc, char** argv) {
                   "plaintext gRPC address serving only grpc.health.v1, for "
                   "kubelet gRPC probes when --tls-cert is on; empty disables "
                   "it");
+  flags.AddString("http-listen", &server.http_listen,
+                  "HTTPS/JSON front door host:port (/v1/<RPC>, "
+                  "/admission/v1/validate, /gatekeeper/v1, /healthz); empty "
+                  "disables it");
+  flags.AddString("http-tls-cert", &server.http_tls.cert,
+                  "PEM certificate chain of --http-listen (with "
+                  "--http-tls-key); empty: plain HTTP. Re-read when it "
+                  "changes");
+  flags.AddString("http-tls-key", &server.http_tls.key,
+                  "PEM private key of --http-tls-cert");
+  flags.AddString("http-tls-client-ca", &server.http_tls.client_ca,
+                  "PEM CA bundle: HTTP clients must present a certificate "
+                  "signed by it (mutual TLS)");
+  flags.AddInt("max-http-body-bytes", &server.max_http_body_bytes, 1024,
+               64 * 1024 * 1024,
+               "largest request body on --http-listen (kube-apiserver's own "
+               "limit is 3 MiB); larger ones get 413 before they are read");
+  flags.AddInt("max-http-connections", &server.max_http_connections, 1, 1000000,
+               "open connections per HTTP port (--http-listen, "
+               "--metrics-listen); more are closed at once");
   flags.AddString("catalog", &server.catalog_path,
                   "catalog file (YAML or JSON) to serve and watch; empty "
                   "serves the embedded Kubernetes 1.36 catalog");

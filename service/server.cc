@@ -16,10 +16,12 @@
 #include "absl/time/clock.h"
 #include "api/handlers.h"
 #include "base/log.h"
+#include "gateway/gateway.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "http/exposer.h"
+#include "http/metrics_handler.h"
+#include "http/server.h"
 #include "http/tls.h"
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"
@@ -56,6 +58,7 @@ class ServerImpl final : public Server {
     if (absl::Status s = InitMetrics(); !s.ok()) return s;
     if (absl::Status s = StartMetricsEndpoint(); !s.ok()) return s;
     if (absl::Status s = StartGrpc(); !s.ok()) return s;
+    if (absl::Status s = StartFrontDoor(); !s.ok()) return s;
     SetServing(false);
     if (absl::Status s = LoadCatalog(); !s.ok()) return s;
     SetServing(true);
@@ -67,8 +70,10 @@ class ServerImpl final : public Server {
     return health_only_ == nullptr ? 0 : health_only_->port();
   }
   int metrics_port() const override {
-    if (metrics_terminator_ != nullptr) return metrics_terminator_->port();
-    return exposer_ == nullptr ? 0 : exposer_->port();
+    return metrics_server_ == nullptr ? 0 : metrics_server_->port();
+  }
+  int http_port() const override {
+    return http_server_ == nullptr ? 0 : http_server_->port();
   }
 
   void TriggerReload() override {
@@ -93,8 +98,8 @@ class ServerImpl final : public Server {
                     options_.shutdown_grace);
     if (health_only_ != nullptr) health_only_->Shutdown();
     if (reloader_ != nullptr) reloader_->Stop();
-    if (metrics_terminator_ != nullptr) metrics_terminator_->Stop();
-    if (exposer_ != nullptr) exposer_->Stop();
+    if (http_server_ != nullptr) http_server_->Stop();
+    if (metrics_server_ != nullptr) metrics_server_->Stop();
     base::LogInfo("stopped");
   }
 
@@ -153,48 +158,75 @@ class ServerImpl final : public Server {
     return absl::OkStatus();
   }
 
-  // /metrics, plaintext or behind the TLS relay (http/tls.h says why).
+  // An HTTP port (--metrics-listen, --http-listen) on the Beast server, with
+  // its own TLS files.
+  absl::Status StartHttpPort(const std::string& address,
+                             const std::string& flag,
+                             const http::TlsFiles& files,
+                             const std::string& tls_flag, http::Handler handler,
+                             std::unique_ptr<http::TlsFileContext>* tls,
+                             std::unique_ptr<http::Server>* server) {
+    http::Server::Options http_options;
+    http_options.address = address;
+    http_options.flag = flag;
+    http_options.max_body_bytes =
+        static_cast<size_t>(options_.max_http_body_bytes);
+    http_options.max_connections = options_.max_http_connections;
+    if (files.enabled()) {
+      absl::StatusOr<std::unique_ptr<http::TlsFileContext>> context =
+          http::TlsFileContext::Create(files, options_.tls_refresh_interval,
+                                       tls_flag);
+      if (!context.ok()) return context.status();
+      *tls = *std::move(context);
+      http_options.tls = tls->get();
+    }
+    absl::StatusOr<std::unique_ptr<http::Server>> started =
+        http::Server::Start(std::move(http_options), std::move(handler));
+    if (!started.ok()) return started.status();
+    *server = *std::move(started);
+    return absl::OkStatus();
+  }
+
   absl::Status StartMetricsEndpoint() {
     if (options_.metrics_listen.empty()) return absl::OkStatus();
-    {
-      // With TLS, the exposer listens on loopback only and a
-      // http::TlsTerminator takes the metrics address (http/tls.h says why).
-      const bool https = options_.metrics_tls.enabled();
-      absl::StatusOr<std::unique_ptr<http::Exposer>> exposer =
-          http::Exposer::Start(&registry_,
-                               https ? "127.0.0.1:0" : options_.metrics_listen);
-      if (!exposer.ok()) {
-        return absl::Status(
-            exposer.status().code(),
-            absl::StrCat("--metrics-listen=", options_.metrics_listen, ": ",
-                         exposer.status().message()));
-      }
-      exposer_ = std::move(*exposer);
-      if (https) {
-        absl::StatusOr<std::unique_ptr<http::TlsFileContext>> context =
-            http::TlsFileContext::Create(options_.metrics_tls,
-                                         options_.tls_refresh_interval,
-                                         "--metrics-tls");
-        if (!context.ok()) return context.status();
-        metrics_tls_ = std::move(*context);
-        absl::StatusOr<std::unique_ptr<http::TlsTerminator>> terminator =
-            http::TlsTerminator::Start(options_.metrics_listen,
-                                       exposer_->port(), metrics_tls_.get());
-        if (!terminator.ok()) {
-          return absl::Status(
-              terminator.status().code(),
-              absl::StrCat("--metrics-listen=", options_.metrics_listen, ": ",
-                           terminator.status().message()));
-        }
-        metrics_terminator_ = std::move(*terminator);
-      }
-      base::LogInfo(absl::StrCat(
-          https ? "metrics on https://" : "metrics on http://",
-          HostOf(options_.metrics_listen), ":", metrics_port(), "/metrics",
-          https && !options_.metrics_tls.client_ca.empty()
-              ? " (client certificates required)"
-              : ""));
+    if (absl::Status s = StartHttpPort(
+            options_.metrics_listen, "--metrics-listen", options_.metrics_tls,
+            "--metrics-tls", http::MetricsHandler(&registry_), &metrics_tls_,
+            &metrics_server_);
+        !s.ok()) {
+      return s;
     }
+    base::LogInfo(absl::StrCat(options_.metrics_tls.enabled()
+                                   ? "metrics on https://"
+                                   : "metrics on http://",
+                               HostOf(options_.metrics_listen), ":",
+                               metrics_server_->port(), "/metrics",
+                               options_.metrics_tls.enabled() &&
+                                       !options_.metrics_tls.client_ca.empty()
+                                   ? " (client certificates required)"
+                                   : ""));
+    return absl::OkStatus();
+  }
+
+  // The HTTPS/JSON front door (gateway/gateway.h).
+  absl::Status StartFrontDoor() {
+    if (options_.http_listen.empty()) return absl::OkStatus();
+    gateway_ = std::make_unique<gateway::Gateway>(
+        handlers_.get(), &pipeline_->store(), clients_.get(), metrics_.get());
+    if (absl::Status s = StartHttpPort(
+            options_.http_listen, "--http-listen", options_.http_tls,
+            "--http-tls", gateway_->AsHandler(), &http_tls_, &http_server_);
+        !s.ok()) {
+      return s;
+    }
+    base::LogInfo(absl::StrCat(
+        options_.http_tls.enabled() ? "HTTPS/JSON on https://"
+                                    : "HTTP/JSON on http://",
+        HostOf(options_.http_listen), ":", http_server_->port(),
+        " (/v1/<RPC>, /admission/v1/validate, /gatekeeper/v1)",
+        options_.http_tls.enabled() && !options_.http_tls.client_ca.empty()
+            ? " (client certificates required)"
+            : ""));
     return absl::OkStatus();
   }
 
@@ -296,9 +328,11 @@ class ServerImpl final : public Server {
   std::unique_ptr<RecordingObserver> observer_;
   std::unique_ptr<PolicyService> service_;
   std::vector<std::unique_ptr<grpc::Service>> reflection_;
-  std::unique_ptr<http::Exposer> exposer_;
-  std::unique_ptr<http::TlsFileContext> metrics_tls_;  // outlives the relay
-  std::unique_ptr<http::TlsTerminator> metrics_terminator_;
+  std::unique_ptr<http::TlsFileContext> metrics_tls_;  // outlives its server
+  std::unique_ptr<http::Server> metrics_server_;
+  std::unique_ptr<gateway::Gateway> gateway_;
+  std::unique_ptr<http::TlsFileContext> http_tls_;  // outlives its server
+  std::unique_ptr<http::Server> http_server_;
   // Unary calls on grpc_server_ (NewUnaryCallCounter); outlives it.
   std::atomic<int> unary_calls_in_flight_{0};
   std::unique_ptr<grpc::Server> grpc_server_;

@@ -22,10 +22,12 @@ class Server {
   static absl::StatusOr<std::unique_ptr<Server>> Start(
       const ServerOptions& options);
 
-  // The bound gRPC, metrics and health-only ports (0 when disabled).
+  // The bound gRPC, metrics, health-only and HTTP front door ports (0 when
+  // disabled).
   virtual int port() const = 0;
   virtual int metrics_port() const = 0;
   virtual int health_port() const = 0;
+  virtual int http_port() const = 0;
 
   // Re-reads the catalog file now (SIGHUP). No-op for the embedded catalog.
   virtual void TriggerReload() = 0;

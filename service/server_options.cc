@@ -49,6 +49,10 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
       !s.ok()) {
     return s;
   }
+  if (absl::Status s = http::CheckTlsFiles(options.http_tls, "--http-tls");
+      !s.ok()) {
+    return s;
+  }
   if (options.tls_refresh_interval < absl::Seconds(1)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--tls-refresh-interval=",

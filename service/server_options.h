@@ -21,6 +21,15 @@ struct ServerOptions {
   // statuses as the main port), for kubelet's native gRPC probes, which
   // cannot speak TLS; empty disables it. Nothing else is reachable on it.
   std::string health_listen;
+  // The HTTPS/JSON front door (gateway/gateway.h); empty disables it.
+  std::string http_listen;
+  // Its TLS (--http-tls-*); no cert and key: plaintext.
+  http::TlsFiles http_tls;
+  // Largest request body on the HTTP front door: 413 beyond (kube-apiserver's
+  // own request limit is 3 MiB).
+  int max_http_body_bytes = 3 * 1024 * 1024;
+  // Open connections per HTTP port (front door, /metrics); more are closed.
+  int max_http_connections = 1024;
   // Catalog file to load and watch; empty serves the embedded Kubernetes
   // catalog.
   std::string catalog_path;

@@ -171,36 +171,5 @@ TEST(TlsFileContextTest, HalfWrittenRotationKeepsThePreviousPair) {
   EXPECT_TRUE(reloaded);
 }
 
-TEST(TlsTerminatorTest, NonNumericHostIsInvalidArgument) {
-  TestCerts certs;
-  ASSERT_TRUE(certs.MakeCa("ca"));
-  ASSERT_TRUE(certs.MakeServer("ca", "a"));
-  TlsFiles files{certs.Path("a.crt"), certs.Path("a.key"), ""};
-  ASSERT_OK_AND_ASSIGN(
-      std::unique_ptr<TlsFileContext> context,
-      TlsFileContext::Create(files, absl::Seconds(1), "--tls"));
-  EXPECT_THAT(
-      TlsTerminator::Start("localhost:0", 1, context.get()),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("numeric")));
-  EXPECT_THAT(
-      TlsTerminator::Start("127.0.0.1", 1, context.get()),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("host:port")));
-}
-
-TEST(TlsTerminatorTest, BindsAFreePortAndStops) {
-  TestCerts certs;
-  ASSERT_TRUE(certs.MakeCa("ca"));
-  ASSERT_TRUE(certs.MakeServer("ca", "a"));
-  TlsFiles files{certs.Path("a.crt"), certs.Path("a.key"), ""};
-  ASSERT_OK_AND_ASSIGN(
-      std::unique_ptr<TlsFileContext> context,
-      TlsFileContext::Create(files, absl::Seconds(1), "--tls"));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<TlsTerminator> terminator,
-                       TlsTerminator::Start("127.0.0.1:0", 1, context.get()));
-  EXPECT_GT(terminator->port(), 0);
-  terminator->Stop();
-  terminator->Stop();  // idempotent
-}
-
 }  // namespace
 }  // namespace compatd::http

@@ -1,0 +1,97 @@
+#include "api/object_check.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "engine/api_availability.h"
+#include "engine/effective_version.h"
+
+namespace compatd::api {
+namespace {
+
+std::string GroupVersion(absl::string_view group, absl::string_view version) {
+  return group.empty() ? std::string(version)
+                       : absl::StrCat(group, "/", version);
+}
+
+}  // namespace
+
+absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
+    const runtime::ServingSnapshot& snapshot, const engine::VersionQuery& query,
+    absl::string_view group, absl::string_view version,
+    absl::string_view kind) {
+  const engine::Catalog& catalog = *snapshot.catalog;
+  COMPATD_ASSIGN_OR_RETURN(engine::EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  ObjectApiVerdict verdict;
+  verdict.emulation = versions.emulation.MajorMinorString();
+  const std::string gv = GroupVersion(group, version);
+  const engine::APIResource* resource = nullptr;
+  for (const engine::APIGroupVersion& candidate : catalog.apis) {
+    if (candidate.group != group || candidate.version != version) continue;
+    for (const engine::APIResource& r : candidate.resources) {
+      if (r.kind == kind) resource = &r;
+    }
+  }
+  if (resource == nullptr) {
+    verdict.message = absl::StrCat(gv, " ", kind,
+                                   " is not a built-in API of the catalog "
+                                   "(a custom or aggregated resource?)");
+    return verdict;
+  }
+  verdict.resource = resource->resource;
+  if (resource->deprecated.has_value()) {
+    verdict.deprecated = resource->deprecated->MajorMinorString();
+  }
+  if (resource->removed.has_value()) {
+    verdict.removed = resource->removed->MajorMinorString();
+  }
+  verdict.replacement = resource->replacement;
+  COMPATD_ASSIGN_OR_RETURN(std::vector<engine::ServedGroupVersion> served,
+                           engine::ListServedAPIs(catalog, versions, query));
+  bool is_served = false;
+  for (const engine::ServedGroupVersion& s : served) {
+    if (s.group == group && s.version == version) {
+      is_served = std::binary_search(s.resources.begin(), s.resources.end(),
+                                     resource->resource);
+    }
+  }
+  const std::string replacement =
+      verdict.replacement.empty()
+          ? std::string()
+          : absl::StrCat("; use ", verdict.replacement, " ", kind, " instead");
+  if (!is_served) {
+    verdict.state = ObjectApiVerdict::State::kNotServed;
+    if (resource->removed.has_value() &&
+        versions.emulation >= *resource->removed) {
+      verdict.message =
+          absl::StrCat(gv, " ", kind, " is removed in Kubernetes ",
+                       verdict.removed, " and not served at emulation version ",
+                       verdict.emulation, replacement);
+    } else {
+      verdict.message = absl::StrCat(
+          gv, " ", kind, " is not served at emulation version ",
+          verdict.emulation, " (not enabled by default; --runtime-config=", gv,
+          "=true enables it)", replacement);
+    }
+    return verdict;
+  }
+  if (resource->deprecated.has_value() &&
+      versions.emulation >= *resource->deprecated) {
+    verdict.state = ObjectApiVerdict::State::kDeprecated;
+    verdict.message = absl::StrCat(
+        gv, " ", kind, " is deprecated since Kubernetes ", verdict.deprecated,
+        verdict.removed.empty()
+            ? std::string()
+            : absl::StrCat(" and removed in ", verdict.removed),
+        replacement);
+    return verdict;
+  }
+  verdict.state = ObjectApiVerdict::State::kServed;
+  verdict.message = absl::StrCat(
+      gv, " ", kind, " is served at emulation version ", verdict.emulation);
+  return verdict;
+}
+
+}  // namespace compatd::api

@@ -1,0 +1,409 @@
+#include "gateway/admission.h"
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/object_check.h"
+#include "gateway/json.h"
+#include "gateway/query.h"
+#include "simdjson.h"
+
+namespace compatd::gateway {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
+
+struct Gvk {
+  std::string group;
+  std::string version;
+  std::string kind;
+  bool set() const { return !version.empty() && !kind.empty(); }
+};
+
+struct CrdVersion {
+  std::string name;
+  bool served = false;
+};
+
+// What the check reads of an object; the rest of it is skipped unread.
+struct ObjectFacts {
+  bool present = false;
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::vector<CrdVersion> versions;  // spec.versions (CRDs)
+  std::vector<std::string> stored;   // status.storedVersions (CRDs)
+};
+
+struct Review {
+  std::string api_version;
+  std::string kind;
+  std::string uid;
+  std::string operation;
+  Gvk request_kind;
+  Gvk kind_of_request;
+  ObjectFacts object;
+  ObjectFacts old_object;
+};
+
+// Errors carry where the parser stopped, for the 400.
+absl::Status Malformed(absl::string_view what, simdjson::error_code error) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("the AdmissionReview is not valid JSON at ", what, ": ",
+                   simdjson::error_message(error)));
+}
+
+// Rejects a key seen twice in one object: Go's decoders (kube-apiserver's)
+// keep the last value where this reader would keep the first.
+absl::Status Once(std::set<std::string>* seen, std::string_view key,
+                  absl::string_view where) {
+  if (!seen->insert(std::string(key)).second) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ".", View(key), " appears twice"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadString(od::value value, absl::string_view where,
+                        std::string* out) {
+  std::string_view text;
+  if (const auto error = value.get_string().get(text); error) {
+    return Malformed(where, error);
+  }
+  *out = std::string(text);
+  return absl::OkStatus();
+}
+
+absl::Status ReadGvk(od::value value, absl::string_view where, Gvk* out) {
+  od::object object;
+  if (const auto error = value.get_object().get(object); error) {
+    return Malformed(where, error);
+  }
+  std::set<std::string> seen;
+  for (auto field : object) {
+    std::string_view key;
+    if (const auto error = field.unescaped_key().get(key); error) {
+      return Malformed(where, error);
+    }
+    if (absl::Status s = Once(&seen, key, where); !s.ok()) return s;
+    std::string* target = key == "group"     ? &out->group
+                          : key == "version" ? &out->version
+                          : key == "kind"    ? &out->kind
+                                             : nullptr;
+    if (target == nullptr) continue;
+    if (absl::Status s = ReadString(field.value(), where, target); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadCrdVersions(od::value value, ObjectFacts* out) {
+  od::array array;
+  if (const auto error = value.get_array().get(array); error) {
+    return Malformed("spec.versions", error);
+  }
+  for (auto element : array) {
+    od::object entry;
+    if (const auto error = element.get_object().get(entry); error) {
+      return Malformed("spec.versions[]", error);
+    }
+    CrdVersion version;
+    for (auto field : entry) {
+      std::string_view key;
+      if (const auto error = field.unescaped_key().get(key); error) {
+        return Malformed("spec.versions[]", error);
+      }
+      if (key == "name") {
+        if (absl::Status s = ReadString(field.value(), "spec.versions[].name",
+                                        &version.name);
+            !s.ok()) {
+          return s;
+        }
+      } else if (key == "served") {
+        if (const auto error = field.value().get_bool().get(version.served);
+            error) {
+          return Malformed("spec.versions[].served", error);
+        }
+      }
+    }
+    out->versions.push_back(std::move(version));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadObject(od::value value, absl::string_view where,
+                        ObjectFacts* out) {
+  if (value.is_null()) return absl::OkStatus();
+  od::object object;
+  if (const auto error = value.get_object().get(object); error) {
+    return Malformed(where, error);
+  }
+  out->present = true;
+  std::set<std::string> seen;
+  for (auto field : object) {
+    std::string_view key;
+    if (const auto error = field.unescaped_key().get(key); error) {
+      return Malformed(where, error);
+    }
+    if (absl::Status s = Once(&seen, key, where); !s.ok()) return s;
+    if (key == "apiVersion") {
+      if (absl::Status s = ReadString(field.value(), where, &out->api_version);
+          !s.ok()) {
+        return s;
+      }
+    } else if (key == "kind") {
+      if (absl::Status s = ReadString(field.value(), where, &out->kind);
+          !s.ok()) {
+        return s;
+      }
+    } else if (key == "metadata") {
+      od::object metadata;
+      if (const auto error = field.value().get_object().get(metadata); error) {
+        return Malformed("metadata", error);
+      }
+      for (auto m : metadata) {
+        std::string_view mkey;
+        if (const auto error = m.unescaped_key().get(mkey); error) {
+          return Malformed("metadata", error);
+        }
+        if (mkey == "name") {
+          if (absl::Status s =
+                  ReadString(m.value(), "metadata.name", &out->name);
+              !s.ok()) {
+            return s;
+          }
+        }
+      }
+    } else if (key == "spec" || key == "status") {
+      od::object part;
+      if (const auto error = field.value().get_object().get(part); error) {
+        continue;  // not a CRD's: nothing this check reads
+      }
+      for (auto p : part) {
+        std::string_view pkey;
+        if (const auto error = p.unescaped_key().get(pkey); error) {
+          return Malformed(View(key), error);
+        }
+        if (key == "spec" && pkey == "versions") {
+          if (absl::Status s = ReadCrdVersions(p.value(), out); !s.ok()) {
+            return s;
+          }
+        } else if (key == "status" && pkey == "storedVersions") {
+          od::array stored;
+          if (const auto error = p.value().get_array().get(stored); error) {
+            return Malformed("status.storedVersions", error);
+          }
+          for (auto element : stored) {
+            std::string_view name;
+            if (const auto error = element.get_string().get(name); error) {
+              return Malformed("status.storedVersions[]", error);
+            }
+            out->stored.emplace_back(name);
+          }
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadRequest(od::value value, Review* review) {
+  od::object object;
+  if (const auto error = value.get_object().get(object); error) {
+    return Malformed("request", error);
+  }
+  std::set<std::string> seen;
+  for (auto field : object) {
+    std::string_view key;
+    if (const auto error = field.unescaped_key().get(key); error) {
+      return Malformed("request", error);
+    }
+    if (absl::Status s = Once(&seen, key, "request"); !s.ok()) return s;
+    absl::Status s;
+    if (key == "uid") {
+      s = ReadString(field.value(), "request.uid", &review->uid);
+    } else if (key == "operation") {
+      s = ReadString(field.value(), "request.operation", &review->operation);
+    } else if (key == "kind") {
+      s = ReadGvk(field.value(), "request.kind", &review->kind_of_request);
+    } else if (key == "requestKind") {
+      s = ReadGvk(field.value(), "request.requestKind", &review->request_kind);
+    } else if (key == "object") {
+      s = ReadObject(field.value(), "request.object", &review->object);
+    } else if (key == "oldObject") {
+      s = ReadObject(field.value(), "request.oldObject", &review->old_object);
+    }
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadReview(const std::string& body, Review* review) {
+  // One parser per thread, reused: its buffers grow to the largest body seen
+  // (bounded by --max-http-body-bytes).
+  thread_local od::parser parser;
+  simdjson::padded_string padded(body);
+  od::document document;
+  if (const auto error = parser.iterate(padded).get(document); error) {
+    return Malformed("the document", error);
+  }
+  od::object root;
+  if (const auto error = document.get_object().get(root); error) {
+    return Malformed("the document", error);
+  }
+  std::set<std::string> seen;
+  bool has_request = false;
+  for (auto field : root) {
+    std::string_view key;
+    if (const auto error = field.unescaped_key().get(key); error) {
+      return Malformed("the document", error);
+    }
+    if (absl::Status s = Once(&seen, key, "AdmissionReview"); !s.ok()) return s;
+    absl::Status s;
+    if (key == "apiVersion") {
+      s = ReadString(field.value(), "apiVersion", &review->api_version);
+    } else if (key == "kind") {
+      s = ReadString(field.value(), "kind", &review->kind);
+    } else if (key == "request") {
+      has_request = true;
+      s = ReadRequest(field.value(), review);
+    }
+    if (!s.ok()) return s;
+  }
+  if (review->api_version != "admission.k8s.io/v1" ||
+      review->kind != "AdmissionReview") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, "
+        "got ",
+        JsonQuote(review->api_version), " ", JsonQuote(review->kind),
+        " (set admissionReviewVersions: [v1] in the webhook configuration)"));
+  }
+  if (!has_request || review->uid.empty()) {
+    return absl::InvalidArgumentError(
+        "the AdmissionReview has no request.uid to answer");
+  }
+  return absl::OkStatus();
+}
+
+Gvk ObjectGvk(const Review& review) {
+  if (review.request_kind.set()) return review.request_kind;
+  if (review.kind_of_request.set()) return review.kind_of_request;
+  Gvk gvk;
+  const ObjectFacts& o =
+      review.object.present ? review.object : review.old_object;
+  const size_t slash = o.api_version.find('/');
+  if (slash == std::string::npos) {
+    gvk.version = o.api_version;
+  } else {
+    gvk.group = o.api_version.substr(0, slash);
+    gvk.version = o.api_version.substr(slash + 1);
+  }
+  gvk.kind = o.kind;
+  return gvk;
+}
+
+// kube-apiserver's rule (apiextensions validation of status.storedVersions):
+// a version that was ever a storage version stays in spec.versions until a
+// storage migration removed it from status.storedVersions.
+std::string DroppedStoredVersion(const Review& review) {
+  if (review.operation != "UPDATE" || !review.old_object.present) return "";
+  for (const std::string& stored : review.old_object.stored) {
+    bool kept = false;
+    for (const CrdVersion& v : review.object.versions) kept |= v.name == stored;
+    if (!kept) {
+      return absl::StrCat(
+          "status.storedVersions: Invalid value: ", JsonQuote(stored),
+          ": missing from spec.versions; ", stored,
+          " was previously a storage version, and must remain in "
+          "spec.versions until a storage migration ensures no data remains "
+          "persisted in ",
+          stored, " and removes ", stored, " from status.storedVersions");
+    }
+  }
+  return "";
+}
+
+std::string Answer(const std::string& uid, bool allowed,
+                   const std::string& message,
+                   const std::vector<std::string>& warnings) {
+  std::string response = absl::StrCat(
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)",
+      R"("response":{"uid":)", JsonQuote(uid), R"(,"allowed":)",
+      allowed ? "true" : "false");
+  if (!allowed) {
+    absl::StrAppend(&response, R"(,"status":{"code":403,"reason":"Forbidden",)",
+                    R"("message":)", JsonQuote(message), "}");
+  }
+  if (!warnings.empty()) {
+    std::vector<std::string> quoted;
+    for (const std::string& w : warnings) quoted.push_back(JsonQuote(w));
+    absl::StrAppend(&response, R"(,"warnings":[)", absl::StrJoin(quoted, ","),
+                    "]");
+  }
+  absl::StrAppend(&response, "}}");
+  return response;
+}
+
+}  // namespace
+
+void ServeAdmission(const runtime::ServingSnapshot* snapshot,
+                    const http::Request& request, http::Response* response) {
+  auto fail = [response](const absl::Status& status) {
+    response->status = HttpStatusOf(status.code());
+    response->body = StatusJson(status);
+  };
+  UrlVersions url;
+  if (absl::Status s = ParseUrlVersions(request.query, &url); !s.ok()) {
+    return fail(s);
+  }
+  Review review;
+  if (absl::Status s = ReadReview(request.body, &review); !s.ok()) {
+    return fail(s);
+  }
+  if (snapshot == nullptr) {
+    return fail(absl::UnavailableError(
+        "no catalog is loaded yet; the webhook's failurePolicy decides"));
+  }
+  std::vector<std::string> warnings;
+  if (const std::string dropped = DroppedStoredVersion(review);
+      !dropped.empty()) {
+    response->body =
+        Answer(review.uid, false, absl::StrCat("compatd: ", dropped), warnings);
+    return;
+  }
+  if (review.operation == "DELETE" || review.operation == "CONNECT") {
+    response->body = Answer(review.uid, true, "", warnings);
+    return;
+  }
+  const Gvk gvk = ObjectGvk(review);
+  if (!gvk.set()) {
+    response->body = Answer(review.uid, true, "", warnings);
+    return;
+  }
+  absl::StatusOr<api::ObjectApiVerdict> verdict = api::CheckObjectApi(
+      *snapshot, url.Query(), gvk.group, gvk.version, gvk.kind);
+  if (!verdict.ok()) return fail(verdict.status());
+  using State = api::ObjectApiVerdict::State;
+  bool allowed = true;
+  std::string message;
+  if (verdict->state == State::kDeprecated) {
+    warnings.push_back(verdict->message);
+  } else if (verdict->state == State::kNotServed) {
+    if (url.mode == "enforce") {
+      allowed = false;
+      message = absl::StrCat("compatd: ", verdict->message);
+    } else {
+      warnings.push_back(verdict->message);
+    }
+  }
+  response->body = Answer(review.uid, allowed, message, warnings);
+}
+
+}  // namespace compatd::gateway

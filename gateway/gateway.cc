@@ -1,0 +1,152 @@
+#include "gateway/gateway.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "api/rpcs.h"
+#include "engine/user_agent.h"
+#include "gateway/admission.h"
+#include "gateway/gatekeeper.h"
+#include "gateway/json.h"
+
+namespace compatd::gateway {
+namespace {
+
+void Fail(const absl::Status& status, http::Response* response) {
+  response->status = HttpStatusOf(status.code());
+  response->body = StatusJson(status);
+}
+
+void MethodNotAllowed(absl::string_view allow, absl::string_view path,
+                      http::Response* response) {
+  response->status = 405;
+  response->headers.emplace_back("Allow", std::string(allow));
+  response->body = StatusJson(absl::InvalidArgumentError(
+      absl::StrCat(path, " takes ", allow, "; see README.md, \"Admission\"")));
+}
+
+// One unary RPC: the request from the body (POST) or the query (GET), the
+// handler on the call's snapshot, the response as proto3 JSON.
+template <typename Request, typename Response>
+void ServeRpc(const api::PolicyHandlers& handlers,
+              const runtime::ServingSnapshot& snapshot,
+              absl::Status (api::PolicyHandlers::*handler)(
+                  const runtime::ServingSnapshot&, const Request&, Response*)
+                  const,
+              const http::Request& http_request, http::Response* response) {
+  Request request;
+  absl::Status status = http_request.method == "GET"
+                            ? ParseQueryRequest(http_request.query, &request)
+                            : ParseJsonRequest(http_request.body, &request);
+  if (!status.ok()) return Fail(status, response);
+  Response answer;
+  status = (handlers.*handler)(snapshot, request, &answer);
+  if (!status.ok()) return Fail(status, response);
+  response->body = ToJson(answer);
+}
+
+}  // namespace
+
+Gateway::Gateway(const api::PolicyHandlers* handlers,
+                 const runtime::SnapshotStore* store,
+                 runtime::ClientTracker* clients,
+                 const runtime::ServiceMetrics* metrics)
+    : handlers_(handlers),
+      store_(store),
+      clients_(clients),
+      metrics_(metrics) {}
+
+http::Handler Gateway::AsHandler() const {
+  return [this](const http::Request& request, http::Response* response) {
+    Handle(request, response);
+  };
+}
+
+void Gateway::Handle(const http::Request& request,
+                     http::Response* response) const {
+  const absl::Time start = absl::Now();
+  // The call's one snapshot: its answer, its client verdict, its metrics.
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      store_->Current();
+  if (clients_ != nullptr && snapshot != nullptr) {
+    clients_->Record(*snapshot, engine::IdentifyClient(
+                                    request.Header("x-kubernetes-component"),
+                                    request.Header("x-kubernetes-version"),
+                                    request.Header("user-agent")));
+  }
+  std::string route = "other";
+  absl::string_view path = request.path;
+  if (path == "/healthz") {
+    route = "/healthz";
+    response->content_type = "text/plain; charset=utf-8";
+    if (request.method != "GET" && request.method != "HEAD") {
+      MethodNotAllowed("GET, HEAD", path, response);
+    } else if (snapshot == nullptr) {
+      response->status = 503;
+      response->body = "no catalog is loaded yet\n";
+    } else {
+      response->body = "ok\n";
+      response->omit_body = request.method == "HEAD";
+    }
+  } else if (absl::ConsumePrefix(&path, "/v1/")) {
+    const std::optional<api::Rpc> rpc = api::FindRpc(path);
+    if (!rpc.has_value() || api::IsServerStreaming(*rpc) ||
+        absl::StrContains(path, "/") || absl::StrContains(path, ".")) {
+      response->status = 404;
+      response->body = StatusJson(absl::NotFoundError(absl::StrCat(
+          request.path, ": no such RPC; /v1/<RPC> serves the unary RPCs of ",
+          api::kServiceName,
+          ", e.g. /v1/GetFeature (WatchCatalog is a "
+          "stream: use gRPC)")));
+    } else if (request.method != "GET" && request.method != "POST") {
+      route = absl::StrCat("/v1/", api::RpcName(*rpc));
+      MethodNotAllowed("GET, POST", request.path, response);
+    } else {
+      route = absl::StrCat("/v1/", api::RpcName(*rpc));
+      if (absl::Status s = api::CheckServing(snapshot.get()); !s.ok()) {
+        Fail(s, response);
+      } else {
+        switch (*rpc) {
+#define COMPATD_GATEWAY_RPC(Name)                                        \
+  case api::Rpc::k##Name:                                                \
+    ServeRpc(*handlers_, *snapshot, &api::PolicyHandlers::Name, request, \
+             response);                                                  \
+    break;
+          COMPATD_UNARY_RPCS(COMPATD_GATEWAY_RPC)
+#undef COMPATD_GATEWAY_RPC
+          case api::Rpc::kWatchCatalog:
+            break;
+        }
+      }
+    }
+  } else if (request.path == "/admission/v1/validate") {
+    route = request.path;
+    if (request.method != "POST") {
+      MethodNotAllowed("POST", request.path, response);
+    } else {
+      ServeAdmission(snapshot.get(), request, response);
+    }
+  } else if (request.path == "/gatekeeper/v1") {
+    route = request.path;
+    if (request.method != "POST") {
+      MethodNotAllowed("POST", request.path, response);
+    } else {
+      ServeGatekeeper(*handlers_, snapshot.get(), request, response);
+    }
+  } else {
+    response->status = 404;
+    response->body = StatusJson(absl::NotFoundError(absl::StrCat(
+        request.path,
+        ": not found; compatd serves /v1/<RPC>, /admission/v1/validate, "
+        "/gatekeeper/v1 and /healthz here")));
+  }
+  if (metrics_ != nullptr) {
+    metrics_->RecordHttpRequest(route, response->status, absl::Now() - start);
+  }
+}
+
+}  // namespace compatd::gateway

@@ -1,0 +1,52 @@
+#pragma once
+
+// The HTTPS/JSON front door: compatd for callers that do not speak gRPC
+// (kube-apiserver's admission webhooks, OPA Gatekeeper's external data,
+// Kyverno's apiCall, curl). A second adapter over the same transport-free
+// handlers as gRPC and `compatd eval`, with the same snapshot per call, the
+// same client recording and metrics for every request.
+//
+//   POST /v1/<RPC>                the RPC's request as proto3 JSON (what
+//                                 grpcurl and `compatd eval` take); answers
+//                                 its response as proto3 JSON with defaults
+//   GET  /v1/<RPC>?a=1&b.c=2      the same, for requests of scalar fields
+//   POST /admission/v1/validate   admission.k8s.io/v1 AdmissionReview
+//   POST /gatekeeper/v1           externaldata.gatekeeper.sh/v1beta1
+//                                 ProviderRequest
+//   GET  /healthz                 200 "ok" once a catalog is served, else 503
+//
+// Errors are grpc-gateway's: the HTTP status its runtime maps each gRPC code
+// to, with a google.rpc.Status JSON body ({"code","message","details"}).
+// Unknown paths 404, wrong methods 405 with Allow.
+
+#include <memory>
+
+#include "api/handlers.h"
+#include "http/server.h"
+#include "runtime/client_tracker.h"
+#include "runtime/service_metrics.h"
+#include "runtime/serving_snapshot.h"
+
+namespace compatd::gateway {
+
+class Gateway final {
+ public:
+  // Everything must outlive the gateway; `clients` and `metrics` may be null.
+  Gateway(const api::PolicyHandlers* handlers,
+          const runtime::SnapshotStore* store, runtime::ClientTracker* clients,
+          const runtime::ServiceMetrics* metrics);
+
+  // Thread-safe; never blocks.
+  void Handle(const http::Request& request, http::Response* response) const;
+
+  // The handler for http::Server.
+  http::Handler AsHandler() const;
+
+ private:
+  const api::PolicyHandlers* handlers_;
+  const runtime::SnapshotStore* store_;
+  runtime::ClientTracker* clients_;
+  const runtime::ServiceMetrics* metrics_;
+};
+
+}  // namespace compatd::gateway

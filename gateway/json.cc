@@ -1,0 +1,294 @@
+#include "gateway/json.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/util/json_util.h"
+#include "simdjson.h"
+
+namespace compatd::gateway {
+
+int HttpStatusOf(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kCancelled:
+      return 499;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    case absl::StatusCode::kUnimplemented:
+      return 501;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+std::string JsonQuote(absl::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (u < 0x20) {
+          absl::StrAppend(&out, "\\u00", absl::Hex(u, absl::kZeroPad2));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += "\"";
+  return out;
+}
+
+std::string StatusJson(const absl::Status& status) {
+  return absl::StrCat(R"({"code":)", static_cast<int>(status.code()),
+                      R"(,"message":)", JsonQuote(status.message()),
+                      R"(,"details":[]})");
+}
+
+absl::Status ParseJsonRequest(absl::string_view json,
+                              google::protobuf::Message* message) {
+  if (json.find_first_not_of(" \t\r\n") == absl::string_view::npos) {
+    json = "{}";  // an empty body is the empty request
+  }
+  // Syntax and depth first, with a parser that stops at the bound: protobuf
+  // then only sees well-formed, shallow JSON.
+  thread_local simdjson::dom::parser checker;
+  if (checker.capacity() < json.size() ||
+      checker.max_depth() != static_cast<size_t>(kMaxJsonDepth)) {
+    if (checker.allocate(json.size(), kMaxJsonDepth) != simdjson::SUCCESS) {
+      return absl::ResourceExhaustedError(
+          "cannot allocate the JSON parser's buffers for the request body");
+    }
+  }
+  simdjson::padded_string padded(json.data(), json.size());
+  simdjson::dom::element root;
+  if (const auto error = checker.parse(padded).get(root); error) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the request body is not valid JSON: ", simdjson::error_message(error),
+        error == simdjson::DEPTH_ERROR
+            ? absl::StrCat(" (nesting deeper than ", kMaxJsonDepth, ")")
+            : std::string()));
+  }
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  const auto parsed = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), message,
+      options);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request body is not a valid ",
+                     message->GetDescriptor()->full_name(), ": ",
+                     parsed.message().as_string()));
+  }
+  return absl::OkStatus();
+}
+
+bool PercentDecode(absl::string_view in, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '+') {
+      *out += ' ';
+    } else if (c == '%') {
+      int value = 0;
+      if (i + 2 >= in.size() ||
+          in.substr(i + 1, 2).find_first_not_of("0123456789abcdefABCDEF") !=
+              absl::string_view::npos ||
+          !absl::SimpleHexAtoi(in.substr(i + 1, 2), &value)) {
+        return false;
+      }
+      *out += static_cast<char>(value);
+      i += 2;
+    } else {
+      *out += c;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+const google::protobuf::FieldDescriptor* FindField(
+    const google::protobuf::Descriptor* type, absl::string_view name) {
+  const std::string key(name);
+  if (const auto* f = type->FindFieldByName(key)) return f;
+  for (int i = 0; i < type->field_count(); ++i) {
+    if (type->field(i)->json_name() == key) return type->field(i);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::Status ParseQueryRequest(absl::string_view query,
+                               google::protobuf::Message* message) {
+  std::set<std::string> seen;
+  for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
+    const size_t equals = pair.find('=');
+    std::string key;
+    std::string value;
+    if (!PercentDecode(pair.substr(0, equals), &key) ||
+        (equals != absl::string_view::npos &&
+         !PercentDecode(pair.substr(equals + 1), &value))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "query parameter ", JsonQuote(pair), ": bad percent-escape"));
+    }
+    if (!seen.insert(key).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("query parameter ", JsonQuote(key),
+                       " is given twice; a GET request takes scalar fields "
+                       "once each (POST the JSON for repeated fields)"));
+    }
+    google::protobuf::Message* target = message;
+    const google::protobuf::FieldDescriptor* field = nullptr;
+    const std::vector<absl::string_view> path = absl::StrSplit(key, '.');
+    for (size_t i = 0; i < path.size(); ++i) {
+      field = FindField(target->GetDescriptor(), path[i]);
+      if (field == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("query parameter ", JsonQuote(key), ": ",
+                         target->GetDescriptor()->full_name(), " has no field ",
+                         JsonQuote(path[i])));
+      }
+      if (field->is_repeated()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "query parameter ", JsonQuote(key), ": ", field->full_name(),
+            " is repeated; POST the request as JSON"));
+      }
+      const bool last = i + 1 == path.size();
+      if (field->cpp_type() ==
+          google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+        if (last) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "query parameter ", JsonQuote(key), ": ", field->full_name(),
+              " is a message; name one of its fields, e.g. ", key, ".",
+              field->message_type()->field(0)->json_name()));
+        }
+        target = target->GetReflection()->MutableMessage(target, field);
+      } else if (!last) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("query parameter ", JsonQuote(key), ": ",
+                         field->full_name(), " has no fields"));
+      }
+    }
+    const google::protobuf::Reflection* r = target->GetReflection();
+    auto bad = [&](absl::string_view expected) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("query parameter ", JsonQuote(key), "=",
+                       JsonQuote(value), ": expected ", expected));
+    };
+    using FD = google::protobuf::FieldDescriptor;
+    switch (field->cpp_type()) {
+      case FD::CPPTYPE_STRING:
+        r->SetString(target, field, value);
+        break;
+      case FD::CPPTYPE_BOOL:
+        if (value == "true" || value.empty()) {
+          r->SetBool(target, field, true);
+        } else if (value == "false") {
+          r->SetBool(target, field, false);
+        } else {
+          return bad("true or false");
+        }
+        break;
+      case FD::CPPTYPE_INT32: {
+        int32_t v = 0;
+        if (!absl::SimpleAtoi(value, &v)) return bad("a 32-bit integer");
+        r->SetInt32(target, field, v);
+        break;
+      }
+      case FD::CPPTYPE_INT64: {
+        int64_t v = 0;
+        if (!absl::SimpleAtoi(value, &v)) return bad("a 64-bit integer");
+        r->SetInt64(target, field, v);
+        break;
+      }
+      case FD::CPPTYPE_UINT32: {
+        uint32_t v = 0;
+        if (!absl::SimpleAtoi(value, &v)) return bad("an unsigned integer");
+        r->SetUInt32(target, field, v);
+        break;
+      }
+      case FD::CPPTYPE_UINT64: {
+        uint64_t v = 0;
+        if (!absl::SimpleAtoi(value, &v)) return bad("an unsigned integer");
+        r->SetUInt64(target, field, v);
+        break;
+      }
+      case FD::CPPTYPE_DOUBLE:
+      case FD::CPPTYPE_FLOAT: {
+        double v = 0;
+        if (!absl::SimpleAtod(value, &v)) return bad("a number");
+        if (field->cpp_type() == FD::CPPTYPE_DOUBLE) {
+          r->SetDouble(target, field, v);
+        } else {
+          r->SetFloat(target, field, static_cast<float>(v));
+        }
+        break;
+      }
+      case FD::CPPTYPE_ENUM: {
+        const auto* e = field->enum_type()->FindValueByName(value);
+        if (e == nullptr) {
+          return bad(absl::StrCat("a value of ",
+                                  field->enum_type()->full_name(), ", e.g. ",
+                                  field->enum_type()->value(0)->name()));
+        }
+        r->SetEnum(target, field, e);
+        break;
+      }
+      case FD::CPPTYPE_MESSAGE:
+        break;  // refused above
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string ToJson(const google::protobuf::Message& message) {
+  std::string text;
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = false;
+  // Our messages always print (valid UTF-8 strings are guaranteed upstream).
+  (void)google::protobuf::util::MessageToJsonString(message, &text, options);
+  return text;
+}
+
+}  // namespace compatd::gateway

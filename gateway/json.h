@@ -1,0 +1,53 @@
+#pragma once
+
+// JSON for the front door: grpc-gateway's error mapping, proto3 JSON both
+// ways with a depth and syntax check before protobuf sees untrusted bytes,
+// query strings as requests, and a small writer for the documents compatd
+// builds itself.
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+
+namespace compatd::gateway {
+
+// The HTTP status grpc-gateway (runtime.HTTPStatusFromCode) maps a code to:
+// INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE 400; NOT_FOUND 404;
+// RESOURCE_EXHAUSTED 429; UNAVAILABLE 503; ... OK 200.
+int HttpStatusOf(absl::StatusCode code);
+
+// {"code":3,"message":"...","details":[]} (google.rpc.Status as JSON).
+std::string StatusJson(const absl::Status& status);
+
+// Nesting deeper than this is refused before protobuf parses a body
+// (protobuf's parser spends seconds on deeply nested input).
+inline constexpr int kMaxJsonDepth = 64;
+
+// Parses `json` into `message` (unknown fields are errors). INVALID_ARGUMENT
+// naming the byte offset for malformed JSON, the depth bound, or what
+// protobuf's JSON mapping refused.
+absl::Status ParseJsonRequest(absl::string_view json,
+                              google::protobuf::Message* message);
+
+// A URL query ("name=WatchList&versions.emulationVersion=1.34") into
+// `message`: each key is a field path (JSON or proto names), each value
+// percent-decoded and typed by the field (bool, number, enum, string).
+// INVALID_ARGUMENT naming the parameter for an unknown field, a message or
+// repeated field (those take POST), a value of the wrong type, or a repeated
+// parameter.
+absl::Status ParseQueryRequest(absl::string_view query,
+                               google::protobuf::Message* message);
+
+// proto3 JSON with default values present ("enabled": false is there).
+std::string ToJson(const google::protobuf::Message& message);
+
+// `text` as a JSON string literal, quotes included.
+std::string JsonQuote(absl::string_view text);
+
+// Percent-decodes a URL query component ('+' is a space). False for a bad
+// escape.
+bool PercentDecode(absl::string_view in, std::string* out);
+
+}  // namespace compatd::gateway

@@ -1,0 +1,389 @@
+#include "http/server.h"
+
+// Boost 1.74's asio/awaitable.hpp uses std::exchange without including
+// <utility> (GCC 12, C++20).
+#include <utility>
+// clang-format: keep <utility> before Boost.
+#include <openssl/ssl.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "base/log.h"
+
+namespace compatd::http {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+using tcp = net::ip::tcp;
+
+absl::string_view Request::Header(absl::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (key == name) return value;
+  }
+  return {};
+}
+
+absl::Status ParseHostPort(absl::string_view flag, absl::string_view address,
+                           std::string* host, int* port) {
+  const size_t colon = address.rfind(':');
+  absl::string_view host_part =
+      colon == absl::string_view::npos ? "" : address.substr(0, colon);
+  const absl::string_view port_text =
+      colon == absl::string_view::npos ? "" : address.substr(colon + 1);
+  int value = -1;
+  if (host_part.empty() || port_text.empty() ||
+      port_text.find_first_not_of("0123456789") != absl::string_view::npos ||
+      !absl::SimpleAtoi(port_text, &value) || value > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, "=", address,
+                     ": expected host:port with a numeric host and a port in "
+                     "0..65535 (0 picks a free one), e.g. 127.0.0.1:8443 or "
+                     "[::1]:8443"));
+  }
+  if (host_part.front() == '[') {
+    if (host_part.back() != ']') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, "=", address, ": an IPv6 host must be in brackets"));
+    }
+    host_part = host_part.substr(1, host_part.size() - 2);
+  }
+  boost::system::error_code ec;
+  net::ip::make_address(std::string(host_part), ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, "=", address, ": ", host_part,
+                     " is not a numeric IPv4 or IPv6 address"));
+  }
+  *host = std::string(host_part);
+  *port = value;
+  return absl::OkStatus();
+}
+
+namespace {
+
+std::chrono::steady_clock::duration Chrono(absl::Duration d) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      absl::ToChronoNanoseconds(d));
+}
+
+}  // namespace
+
+// Destroyed in reverse order: the io_context (and with it every connection
+// still pending in it) before the counters and the TLS context they use.
+struct Server::Impl {
+  Options options;
+  Handler handler;
+  std::atomic<int> connections{0};
+  std::atomic<int64_t> refused{0};
+  std::atomic<bool> stopped{false};
+  std::optional<ssl::context> tls;
+  net::io_context io{1};
+  tcp::acceptor acceptor{io};
+  std::vector<std::thread> threads;
+
+  void Accept();
+};
+
+namespace {
+
+// One connection: read a request (head within the header timeout, body
+// within the body timeout, both bounded), answer it, wait for the next.
+template <class Stream>
+class Session final : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  template <class... Args>
+  Session(Server::Impl* server, std::string peer, Args&&... args)
+      : server_(server),
+        peer_(std::move(peer)),
+        stream_(std::forward<Args>(args)...),
+        buffer_(server->options.max_header_bytes + 16 * 1024) {}
+  ~Session() { server_->connections.fetch_sub(1, std::memory_order_relaxed); }
+
+  void Start() {
+    Lowest().expires_after(Chrono(server_->options.header_timeout));
+    if constexpr (kTls) {
+      stream_.async_handshake(
+          ssl::stream_base::server,
+          [self = this->shared_from_this()](beast::error_code ec) {
+            if (ec) return self->Close();
+            self->ReadHeader();
+          });
+    } else {
+      ReadHeader();
+    }
+  }
+
+ private:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
+
+  // Between requests: wait up to the idle timeout for the next one's first
+  // byte, holding only a small buffer.
+  void WaitForRequest() {
+    if (buffer_.size() > 0) return ReadHeader();  // pipelined
+    Lowest().expires_after(Chrono(server_->options.idle_timeout));
+    buffer_.shrink_to_fit();
+    stream_.async_read_some(
+        buffer_.prepare(1024),
+        [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+          if (ec) return self->Close();
+          self->buffer_.commit(n);
+          self->Lowest().expires_after(
+              Chrono(self->server_->options.header_timeout));
+          self->ReadHeader();
+        });
+  }
+
+  void ReadHeader() {
+    parser_.emplace();
+    parser_->header_limit(
+        static_cast<uint32_t>(server_->options.max_header_bytes));
+    parser_->body_limit(server_->options.max_body_bytes);
+    bhttp::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) {
+          if (ec == bhttp::error::header_limit) {
+            return self->Refuse(
+                431,
+                "the request head is larger than " +
+                    std::to_string(self->server_->options.max_header_bytes) +
+                    " bytes");
+          }
+          // Beast checks Content-Length against body_limit() in the head.
+          if (ec == bhttp::error::body_limit) return self->RefuseBody();
+          if (ec) return self->Close();
+          self->OnHeader();
+        });
+  }
+
+  void OnHeader() {
+    const auto& request = parser_->get();
+    if (const auto length = parser_->content_length();
+        length && *length > server_->options.max_body_bytes) {
+      return RefuseBody();
+    }
+    const beast::string_view expect = request[bhttp::field::expect];
+    if (absl::EqualsIgnoreCase(absl::string_view(expect.data(), expect.size()),
+                               "100-continue")) {
+      auto interim = std::make_shared<bhttp::response<bhttp::empty_body>>(
+          bhttp::status::continue_, request.version());
+      bhttp::async_write(stream_, *interim,
+                         [self = this->shared_from_this(), interim](
+                             beast::error_code ec, size_t) {
+                           if (ec) return self->Close();
+                           self->ReadBody();
+                         });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    Lowest().expires_after(Chrono(server_->options.body_timeout));
+    bhttp::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) {
+          if (ec == bhttp::error::body_limit) return self->RefuseBody();
+          if (ec) return self->Close();
+          self->Handle();
+        });
+  }
+
+  void Handle() {
+    bhttp::request<bhttp::string_body> message = parser_->release();
+    parser_.reset();
+    Request request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    const size_t question = request.target.find('?');
+    request.path = request.target.substr(0, question);
+    if (question != std::string::npos) {
+      request.query = request.target.substr(question + 1);
+    }
+    for (const auto& field : message) {
+      request.headers.emplace_back(
+          absl::AsciiStrToLower(std::string(field.name_string())),
+          std::string(field.value()));
+    }
+    request.body = std::move(message.body());
+    request.peer = peer_;
+    request.tls = kTls;
+    Response response;
+    server_->handler(request, &response);
+    Write(response, message.version(), message.keep_alive());
+  }
+
+  void RefuseBody() {
+    Refuse(413, "the request body is larger than --max-http-body-bytes=" +
+                    std::to_string(server_->options.max_body_bytes));
+  }
+
+  // An error the server answers itself, then closes the connection.
+  void Refuse(int status, const std::string& message) {
+    Response response;
+    response.status = status;
+    response.body =
+        absl::StrCat(R"({"code":)", status == 413 ? 8 : 3, R"(,"message":")",
+                     message, R"(","details":[]})");
+    Write(response, 11, /*keep_alive=*/false);
+  }
+
+  void Write(const Response& response, unsigned version, bool keep_alive) {
+    response_ = {};
+    response_.version(version);
+    response_.result(static_cast<unsigned>(response.status));
+    response_.set(bhttp::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) {
+      response_.set(name, value);
+    }
+    response_.keep_alive(keep_alive);
+    if (response.omit_body) {
+      response_.content_length(response.body.size());
+    } else {
+      response_.body() = response.body;
+      response_.prepare_payload();
+    }
+    Lowest().expires_after(Chrono(server_->options.body_timeout));
+    bhttp::async_write(stream_, response_,
+                       [self = this->shared_from_this(), keep_alive](
+                           beast::error_code ec, size_t) {
+                         if (ec || !keep_alive) return self->Close();
+                         self->WaitForRequest();
+                       });
+  }
+
+  void Close() {
+    beast::error_code ec;
+    Lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    Lowest().close();
+  }
+
+  Server::Impl* const server_;
+  const std::string peer_;
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  bhttp::response<bhttp::string_body> response_;
+};
+
+}  // namespace
+
+void Server::Impl::Accept() {
+  acceptor.async_accept(net::make_strand(io), [this](beast::error_code ec,
+                                                     tcp::socket socket) {
+    if (stopped.load()) return;
+    if (!ec) {
+      if (connections.fetch_add(1, std::memory_order_relaxed) >=
+          options.max_connections) {
+        connections.fetch_sub(1, std::memory_order_relaxed);
+        refused.fetch_add(1, std::memory_order_relaxed);
+        beast::error_code ignored;
+        socket.close(ignored);
+      } else {
+        beast::error_code peer_ec;
+        const tcp::endpoint peer = socket.remote_endpoint(peer_ec);
+        std::string peer_text =
+            peer_ec
+                ? std::string("unknown")
+                : absl::StrCat(peer.address().to_string(), ":", peer.port());
+        socket.set_option(tcp::no_delay(true), peer_ec);
+        if (tls.has_value()) {
+          std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
+              this, std::move(peer_text), std::move(socket), *tls)
+              ->Start();
+        } else {
+          std::make_shared<Session<beast::tcp_stream>>(
+              this, std::move(peer_text), std::move(socket))
+              ->Start();
+        }
+      }
+    }
+    Accept();
+  });
+}
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(Options options,
+                                                      Handler handler) {
+  std::string host;
+  int port = 0;
+  if (absl::Status s =
+          ParseHostPort(options.flag, options.address, &host, &port);
+      !s.ok()) {
+    return s;
+  }
+  if (options.threads < 1 || options.max_connections < 1 ||
+      options.max_body_bytes < 1 || options.max_header_bytes < 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(options.flag,
+                     ": threads, connections and body size must be positive "
+                     "and the header bound at least 1024 bytes"));
+  }
+  std::unique_ptr<Server> server(new Server());
+  server->impl_ = std::make_unique<Impl>();
+  Impl& impl = *server->impl_;
+  impl.options = std::move(options);
+  impl.handler = std::move(handler);
+  if (impl.options.tls != nullptr) {
+    impl.tls.emplace(ssl::context::tls_server);
+    if (absl::Status s = impl.options.tls->Configure(impl.tls->native_handle());
+        !s.ok()) {
+      return s;
+    }
+  }
+  beast::error_code ec;
+  const tcp::endpoint endpoint(net::ip::make_address(host),
+                               static_cast<unsigned short>(port));
+  impl.acceptor.open(endpoint.protocol(), ec);
+  // Not SO_REUSEPORT: a second process on the same port is a start-up error.
+  if (!ec) impl.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) impl.acceptor.bind(endpoint, ec);
+  if (!ec) impl.acceptor.listen(1024, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", impl.options.flag, "=",
+                     impl.options.address, ": ", ec.message()));
+  }
+  server->port_ = impl.acceptor.local_endpoint().port();
+  impl.Accept();
+  for (int i = 0; i < impl.options.threads; ++i) {
+    impl.threads.emplace_back([&impl] { impl.io.run(); });
+  }
+  return server;
+}
+
+Server::~Server() { Stop(); }
+
+int Server::connections() const {
+  return impl_ == nullptr ? 0 : impl_->connections.load();
+}
+
+int64_t Server::refused_connections() const {
+  return impl_ == nullptr ? 0 : impl_->refused.load();
+}
+
+void Server::Stop() {
+  if (impl_ == nullptr || impl_->stopped.exchange(true)) return;
+  net::post(impl_->acceptor.get_executor(), [impl = impl_.get()] {
+    beast::error_code ec;
+    impl->acceptor.close(ec);
+  });
+  impl_->io.stop();
+  for (std::thread& thread : impl_->threads) thread.join();
+  impl_->threads.clear();
+}
+
+}  // namespace compatd::http

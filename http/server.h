@@ -1,0 +1,115 @@
+#pragma once
+
+// An HTTP/1.1 server for compatd's HTTP ports (the HTTPS/JSON front door and
+// /metrics), on Boost.Beast and Asio with a few event-loop threads: chosen by
+// measurement (BENCHMARKS.md, "The HTTP library and JSON parser"). Bounded
+// against slow and hostile clients:
+//
+// - a request's head must arrive within `header_timeout` of its first byte
+//   (and a new connection's first request within `header_timeout` of the
+//   accept), so trickling headers (slowloris) cannot hold a connection;
+// - a keep-alive connection with no request is closed after `idle_timeout`;
+// - a TLS handshake must finish within `header_timeout`;
+// - heads larger than `max_header_bytes` get 431, bodies larger than
+//   `max_body_bytes` get 413 before the body is read (from Content-Length) or
+//   as soon as a chunked body passes the bound;
+// - at most `max_connections` connections are open; more are closed at once;
+// - the body must arrive within `body_timeout`, the answer be read within it.
+//
+// TLS (TlsFileContext) re-reads certificate files on rotation; with a client
+// CA, clients must present a certificate that chains to it. Handlers run on
+// the server's threads and must not block.
+//
+//   COMPATD_ASSIGN_OR_RETURN(auto server, Server::Start(options, handler));
+//   server->port();   // the bound port (0 in the address picks one)
+//   server->Stop();   // or destroy it
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "http/tls.h"
+
+namespace compatd::http {
+
+struct Request {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // as sent: "/v1/GetFeature?name=WatchList"
+  std::string path;    // "/v1/GetFeature"
+  std::string query;   // "name=WatchList" (after '?', not decoded)
+  // Header names lowercased, in arrival order.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string peer;  // "127.0.0.1:53412"
+  bool tls = false;
+
+  // The first header named `name` (lowercase), or empty.
+  absl::string_view Header(absl::string_view name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;  // extra ones
+  std::string body;
+  // HEAD: the headers of the GET answer, without the body.
+  bool omit_body = false;
+};
+
+using Handler = std::function<void(const Request& request, Response* response)>;
+
+class Server final {
+ public:
+  struct Options {
+    // "host:port" or "[v6]:port" with a numeric host; port 0 picks one.
+    std::string address;
+    // The flag that set `address`, for errors ("--http-listen").
+    std::string flag = "--http-listen";
+    // Null: plaintext. Must outlive the server.
+    TlsFileContext* tls = nullptr;
+    size_t max_body_bytes = 3 << 20;
+    size_t max_header_bytes = 16 << 10;
+    absl::Duration header_timeout = absl::Seconds(10);
+    absl::Duration body_timeout = absl::Seconds(30);
+    absl::Duration idle_timeout = absl::Seconds(60);
+    int max_connections = 1024;
+    int threads = 2;
+  };
+
+  // INVALID_ARGUMENT for a malformed address or option, UNAVAILABLE naming
+  // the flag when the address cannot be bound (in use, not on this machine).
+  static absl::StatusOr<std::unique_ptr<Server>> Start(Options options,
+                                                       Handler handler);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  int port() const { return port_; }
+  // Connections open now.
+  int connections() const;
+  // Connections refused since start because `max_connections` were open.
+  int64_t refused_connections() const;
+  // Closes the listener and every connection, joins the threads.
+  // Idempotent.
+  void Stop();
+
+  struct Impl;
+
+ private:
+  Server() = default;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+// "host:port" or "[v6]:port" into its parts; INVALID_ARGUMENT naming `flag`.
+absl::Status ParseHostPort(absl::string_view flag, absl::string_view address,
+                           std::string* host, int* port);
+
+}  // namespace compatd::http
