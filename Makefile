@@ -50,7 +50,7 @@ test-tsan: deps
 # build ($(BUILD) is RelWithDebInfo); about two minutes on 2 cores; prints one table and writes
 # it to bench/results/latest.md.
 bench: deps $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS) --target compatd compatd-load null_server engine_benchmark
+	cmake --build $(BUILD) -j $(JOBS) --target compatd compatd-load null_server null_http_server engine_benchmark
 	python3 bench/run_bench.py --build=$(BUILD)
 
 # libFuzzer targets (fuzz/targets.txt) built with clang + ASan + UBSan in build-fuzz/, each run

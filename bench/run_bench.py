@@ -81,7 +81,7 @@ def pin(cpu, argv, pinning):
 class Server:
     """A server process (compatd or null_server) on 127.0.0.1:<free port>."""
 
-    def __init__(self, name, argv, recorder, workdir, ready=None):
+    def __init__(self, name, argv, recorder, workdir, ready=None, listening=None):
         """Starts `argv` and waits until its log shows the port and, if given,
         the `ready` pattern (compatd: its catalog is published; before that it
         answers UNAVAILABLE)."""
@@ -96,7 +96,7 @@ class Server:
         while time.monotonic() < deadline:
             with open(self.log_path) as f:
                 text = f.read()
-            m = LISTENING.search(text)
+            m = (listening or LISTENING).search(text)
             if m and (ready is None or re.search(ready, text)):
                 self.port = int(m.group(2))
                 break
@@ -363,6 +363,155 @@ def row(rows, what, target, measured, ok, note=""):
                  note))
 
 
+# ---------------------------------------------------------------------------
+# The HTTP front door (--http-listen): server CPU per call against the null
+# HTTP server (the same library answering a canned body), measured with wrk.
+HTTP_LISTENING = re.compile(r"(?:HTTP/JSON on http://|HTTP listening on )(\S+?):(\d+)")
+WRK_SCRIPT = """
+local f = io.open(os.getenv("BODY_FILE"), "rb")
+wrk.method = "POST"
+wrk.body = f:read("*a")
+f:close()
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["User-Agent"] = "%s"
+""" % USER_AGENT
+
+
+def admission_review(obj):
+    return json.dumps({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": "2b1e0c7e-4b5d-4b77-9f3e-aa0d1c5c9b01",
+                    "kind": {"group": obj["apiVersion"].rpartition("/")[0],
+                             "version": obj["apiVersion"].rpartition("/")[2],
+                             "kind": obj["kind"]},
+                    "operation": "CREATE", "dryRun": False, "object": obj,
+                    "oldObject": None}})
+
+
+def http_bodies(directory):
+    """The request bodies of the HTTP rows, written to `directory`."""
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
+                  "metadata": {"name": "web", "namespace": "default",
+                               "labels": {"app": "web"},
+                               "annotations": {"note-%d" % i: "x" * 60 for i in range(60)}},
+                  "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                           "template": {"metadata": {"labels": {"app": "web"}},
+                                        "spec": {"containers": [
+                                            {"name": "c%d" % i, "image": "registry/app:%d" % i,
+                                             "env": [{"name": "E%d" % j, "value": "v" * 20}
+                                                     for j in range(8)]}
+                                            for i in range(4)]}}}}
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": "big", "namespace": "default"},
+                 "data": {"key-%05d" % i: "v" * 1000 for i in range(1040)}}
+    bodies = {
+        "getfeature": json.dumps({"name": "WatchList"}),
+        "deployment": admission_review(deployment),
+        "configmap": admission_review(configmap),
+        "gatekeeper": json.dumps({
+            "apiVersion": "externaldata.gatekeeper.sh/v1beta1", "kind": "ProviderRequest",
+            "request": {"keys": (["feature:WatchList", "api:batch/v1/Job",
+                                  "storage:apps/deployments", "skew:kubelet/1.34.2"] * 25)}}),
+    }
+    paths = {}
+    for name, body in bodies.items():
+        paths[name] = os.path.join(directory, name + ".json")
+        with open(paths[name], "w") as f:
+            f.write(body)
+    return paths
+
+
+def wrk(args, recorder, server, path, body_file, script, pinning, connections=16):
+    """wrk against server's `path` for args.round_seconds: requests/s and the
+    server's CPU per request (utime + stime over the run)."""
+    argv = pin(1, ["wrk", "-t1", "-c%d" % connections, "-d%gs" % args.round_seconds,
+                   "-s", script, "http://%s%s" % (server.target, path)], pinning)
+    recorder.note(["BODY_FILE=" + body_file] + argv)
+    cpu0 = server.cpu_seconds()
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, BODY_FILE=body_file))
+    cpu = server.cpu_seconds() - cpu0
+    m = re.search(r"Requests/sec:\s+([\d.]+)", p.stdout)
+    n = re.search(r"(\d+) requests in", p.stdout)
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", p.stdout)
+    if p.returncode != 0 or not m or not n:
+        raise Failure("wrk failed: %s %s" % (p.stdout[-1000:], p.stderr[-1000:]))
+    requests = int(n.group(1))
+    return {"qps": float(m.group(1)), "us_per_call": 1e6 * cpu / max(requests, 1),
+            "non_2xx": int(bad.group(1)) if bad else 0}
+
+
+def http_rows(args, recorder, workdir, pinning, rows):
+    if not shutil.which("wrk"):
+        row(rows, "HTTP front door rows", "wrk", "wrk not installed", False)
+        return
+    bodies = http_bodies(workdir)
+    script = os.path.join(workdir, "post.lua")
+    with open(script, "w") as f:
+        f.write(WRK_SCRIPT)
+    compatd = Server("compatd_http", pin(0, [args.compatd, "--listen=127.0.0.1:0",
+                                             "--metrics-listen=", "--http-listen=127.0.0.1:0"],
+                                         pinning),
+                     recorder, workdir, ready=COMPATD_READY, listening=HTTP_LISTENING)
+    nulls = {}
+    try:
+        canned = {}
+        for name, path in (("getfeature", "/v1/GetFeature"),
+                           ("deployment", "/admission/v1/validate")):
+            p = subprocess.run(["curl", "-s", "-X", "POST", "--data-binary",
+                                "@" + bodies[name], "http://%s%s" % (compatd.target, path)],
+                               capture_output=True, text=True, timeout=30)
+            canned[name] = os.path.join(workdir, "canned-" + name + ".json")
+            with open(canned[name], "w") as f:
+                f.write(p.stdout)
+            nulls[name] = Server("null_http_" + name, pin(0, [
+                args.null_http_server, "--listen=127.0.0.1:0", "--response=" + canned[name]],
+                pinning), recorder, workdir, listening=HTTP_LISTENING)
+        results = {}
+        for _ in range(max(1, args.rounds // 2)):
+            for key, server, path in (
+                    ("null getfeature", nulls["getfeature"], "/"),
+                    ("getfeature", compatd, "/v1/GetFeature"),
+                    ("null deployment", nulls["deployment"], "/"),
+                    ("deployment", compatd, "/admission/v1/validate")):
+                body = bodies["deployment" if "deployment" in key else "getfeature"]
+                results.setdefault(key, []).append(
+                    wrk(args, recorder, server, path, body, script, pinning))
+        for key, path, body in (("configmap", "/admission/v1/validate", "configmap"),
+                                ("gatekeeper", "/gatekeeper/v1", "gatekeeper")):
+            results[key] = [wrk(args, recorder, compatd, path, bodies[body], script, pinning,
+                                connections=4)]
+
+        def median(key, field="us_per_call"):
+            values = sorted(r[field] for r in results[key])
+            return values[len(values) // 2]
+
+        for what, mine, null, target in (
+                ("HTTP /v1/GetFeature server CPU per call / null HTTP server's", "getfeature",
+                 "null getfeature", 1.3),
+                ("AdmissionReview of a 10 KiB Deployment, server CPU per call / null HTTP "
+                 "server echoing a canned AdmissionReview", "deployment", "null deployment",
+                 1.5)):
+            ratio = median(mine) / max(median(null), 1e-9)
+            failed = sum(r["non_2xx"] for r in results[mine])
+            row(rows, what, "<= %.1fx" % target,
+                "%.2fx (%.1f µs vs %.1f µs; %.0f req/s at 16 connections; %d non-2xx)" % (
+                    ratio, median(mine), median(null), median(mine, "qps"), failed),
+                ratio <= target and failed == 0)
+        cm = results["configmap"][0]
+        row(rows, "AdmissionReview of a 1 MiB ConfigMap (simdjson On-Demand, no DOM)",
+            "reported", "%.0f µs server CPU per call, %.0f req/s at 4 connections" % (
+                cm["us_per_call"], cm["qps"]), None if cm["non_2xx"] == 0 else False)
+        gk = results["gatekeeper"][0]
+        row(rows, "Gatekeeper ProviderRequest of 100 keys, server CPU per call", "<= 100 µs",
+            "%.0f µs (%.0f req/s at 4 connections)" % (gk["us_per_call"], gk["qps"]),
+            gk["us_per_call"] <= 100 and gk["non_2xx"] == 0)
+    finally:
+        compatd.stop()
+        for server in nulls.values():
+            server.stop()
+
+
 def full_run(args):
     recorder = Recorder()
     pinning = shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
@@ -591,6 +740,10 @@ def full_run(args):
             "; 2 threads: %s CPU each" % fmt_ns(m2["cpu_ns"]) if m2 else ""),
         m["cpu_ns"] <= 30 and m["allocs"] == 0, "relaxed atomic adds on pre-resolved handles")
 
+    print("HTTP front door (wrk against compatd --http-listen and null_http_server) ...",
+          flush=True)
+    http_rows(args, recorder, workdir, pinning, rows)
+
     table = ["| what | target | measured | result |", "|---|---|---|---|"]
     for what, target, measured, result, note in rows:
         table.append("| %s | %s | %s%s | %s |" % (what, target, measured,
@@ -746,6 +899,7 @@ def main():
     parser.add_argument("--compatd")
     parser.add_argument("--load")
     parser.add_argument("--null-server")
+    parser.add_argument("--null-http-server")
     parser.add_argument("--engine-benchmark")
     parser.add_argument("--out", default=os.path.join(REPO, "bench", "results", "latest.md"))
     parser.add_argument("--seconds", type=float, default=5.0,
@@ -775,6 +929,8 @@ def main():
         args.compatd = args.compatd or os.path.join(b, "service", "compatd")
         args.load = args.load or os.path.join(b, "bench", "compatd-load")
         args.null_server = args.null_server or os.path.join(b, "bench", "null_server")
+        args.null_http_server = args.null_http_server or os.path.join(
+            b, "bench", "null_http_server")
         args.engine_benchmark = args.engine_benchmark or os.path.join(
             b, "bench", "engine_benchmark")
     try:

@@ -9,7 +9,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libyaml-dev libyaml-cpp-dev libssl-dev libboost-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  prometheus python3 clang-format
+  prometheus python3 clang-format curl wrk
 )
 # `make fuzz` (install-deps.sh --fuzz) also needs clang and its libFuzzer/sanitizer runtimes.
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
