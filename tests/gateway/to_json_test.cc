@@ -1,0 +1,139 @@
+// gateway::ToJson writes protobuf's proto3 JSON itself: it must be protobuf's
+// output byte for byte, for every answer the API gives and every string.
+
+#include <memory>
+#include <string>
+
+#include "api/handlers.h"
+#include "catalog/catalog_loader.h"
+#include "catalog/embedded_catalog.h"
+#include "compatd/v1/compatd.pb.h"
+#include "gateway/json.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/catalog_pipeline.h"
+
+namespace compatd::gateway {
+namespace {
+
+class ToJsonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
+        catalog::ParseCatalog(catalog::EmbeddedCatalogYaml(),
+                              catalog::EmbeddedCatalogSource());
+    ASSERT_TRUE(catalog.ok()) << catalog.status();
+    pipeline_.Publish(*std::move(catalog), /*initial=*/true);
+  }
+
+  // `walked`: the reflection walk must print it (not hand it to protobuf).
+  void ExpectSame(const google::protobuf::Message& message,
+                  bool walked = true) {
+    EXPECT_EQ(ToJson(message), ToJsonByProtobuf(message))
+        << message.GetDescriptor()->full_name();
+    std::string text;
+    EXPECT_EQ(ToJsonByReflection(message, &text), walked)
+        << message.GetDescriptor()->full_name();
+  }
+
+  const runtime::ServingSnapshot& Snapshot() { return *pipeline_.Current(); }
+
+  runtime::CatalogPipeline pipeline_{runtime::CatalogPipeline::Options()};
+  api::PolicyHandlers handlers_;
+};
+
+TEST_F(ToJsonTest, EveryFeatureAtEveryEmulationVersion) {
+  for (const char* emulation : {"", "1.33", "1.34", "1.35"}) {
+    v1::ListFeaturesRequest request;
+    request.mutable_versions()->set_emulation_version(emulation);
+    v1::ListFeaturesResponse all;
+    ASSERT_TRUE(handlers_.ListFeatures(Snapshot(), request, &all).ok());
+    ExpectSame(all);
+    for (const v1::FeatureDecision& f : all.features()) {
+      v1::GetFeatureRequest one;
+      one.set_name(f.name());
+      *one.mutable_versions() = request.versions();
+      v1::GetFeatureResponse response;
+      ASSERT_TRUE(handlers_.GetFeature(Snapshot(), one, &response).ok());
+      ExpectSame(response);
+    }
+  }
+}
+
+TEST_F(ToJsonTest, EveryOtherAnswer) {
+  v1::ListAPIVersionsResponse apis;
+  ASSERT_TRUE(
+      handlers_.ListAPIVersions(Snapshot(), v1::ListAPIVersionsRequest(), &apis)
+          .ok());
+  ExpectSame(apis);
+  for (const v1::APIGroupVersion& gv : apis.group_versions()) {
+    for (const std::string& resource : gv.resources()) {
+      v1::GetStorageVersionRequest request;
+      request.set_group(gv.group());
+      request.set_resource(resource);
+      v1::GetStorageVersionResponse response;
+      if (handlers_.GetStorageVersion(Snapshot(), request, &response).ok()) {
+        ExpectSame(response);
+      }
+    }
+  }
+  for (const char* version : {"1.30.0", "1.33.1", "1.36.0", "1.40.0"}) {
+    v1::CheckSkewRequest request;
+    request.set_component("kubelet");
+    request.set_client_version(version);
+    v1::CheckSkewResponse response;
+    ASSERT_TRUE(handlers_.CheckSkew(Snapshot(), request, &response).ok());
+    ExpectSame(response);
+  }
+  v1::ResolveVersionsResponse resolved;
+  ASSERT_TRUE(
+      handlers_
+          .ResolveVersions(Snapshot(), v1::ResolveVersionsRequest(), &resolved)
+          .ok());
+  ExpectSame(resolved);
+  v1::LintCatalogResponse lint;
+  ASSERT_TRUE(
+      handlers_.LintCatalog(Snapshot(), v1::LintCatalogRequest(), &lint).ok());
+  ExpectSame(lint);
+  // GetCatalog carries a Timestamp: protobuf prints it (RFC 3339).
+  v1::GetCatalogResponse catalog;
+  ASSERT_TRUE(
+      handlers_.GetCatalog(Snapshot(), v1::GetCatalogRequest(), &catalog).ok());
+  ExpectSame(catalog, /*walked=*/false);
+  v1::EvaluateRequest evaluate;
+  evaluate.add_items()->mutable_get_feature()->set_name("WatchList");
+  evaluate.add_items()->mutable_get_feature()->set_name("NoSuchGate");
+  evaluate.add_items()->mutable_check_skew()->set_component("kubectl");
+  v1::EvaluateResponse evaluated;
+  ASSERT_TRUE(handlers_.Evaluate(Snapshot(), evaluate, &evaluated).ok());
+  ExpectSame(evaluated);  // oneofs set and unset, errors as google.rpc.Status
+}
+
+TEST_F(ToJsonTest, EveryCharacterIsEscapedAsProtobufDoes) {
+  std::string text;
+  for (int c = 1; c < 128; ++c) text.push_back(static_cast<char>(c));
+  text += "\xc3\xa9 \xe2\x80\xa8 \xe2\x80\xa9 \xf0\x9f\x98\x80 \xe4\xb8\xad";
+  v1::GetFeatureResponse response;
+  response.set_name(text);
+  response.set_reason(std::string("nul\0inside", 10));
+  ExpectSame(response);
+}
+
+TEST_F(ToJsonTest, InvalidUtf8IsLeftToProtobuf) {
+  for (const char* bad : {"\xff", "\xc3", "\xe2\x80", "\xed\xa0\x80",
+                          "\xc0\xaf", "\xf5\x80\x80\x80"}) {
+    v1::GetFeatureResponse response;
+    response.set_name(bad);
+    ExpectSame(response, /*walked=*/false);
+  }
+}
+
+TEST_F(ToJsonTest, DefaultsArePrintedAndUnsetMessagesAreNot) {
+  v1::GetFeatureResponse empty;
+  ExpectSame(empty);
+  EXPECT_THAT(ToJson(empty), ::testing::HasSubstr("\"enabled\":false"));
+  EXPECT_THAT(ToJson(empty), ::testing::Not(::testing::HasSubstr("versions")));
+}
+
+}  // namespace
+}  // namespace compatd::gateway
