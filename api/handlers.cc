@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "api/catalog_answers.h"
 #include "api/convert.h"
 #include "base/status_macros.h"
 #include "engine/api_availability.h"
@@ -454,13 +455,6 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
               result->mutable_error());
 }
 
-struct CatalogAnswers final : runtime::DerivedAnswers {
-  absl::Status list_api_versions_status;
-  v1::ListAPIVersionsResponse list_api_versions;
-  absl::Status list_features_status;
-  v1::ListFeaturesResponse list_features;
-};
-
 }  // namespace
 
 std::shared_ptr<const runtime::DerivedAnswers> DeriveAnswers(
@@ -471,6 +465,20 @@ std::shared_ptr<const runtime::DerivedAnswers> DeriveAnswers(
   unborn.catalog =
       std::shared_ptr<const Catalog>(&catalog, [](const Catalog*) {});
   auto answers = std::make_shared<CatalogAnswers>();
+  answers->served_status = [&]() -> absl::Status {
+    COMPATD_ASSIGN_OR_RETURN(
+        answers->versions,
+        engine::ResolveEffectiveVersions(catalog, VersionQuery{}));
+    COMPATD_ASSIGN_OR_RETURN(
+        std::vector<engine::ServedGroupVersion> served,
+        engine::ListServedAPIs(catalog, answers->versions, VersionQuery{}));
+    for (const engine::ServedGroupVersion& gv : served) {
+      for (const std::string& resource : gv.resources) {
+        answers->served.insert(ServedKey(gv.group, gv.version, resource));
+      }
+    }
+    return absl::OkStatus();
+  }();
   answers->list_api_versions_status =
       Answer(unborn, VersionQuery{}, v1::ListAPIVersionsRequest(),
              &answers->list_api_versions);

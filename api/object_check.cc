@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "api/catalog_answers.h"
 #include "base/status_macros.h"
 #include "engine/api_availability.h"
 #include "engine/effective_version.h"
@@ -22,8 +23,25 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
     absl::string_view group, absl::string_view version,
     absl::string_view kind) {
   const engine::Catalog& catalog = *snapshot.catalog;
-  COMPATD_ASSIGN_OR_RETURN(engine::EffectiveVersions versions,
-                           engine::ResolveEffectiveVersions(catalog, query));
+  // The cluster's own versions (no override): the snapshot has the served
+  // set already (api/catalog_answers.h).
+  const bool defaults =
+      query.binary_version.empty() && query.emulation_version.empty() &&
+      query.min_compatibility_version.empty() && query.feature_gates.empty() &&
+      query.runtime_config.empty() &&
+      !query.emulation_forward_compatible.has_value() &&
+      !query.runtime_config_emulation_forward_compatible.has_value();
+  const auto* derived =
+      defaults ? static_cast<const CatalogAnswers*>(snapshot.derived.get())
+               : nullptr;
+  if (derived != nullptr) COMPATD_RETURN_IF_ERROR(derived->served_status);
+  engine::EffectiveVersions versions;
+  if (derived != nullptr) {
+    versions = derived->versions;
+  } else {
+    COMPATD_ASSIGN_OR_RETURN(versions,
+                             engine::ResolveEffectiveVersions(catalog, query));
+  }
   ObjectApiVerdict verdict;
   verdict.emulation = versions.emulation.MajorMinorString();
   const std::string gv = GroupVersion(group, version);
@@ -48,13 +66,18 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
     verdict.removed = resource->removed->MajorMinorString();
   }
   verdict.replacement = resource->replacement;
-  COMPATD_ASSIGN_OR_RETURN(std::vector<engine::ServedGroupVersion> served,
-                           engine::ListServedAPIs(catalog, versions, query));
   bool is_served = false;
-  for (const engine::ServedGroupVersion& s : served) {
-    if (s.group == group && s.version == version) {
-      is_served = std::binary_search(s.resources.begin(), s.resources.end(),
-                                     resource->resource);
+  if (derived != nullptr) {
+    is_served =
+        derived->served.contains(ServedKey(group, version, resource->resource));
+  } else {
+    COMPATD_ASSIGN_OR_RETURN(std::vector<engine::ServedGroupVersion> served,
+                             engine::ListServedAPIs(catalog, versions, query));
+    for (const engine::ServedGroupVersion& s : served) {
+      if (s.group == group && s.version == version) {
+        is_served = std::binary_search(s.resources.begin(), s.resources.end(),
+                                       resource->resource);
+      }
     }
   }
   const std::string replacement =
