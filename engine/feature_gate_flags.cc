@@ -7,18 +7,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/go_strings.h"
 
 namespace compatd::engine {
 
 absl::StatusOr<bool> ParseGoBool(absl::string_view text) {
-  if (text == "1" || text == "t" || text == "T" || text == "TRUE" ||
-      text == "true" || text == "True") {
-    return true;
-  }
-  if (text == "0" || text == "f" || text == "F" || text == "FALSE" ||
-      text == "false" || text == "False") {
-    return false;
-  }
+  if (const std::optional<bool> value = base::ParseGoBool(text)) return *value;
   return absl::InvalidArgumentError(absl::StrFormat(
       "strconv.ParseBool: parsing \"%s\": invalid syntax", text));
 }
@@ -29,16 +23,13 @@ absl::StatusOr<std::vector<FeatureGateFlag>> ParseFeatureGates(
   for (absl::string_view item : absl::StrSplit(value, ',')) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
-    // strings.TrimSpace; Go also trims non-ASCII Unicode spaces, which no
-    // gate name or bool contains.
-    const absl::string_view key =
-        absl::StripAsciiWhitespace(item.substr(0, eq));
+    // strings.TrimSpace, as cliflag's MapStringBool.Set.
+    const absl::string_view key = base::TrimGoSpace(item.substr(0, eq));
     if (eq == absl::string_view::npos) {
       return absl::InvalidArgumentError(
           absl::StrFormat("missing bool value for %s", key));
     }
-    const absl::string_view text =
-        absl::StripAsciiWhitespace(item.substr(eq + 1));
+    const absl::string_view text = base::TrimGoSpace(item.substr(eq + 1));
     absl::StatusOr<bool> parsed = ParseGoBool(text);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(

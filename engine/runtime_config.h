@@ -40,13 +40,7 @@ RuntimeConfigMap ParseRuntimeConfigFlag(absl::string_view flag);
 // the last one in key order wins (Go's map order makes this random).
 void NormalizeLegacyRuntimeConfigKeys(RuntimeConfigMap* config);
 
-// strconv.ParseBool: "1", "t", "T", "TRUE", "true", "True" -> true; "0", "f",
-// "F", "FALSE", "false", "False" -> false; anything else -> nullopt.
+// A --runtime-config value: strconv.ParseBool (base/go_strings.h).
 std::optional<bool> ParseRuntimeConfigBool(absl::string_view value);
-
-// Go's strings.TrimSpace: strips leading and trailing Unicode white space
-// (ASCII \t \n \v \f \r and space, U+0085, U+00A0, U+1680, U+2000-U+200A,
-// U+2028, U+2029, U+202F, U+205F, U+3000) from UTF-8 text.
-absl::string_view TrimGoSpace(absl::string_view text);
 
 }  // namespace compatd::engine

@@ -7,7 +7,8 @@
 //
 // The whole input is used as both flags. Beyond "no crash, no sanitizer
 // report":
-//   - ParseGoBool and ParseRuntimeConfigBool (both strconv.ParseBool) agree;
+//   - the two parsers' booleans (feature gates' error form and runtime config's
+//     optional) agree: both are base::ParseGoBool;
 //   - parsed gates are sorted by name, each name once, pointing into the input;
 //   - after the legacy rewrite no "v1", "api/v1" or "api/legacy" key is left;
 //   - TrimGoSpace returns a part of its input;
@@ -23,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "base/go_strings.h"
 #include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
 #include "engine/api_availability.h"
@@ -71,7 +73,7 @@ void CheckParsers(absl::string_view input) {
     FUZZ_CHECK(*go_bool == *rc_bool, "the two ParseBool ports disagree");
   }
 
-  FUZZ_CHECK(Within(engine::TrimGoSpace(input), input),
+  FUZZ_CHECK(Within(compatd::base::TrimGoSpace(input), input),
              "TrimGoSpace returned text outside its input");
 
   const absl::StatusOr<std::vector<engine::FeatureGateFlag>> gates =
