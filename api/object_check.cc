@@ -6,17 +6,11 @@
 #include "api/catalog_answers.h"
 #include "base/status_macros.h"
 #include "engine/api_availability.h"
+#include "engine/api_names.h"
 #include "engine/effective_version.h"
 
 namespace compatd::api {
-namespace {
-
-std::string GroupVersion(absl::string_view group, absl::string_view version) {
-  return group.empty() ? std::string(version)
-                       : absl::StrCat(group, "/", version);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
     const runtime::ServingSnapshot& snapshot, const engine::VersionQuery& query,
@@ -44,7 +38,7 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
   }
   ObjectApiVerdict verdict;
   verdict.emulation = versions.emulation.MajorMinorString();
-  const std::string gv = GroupVersion(group, version);
+  const std::string gv = engine::GroupVersionString(group, version);
   const engine::APIResource* resource = nullptr;
   for (const engine::APIGroupVersion& candidate : catalog.apis) {
     if (candidate.group != group || candidate.version != version) continue;

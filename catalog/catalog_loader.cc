@@ -18,6 +18,7 @@
 #include "catalog/yaml_to_proto.h"
 #include "compatd/v1/catalog.pb.h"
 #include "engine/api_availability.h"
+#include "engine/api_names.h"
 #include "engine/effective_version.h"
 #include "engine/features.h"
 #include "engine/sha256.h"
@@ -123,18 +124,6 @@ std::optional<SkewBase> ParseSkewBase(absl::string_view text) {
   if (text == "emulation") return SkewBase::kEmulation;
   if (text == "binary") return SkewBase::kBinary;
   return std::nullopt;
-}
-
-std::string GroupVersionName(absl::string_view group,
-                             absl::string_view version) {
-  return group.empty() ? std::string(version)
-                       : absl::StrCat(group, "/", version);
-}
-
-std::string GroupResourceName(absl::string_view group,
-                              absl::string_view resource) {
-  return group.empty() ? absl::StrCat("core/", resource)
-                       : absl::StrCat(group, "/", resource);
 }
 
 // Validates the proto catalog and builds the engine's model, collecting every
@@ -546,7 +535,8 @@ class CatalogBuilder {
                                     i, gv.group(), gv.version()));
         continue;
       }
-      const std::string name = GroupVersionName(gv.group(), gv.version());
+      const std::string name =
+          engine::GroupVersionString(gv.group(), gv.version());
       auto [it, inserted] = first_line.try_emplace(name, line);
       if (!inserted) {
         Error(line, absl::StrFormat("duplicate group-version \"%s\" (first "
@@ -582,7 +572,7 @@ class CatalogBuilder {
               absl::StrFormat("%s %s: replacement \"%s\" is not a "
                               "group-version of apis; expected \"group/"
                               "version\" (\"v1\" for the core group)",
-                              GroupVersionName(gv.group, gv.version),
+                              engine::GroupVersionString(gv.group, gv.version),
                               resource.resource, resource.replacement));
       }
     }
@@ -674,8 +664,8 @@ class CatalogBuilder {
     absl::flat_hash_map<std::string, std::vector<std::string>> versions_of;
     for (const APIGroupVersion& gv : out.apis) {
       for (const APIResource& resource : gv.resources) {
-        versions_of[GroupResourceName(gv.group, resource.resource)].push_back(
-            gv.version);
+        versions_of[engine::CatalogGroupResource(gv.group, resource.resource)]
+            .push_back(gv.version);
       }
     }
     absl::flat_hash_map<std::string, int> first_line;
@@ -690,7 +680,7 @@ class CatalogBuilder {
         continue;
       }
       const std::string name =
-          GroupResourceName(entry.group(), entry.resource());
+          engine::CatalogGroupResource(entry.group(), entry.resource());
       auto [it, inserted] = first_line.try_emplace(name, line);
       if (!inserted) {
         Error(line, absl::StrFormat("duplicate storage override for %s (first "

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "engine/api_names.h"
 #include "engine/effective_version.h"
 #include "engine/storage_version.h"
 
@@ -66,20 +67,6 @@ int64_t MinorsBetween(const Version& from, const Version& to) {
   // minors of the later one from 0.
   if (to.major() != from.major()) return static_cast<int64_t>(to.minor()) + 1;
   return static_cast<int64_t>(to.minor()) - static_cast<int64_t>(from.minor());
-}
-
-std::string GroupVersionName(absl::string_view group,
-                             absl::string_view version) {
-  return group.empty() ? std::string(version)
-                       : absl::StrCat(group, "/", version);
-}
-
-// kube-apiserver's GroupResource form: "leasecandidates.coordination.k8s.io",
-// "pods".
-std::string GroupResourceName(absl::string_view group,
-                              absl::string_view resource) {
-  return group.empty() ? std::string(resource)
-                       : absl::StrCat(resource, ".", group);
 }
 
 // Whether a resource entry is served at `release`.
@@ -193,7 +180,7 @@ class Linter {
             : absl::StrFormat("kube-apiserver %s emulating %s",
                               catalog_.binary_version.MajorMinorString(),
                               release.MajorMinorString());
-    const std::string subject = GroupResourceName(group, resource);
+    const std::string subject = GroupResourceString(group, resource);
     if (introduced.CompareMajorMinor(release) == 0) {
       Add(LintSeverity::kError, "storage-version-new-in-release", subject,
           release,
@@ -224,7 +211,7 @@ class Linter {
       if (stability != Stability::kGA && stability != Stability::kBeta) {
         continue;
       }
-      const std::string name = GroupVersionName(gv.group, gv.version);
+      const std::string name = GroupVersionString(gv.group, gv.version);
       for (const APIResource& r : gv.resources) {
         if (!r.removed.has_value()) continue;
         const std::string subject = absl::StrCat(name, " ", r.resource);

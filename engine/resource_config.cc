@@ -140,12 +140,6 @@ bool IsMatcherKey(absl::string_view key) {
   return key == kAPIAll || key == kAPIGA || key == kAPIBeta || key == kAPIAlpha;
 }
 
-std::string GroupVersionString(absl::string_view group,
-                               absl::string_view version) {
-  if (group.empty()) return std::string(version);
-  return absl::StrCat(group, "/", version);
-}
-
 // ---------------------------------------------------------------------------
 // GroupVersionRegistry.
 

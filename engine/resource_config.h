@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/api_names.h"
 #include "engine/catalog.h"
 #include "engine/runtime_config.h"
 
@@ -42,10 +43,6 @@ inline constexpr absl::string_view kAPIGA = "api/ga";
 inline constexpr absl::string_view kAPIBeta = "api/beta";
 inline constexpr absl::string_view kAPIAlpha = "api/alpha";
 bool IsMatcherKey(absl::string_view key);
-
-// schema.GroupVersion.String(): "v1" for the core group, else "group/v1".
-std::string GroupVersionString(absl::string_view group,
-                               absl::string_view version);
 
 // The catalog as kube-apiserver's scheme registry
 // (resourceconfig.GroupVersionRegistry): group-versions are indexes into

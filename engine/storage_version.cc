@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "engine/api_names.h"
 #include "engine/sha256.h"
 
 namespace compatd::engine {
@@ -45,12 +46,6 @@ StorageRule RuleFor(const Version& binary) {
   }
   if (mm < Version::MajorMinor(1, 37)) return StorageRule::kSinglePass;
   return StorageRule::kTwoPass;
-}
-
-std::string GroupResourceName(absl::string_view group,
-                              absl::string_view resource) {
-  if (group.empty()) return std::string(resource);
-  return absl::StrCat(resource, ".", group);
 }
 
 struct Candidate {
@@ -140,7 +135,7 @@ absl::StatusOr<StorageVersionDecision> DecideStorageVersion(
         looks_like_kind ? " (resources are lowercase plurals, not kinds)" : "",
         absl::StrJoin(group_resources, ", ")));
   }
-  const std::string gr = GroupResourceName(group, resource);
+  const std::string gr = GroupResourceString(group, resource);
   bool persisted = false;
   for (const Candidate& c : candidates) persisted |= c.resource->persisted;
   if (!persisted) {
