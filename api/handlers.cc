@@ -613,7 +613,8 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
   counts->set_resources(resources);
   counts->set_storage_overrides(
       static_cast<uint32_t>(catalog.storage_overrides.size()));
-  counts->set_skew_rules(static_cast<uint32_t>(catalog.skew_policy.size()));
+  counts->set_skew_rules(
+      static_cast<uint32_t>(engine::SkewRulesInForce(catalog).size()));
   counts->set_crds(static_cast<uint32_t>(catalog.crds.size()));
   std::string reason =
       absl::StrFormat("catalog generation %d from %s, loaded %s",

@@ -15,6 +15,7 @@
 #include "api/handlers.h"
 #include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
+#include "engine/skew.h"
 #include "google/protobuf/util/json_util.h"
 #include "runtime/catalog_file.h"
 #include "runtime/catalog_pipeline.h"
@@ -209,7 +210,7 @@ int RunCheckCatalog(const std::string& path, std::ostream& out,
       << ", " << catalog->features.size() << " features, "
       << catalog->apis.size() << " group-versions, " << resources
       << " resources, " << catalog->storage_overrides.size()
-      << " storage overrides, " << catalog->skew_policy.size()
+      << " storage overrides, " << engine::SkewRulesInForce(*catalog).size()
       << " skew rules, " << catalog->crds.size() << " CRDs; digest "
       << catalog->digest << "\n";
   return kExitOk;

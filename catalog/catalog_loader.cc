@@ -35,7 +35,6 @@ using engine::CRDHistory;
 using engine::CRDRelease;
 using engine::CRDVersion;
 using engine::DecideFeatures;
-using engine::DefaultSkewPolicy;
 using engine::EffectiveVersions;
 using engine::Feature;
 using engine::FeatureDecision;
@@ -743,10 +742,9 @@ class CatalogBuilder {
   }
 
   void BuildSkewPolicy(const pb::Catalog& in, Catalog& out) {
-    if (in.skew_policy_size() == 0) {
-      out.skew_policy = DefaultSkewPolicy();
-      return;
-    }
+    // No skewPolicy: the KEP-4330 table applies, through
+    // engine::SkewRulesInForce (the one place that applies it).
+    if (in.skew_policy_size() == 0) return;
     absl::flat_hash_map<std::string, int> component_lines;
     for (int i = 0; i < in.skew_policy_size(); ++i) {
       const pb::SkewRule& rule = in.skew_policy(i);

@@ -324,13 +324,8 @@ std::vector<std::pair<std::string, int64_t>> ClientTracker::OutOfAllowance(
     const ServingSnapshot& snapshot) const {
   const absl::Time now = Now();
   std::map<std::string, int64_t, std::less<>> counts;
-  // An empty skewPolicy means the KEP-4330 table (as CheckSkew reads it).
-  const std::vector<engine::SkewRule> default_rules =
-      snapshot.catalog->skew_policy.empty() ? engine::DefaultSkewPolicy()
-                                            : std::vector<engine::SkewRule>{};
-  for (const engine::SkewRule& rule : snapshot.catalog->skew_policy.empty()
-                                          ? default_rules
-                                          : snapshot.catalog->skew_policy) {
+  for (const engine::SkewRule& rule :
+       engine::SkewRulesInForce(*snapshot.catalog)) {
     for (const std::string& name : rule.components) counts.emplace(name, 0);
   }
   for (const Shard& shard : shards_) {

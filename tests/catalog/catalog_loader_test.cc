@@ -58,10 +58,13 @@ TEST(CatalogLoaderTest, MinimalCatalogTakesTheDefaults) {
   EXPECT_TRUE(catalog->cluster.emulation_version.empty());
   EXPECT_TRUE(catalog->cluster.feature_gates.empty());
   EXPECT_FALSE(catalog->cluster.emulation_forward_compatible.has_value());
-  ASSERT_THAT(catalog->skew_policy, SizeIs(DefaultSkewPolicy().size()));
-  EXPECT_EQ(catalog->skew_policy[2].components,
-            std::vector<std::string>{"kubectl"});
-  EXPECT_EQ(catalog->skew_policy[2].max.offset, 1);
+  // No skewPolicy: none is copied in; the KEP-4330 table applies through
+  // engine::SkewRulesInForce.
+  EXPECT_TRUE(catalog->skew_policy.empty());
+  const std::vector<SkewRule>& rules = engine::SkewRulesInForce(*catalog);
+  ASSERT_THAT(rules, SizeIs(DefaultSkewPolicy().size()));
+  EXPECT_EQ(rules[2].components, std::vector<std::string>{"kubectl"});
+  EXPECT_EQ(rules[2].max.offset, 1);
 }
 
 TEST(CatalogLoaderTest, DigestIsSha256OfTheBytesAndSourceIsKept) {
