@@ -1,10 +1,10 @@
 #pragma once
 
-// A small command-line flag table for main(): `--name=value` or `--name value`,
-// booleans as
-// `--name`, `--name=true|false`. Dashed names (--metrics-listen) as the README
-// documents them; abseil's flags cannot have dashes. Libraries never read
-// flags: main copies them into ServerOptions / EvalOptions.
+// A small command-line flag table for main(): `--name=value` or
+// `--name value`, booleans as `--name` or `--name=true|false`. Dashed names
+// (--metrics-listen) as the README documents them; abseil's flags cannot have
+// dashes. Libraries never read flags: main copies them into ServerOptions /
+// EvalOptions.
 
 #include <functional>
 #include <string>

@@ -1,10 +1,13 @@
-// compatd: Kubernetes compatibility-version answers over gRPC.
+// compatd: Kubernetes compatibility-version answers over gRPC and HTTPS/JSON.
 //
-//   compatd [flags]                        serve (gRPC, health, reflection,
-//   /metrics) compatd --check-catalog=FILE           validate a catalog and
-//   exit compatd eval --rpc=NAME --request=JSON [--catalog=FILE]
-//                                          answer one RPC offline, JSON on
-//                                          stdout
+// clang-format off
+//   compatd [flags]                   serve (gRPC, health, reflection, /metrics,
+//                                     the HTTPS/JSON front door)
+//   compatd --check-catalog=FILE      validate a catalog and exit
+//   compatd eval --rpc=NAME --request=JSON [--catalog=FILE]
+//                                     answer one RPC offline, JSON on stdout
+//   compatd lint [--catalog=FILE]     check a catalog against the API rules
+// clang-format on
 
 #include <iostream>
 #include <string>
@@ -18,9 +21,10 @@ namespace {
 
 constexpr char kUsage[] =
     "compatd answers Kubernetes compatibility-version questions (KEP-4330) "
-    "over gRPC.\n\n"
+    "over gRPC and HTTPS/JSON.\n\n"
     "Usage:\n"
-    "  compatd [flags]                     serve the catalog over gRPC\n"
+    "  compatd [flags]                     serve the catalog (gRPC; "
+    "--http-listen: HTTPS/JSON)\n"
     "  compatd --check-catalog=FILE        validate a catalog file and exit\n"
     "  compatd eval --rpc=NAME [--request=JSON] [--catalog=FILE]\n"
     "                                      answer one RPC offline (JSON on "

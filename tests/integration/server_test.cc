@@ -131,9 +131,10 @@ TEST_F(ServerTest, UnknownFeatureIsNotFoundAndBadVersionIsInvalidArgument) {
 TEST_F(ServerTest, PlanVersionRemovalAnswersForAnInlineHistory) {
   StartServer();
   WaitServing();
-  // The Cluster API issue's v1beta1 table (shared/seeds/
-  // capi-crd-version-removal.txt), given inline: the embedded catalog has no
-  // crds.
+  // The Cluster API issue's v1beta1 table
+  // (docs/kubernetes-rules.md#crd-version-removal;
+  // kubernetes-sigs/cluster-api#11894), given inline: the embedded catalog has
+  // no crds.
   v1::PlanVersionRemovalRequest request;
   request.set_version("v1beta1");
   v1::CRDVersionHistory* history = request.mutable_history();
