@@ -1,4 +1,5 @@
-// clang-format off: the measurement harness as it was run (bench/http_choice/README.md).
+// The measurement harness as it was run (bench/http_choice/README.md).
+// clang-format off
 // AdmissionReview field extraction benchmark.
 // Extracts: request.uid, request.operation, request.kind{group,version,kind},
 //           request.object.apiVersion/kind/metadata.name/metadata.namespace,

@@ -1,4 +1,5 @@
-// clang-format off: the measurement harness as it was run (bench/http_choice/README.md).
+// The measurement harness as it was run (bench/http_choice/README.md).
+// clang-format off
 // Boost.Beast (1.74) null server: POST /x with small JSON -> canned 300-byte JSON.
 // usage: beast_server PORT [threads] [cert.pem key.pem [ca.pem]]
 //

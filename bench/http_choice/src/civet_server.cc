@@ -1,4 +1,5 @@
-// clang-format off: the measurement harness as it was run (bench/http_choice/README.md).
+// The measurement harness as it was run (bench/http_choice/README.md).
+// clang-format off
 // civetweb null server: POST /x with small JSON -> canned 300-byte JSON.
 // usage: civet_server PORT [threads] [tls:cert_and_key.pem] [ca.pem]
 #include <civetweb.h>

@@ -1,4 +1,5 @@
-// clang-format off: the measurement harness as it was run (bench/http_choice/README.md).
+// The measurement harness as it was run (bench/http_choice/README.md).
+// clang-format off
 // h2o 2.2 (libh2o-evloop) null server: POST /x with small JSON -> canned 300-byte JSON.
 // usage: h2o_server PORT [cert.pem key.pem [ca.pem]]   (single event-loop thread)
 #define H2O_USE_LIBUV 0

@@ -1,4 +1,5 @@
-// clang-format off: the measurement harness as it was run (bench/http_choice/README.md).
+// The measurement harness as it was run (bench/http_choice/README.md).
+// clang-format off
 // libmicrohttpd null server: POST /x with small JSON -> canned 300-byte JSON.
 // usage: mhd_server PORT [threads] [cert.pem key.pem [ca.pem]]
 //   TLS: certificate+key are (re)loaded by the GnuTLS retrieve callback whenever
