@@ -15,6 +15,8 @@ absl::StatusOr<std::unique_ptr<HealthOnlyServer>> HealthOnlyServer::Start(
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
                            &server->port_);
+  // No SO_REUSEPORT: a port in use is a start-up error (service/server.cc).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // gRPC builds no server without a service of its own to poll for; this one
   // also says why any other method is refused here.
   builder.RegisterCallbackGenericService(&server->fallback_);

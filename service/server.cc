@@ -245,6 +245,10 @@ class ServerImpl final : public Server {
         options_.listen,
         GrpcServerCredentials(options_.tls, options_.tls_refresh_interval),
         &port_);
+    // gRPC sets SO_REUSEPORT by default, so a second compatd on the same
+    // address would start and take half the connections: a port in use must
+    // be a start-up error instead.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.SetMaxReceiveMessageSize(options_.max_recv_message_bytes);
     builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                                options_.max_concurrent_streams);
