@@ -370,6 +370,12 @@ int RunServer(const ServerOptions& options) {
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 
+  // A write to a closed socket or pipe (stderr piped into a log collector
+  // that went away, a peer gone) must be an error return (EPIPE), not the
+  // end of the process. civetweb used to do this for us, but only when
+  // /metrics was on.
+  signal(SIGPIPE, SIG_IGN);
+
   // Signals are taken by sigwait() below; every thread started from here
   // inherits the mask.
   sigset_t signals;
