@@ -209,7 +209,8 @@ absl::StatusOr<bool> TlsFileContext::ReloadNow() {
   if (!next.ok()) {
     const std::string error(next.status().message());
     if (error != last_error_) {
-      base::LogWarning(
+      base::LogLimited(
+          base::LogLevel::kWarning, absl::StrCat("tls-reload", flag_prefix_),
           absl::StrCat("TLS files not reloaded, the previous ones keep "
                        "serving: ",
                        error));

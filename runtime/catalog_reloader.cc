@@ -172,7 +172,10 @@ absl::Status CatalogReloader::Reject(absl::Status error, bool log) {
     status_.last_result = ReloadResult::kRejected;
   }
   if (log) {
-    base::LogWarning(
+    // Rejections are logged once per distinct content, but a writer cycling
+    // through bad contents must not flood the log either.
+    base::LogLimited(
+        base::LogLevel::kWarning, "catalog-reload-rejected",
         absl::StrCat("catalog reload rejected, still serving generation ",
                      generation_, ": ", OneLine(error.message())));
   }

@@ -33,6 +33,7 @@
 #include "runtime/service_metrics.h"
 #include "service/drain.h"
 #include "service/grpc_credentials.h"
+#include "service/grpc_log.h"
 #include "service/health_server.h"
 #include "service/policy_service.h"
 #include "service/reflection.h"
@@ -375,6 +376,8 @@ int RunServer(const ServerOptions& options) {
   // end of the process. civetweb used to do this for us, but only when
   // /metrics was on.
   signal(SIGPIPE, SIG_IGN);
+  // gRPC's own lines (one per failed TLS handshake) rate-limited with ours.
+  RouteGrpcLogsThroughCompatdLog();
 
   // Signals are taken by sigwait() below; every thread started from here
   // inherits the mask.
@@ -391,8 +394,15 @@ int RunServer(const ServerOptions& options) {
     return 1;
   }
   while (true) {
-    int signal_number = 0;
-    if (sigwait(&signals, &signal_number) != 0) continue;
+    // Every few seconds, the summaries of rate-limited log lines whose window
+    // is over (base/log.h), so that a flood's count is not left unwritten
+    // until the next line.
+    const timespec flush_every = {5, 0};
+    const int signal_number = sigtimedwait(&signals, nullptr, &flush_every);
+    if (signal_number < 0) {
+      base::FlushSuppressedLogs();
+      continue;
+    }
     if (signal_number == SIGHUP) {
       (*server)->TriggerReload();
       continue;
@@ -400,6 +410,7 @@ int RunServer(const ServerOptions& options) {
     base::LogInfo(absl::StrCat(
         "received ", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"));
     (*server)->Shutdown();
+    base::FlushSuppressedLogs(/*all=*/true);
     return 0;
   }
 }
