@@ -15,14 +15,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/bounded_file.h"
 #include "base/log.h"
 
 namespace compatd::http {
@@ -49,16 +48,19 @@ struct BioFree {
   void operator()(BIO* b) const { BIO_free(b); }
 };
 
+// A certificate, key or CA file: a regular file of at most kMaxTlsFileBytes,
+// opened without blocking (base/bounded_file.h), so that --tls-key=/dev/zero
+// or a FIFO fails at once instead of filling memory or hanging.
 absl::StatusOr<std::string> ReadFile(const std::string& flag,
                                      const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        flag, "=", path, ": cannot read the file: ", std::strerror(errno)));
+  absl::StatusOr<std::string> bytes = base::ReadBoundedFile(
+      path, {.max_bytes = kMaxTlsFileBytes, .what = "the file"});
+  if (!bytes.ok()) {
+    // "--tls-key=/dev/zero: not a regular file (it is a device)"
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, "=", bytes.status().message()));
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
+  return bytes;
 }
 
 // Every PEM certificate in `pem`, in order.
@@ -234,6 +236,11 @@ absl::StatusOr<bool> TlsFileContext::ReloadNow() {
 int TlsFileContext::reloads() const {
   std::lock_guard<std::mutex> lock(mu_);
   return reloads_;
+}
+
+TlsFileContext::Pems TlsFileContext::pems() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Pems{loaded_->cert_pem, loaded_->key_pem, loaded_->ca_pem};
 }
 
 absl::Status TlsFileContext::Configure(void* ssl_ctx) {

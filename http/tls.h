@@ -7,13 +7,16 @@
 //   TlsFiles files{.cert = "/tls/tls.crt", .key = "/tls/tls.key",
 //                  .client_ca = "/tls/ca.crt"};
 //   COMPATD_RETURN_IF_ERROR(CheckTlsFiles(files, "--tls"));
-//   builder.AddListeningPort(addr, GrpcServerCredentials(files, refresh));
+//   builder.AddListeningPort(addr, grpc_files->Credentials(refresh));
 //   // (service/grpc_credentials.h: gRPC is not linked here)
 //
-// gRPC: grpc::experimental::FileWatcherCertificateProvider polls the three
-// files every `refresh` (at least 1 s) and hands new ones to new handshakes;
-// established connections keep the certificate they started with. With a
-// client CA, clients must present a certificate that chains to it
+// gRPC: a TlsFileContext reads the files (re-read every `refresh` by
+// service/tls_monitor.h), and
+// grpc::experimental::FileWatcherCertificateProvider polls memory copies of
+// what it read (service/grpc_credentials.h says why) every `refresh` (at least
+// 1 s) and hands new ones to new handshakes; established connections keep the
+// certificate they started with. With a client CA, clients must present a
+// certificate that chains to it
 // (GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY).
 //
 // The HTTP ports (http/server.h): TlsFileContext gives the server's SSL_CTX
@@ -44,6 +47,10 @@ struct TlsFiles {
 
   bool enabled() const { return !cert.empty() || !key.empty(); }
 };
+
+// The largest certificate chain, key or CA bundle read (Debian's bundle of
+// every public root CA is about 220 KB).
+inline constexpr size_t kMaxTlsFileBytes = 1 << 20;
 
 // Checks, at startup, that cert and key are both given, readable, PEM, and
 // belong together, and that the client CA (if any) holds at least one
@@ -76,6 +83,16 @@ class TlsFileContext final {
 
   // How many times new files were taken since Create().
   int reloads() const;
+
+  // The files in force, as read (PEM): what a consumer that reads the files
+  // itself (gRPC's certificate watcher, service/grpc_credentials.h) is handed
+  // instead of the paths.
+  struct Pems {
+    std::string cert;
+    std::string key;
+    std::string client_ca;  // empty without a client CA
+  };
+  Pems pems() const;
 
   // OpenSSL's certificate callback for one handshake (an SSL*): re-reads the
   // files when due and sets the current pair and client CA on it. 1 on

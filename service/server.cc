@@ -38,6 +38,7 @@
 #include "service/policy_service.h"
 #include "service/reflection.h"
 #include "service/rpc_observer.h"
+#include "service/tls_monitor.h"
 
 namespace compatd::service {
 namespace {
@@ -57,9 +58,11 @@ class ServerImpl final : public Server {
   absl::Status Init() {
     if (absl::Status s = ValidateServerOptions(options_); !s.ok()) return s;
     if (absl::Status s = InitMetrics(); !s.ok()) return s;
+    if (absl::Status s = InitGrpcTls(); !s.ok()) return s;
     if (absl::Status s = StartMetricsEndpoint(); !s.ok()) return s;
     if (absl::Status s = StartGrpc(); !s.ok()) return s;
     if (absl::Status s = StartFrontDoor(); !s.ok()) return s;
+    StartTlsMonitor();
     SetServing(false);
     if (absl::Status s = LoadCatalog(); !s.ok()) return s;
     SetServing(true);
@@ -98,6 +101,7 @@ class ServerImpl final : public Server {
     DrainGrpcServer(grpc_server_.get(), unary_calls_in_flight_,
                     options_.shutdown_grace);
     if (health_only_ != nullptr) health_only_->Shutdown();
+    if (tls_monitor_ != nullptr) tls_monitor_->Stop();
     if (reloader_ != nullptr) reloader_->Stop();
     if (http_server_ != nullptr) http_server_->Stop();
     if (metrics_server_ != nullptr) metrics_server_->Stop();
@@ -188,6 +192,49 @@ class ServerImpl final : public Server {
     return absl::OkStatus();
   }
 
+
+  // The gRPC port's certificate files, read and checked by compatd, and
+  // handed to gRPC as memory files (service/grpc_credentials.h says why).
+  absl::Status InitGrpcTls() {
+    if (!options_.tls.enabled()) return absl::OkStatus();
+    absl::StatusOr<std::unique_ptr<http::TlsFileContext>> context =
+        http::TlsFileContext::Create(options_.tls,
+                                     options_.tls_refresh_interval, "--tls");
+    if (!context.ok()) return context.status();
+    grpc_tls_ = *std::move(context);
+    absl::StatusOr<std::unique_ptr<GrpcTlsFiles>> files =
+        GrpcTlsFiles::Create(grpc_tls_.get());
+    if (!files.ok()) return files.status();
+    grpc_tls_files_ = *std::move(files);
+    return absl::OkStatus();
+  }
+
+  std::shared_ptr<grpc::ServerCredentials> GrpcCredentials() const {
+    if (grpc_tls_files_ == nullptr) return GrpcInsecureCredentials();
+    return grpc_tls_files_->Credentials(options_.tls_refresh_interval);
+  }
+
+  // Every refresh interval, the certificate files of each TLS listener.
+  void StartTlsMonitor() {
+    std::vector<TlsMonitor::Listener> listeners;
+    if (grpc_tls_ != nullptr) {
+      listeners.push_back({"grpc", grpc_tls_.get(), [this] {
+                             // Errors are logged by the context; the
+                             // memory files keep the previous pair.
+                             (void)grpc_tls_files_->Update();
+                           }});
+    }
+    if (metrics_tls_ != nullptr) {
+      listeners.push_back({"metrics", metrics_tls_.get(), nullptr});
+    }
+    if (http_tls_ != nullptr) {
+      listeners.push_back({"http", http_tls_.get(), nullptr});
+    }
+    tls_monitor_ = std::make_unique<TlsMonitor>(std::move(listeners),
+                                                options_.tls_refresh_interval);
+    tls_monitor_->Start();
+  }
+
   absl::Status StartMetricsEndpoint() {
     if (options_.metrics_listen.empty()) return absl::OkStatus();
     if (absl::Status s = StartHttpPort(
@@ -242,10 +289,7 @@ class ServerImpl final : public Server {
     reflection_ = *std::move(reflection);
     grpc::EnableDefaultHealthCheckService(true);
     grpc::ServerBuilder builder;
-    builder.AddListeningPort(
-        options_.listen,
-        GrpcServerCredentials(options_.tls, options_.tls_refresh_interval),
-        &port_);
+    builder.AddListeningPort(options_.listen, GrpcCredentials(), &port_);
     // gRPC sets SO_REUSEPORT by default, so a second compatd on the same
     // address would start and take half the connections: a port in use must
     // be a start-up error instead.
@@ -333,6 +377,10 @@ class ServerImpl final : public Server {
   std::unique_ptr<RecordingObserver> observer_;
   std::unique_ptr<PolicyService> service_;
   std::vector<std::unique_ptr<grpc::Service>> reflection_;
+  // The gRPC port's TLS files; outlive the gRPC server, which reads the
+  // memory files until it is gone.
+  std::unique_ptr<http::TlsFileContext> grpc_tls_;
+  std::unique_ptr<GrpcTlsFiles> grpc_tls_files_;
   std::unique_ptr<http::TlsFileContext> metrics_tls_;  // outlives its server
   std::unique_ptr<http::Server> metrics_server_;
   std::unique_ptr<gateway::Gateway> gateway_;
@@ -344,6 +392,7 @@ class ServerImpl final : public Server {
   grpc::HealthCheckServiceInterface* health_ = nullptr;
   std::unique_ptr<HealthOnlyServer> health_only_;
   std::unique_ptr<runtime::CatalogReloader> reloader_;
+  std::unique_ptr<TlsMonitor> tls_monitor_;  // reads grpc_tls_, metrics_tls_
   int port_ = 0;
 
   std::mutex shutdown_mu_;

@@ -3,6 +3,11 @@
 
 #include "http/tls.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -82,7 +87,46 @@ TEST_F(TlsFilesTest, MissingFileNamesFlagAndPath) {
   EXPECT_THAT(CheckTlsFiles(files, "--tls"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("--tls-cert="),
-                             HasSubstr("absent.crt: cannot read the file"))));
+                             HasSubstr("absent.crt: cannot open the file"))));
+}
+
+// --tls-key=/dev/zero used to be read until the OOM killer came, a FIFO
+// blocked start-up for ever.
+TEST_F(TlsFilesTest, DeviceIsRejectedWithoutReadingIt) {
+  TlsFiles files = Files("server1");
+  files.key = "/dev/zero";
+  EXPECT_THAT(CheckTlsFiles(files, "--tls"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--tls-key=/dev/zero: not a regular file "
+                                 "(it is a device)")));
+}
+
+TEST_F(TlsFilesTest, FifoIsRejectedWithoutBlocking) {
+  const std::string fifo = certs_->Path("fifo.crt");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  TlsFiles files = Files("server1");
+  files.cert = fifo;
+  EXPECT_THAT(CheckTlsFiles(files, "--tls"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("--tls-cert="),
+                             HasSubstr("not a regular file (it is a FIFO)"))));
+  unlink(fifo.c_str());
+}
+
+TEST_F(TlsFilesTest, FileOverTheLimitIsRejectedWithoutReadingIt) {
+  // Sparse: 2 GiB that take no disk space.
+  const std::string huge = certs_->Path("huge.crt");
+  const int fd = open(huge.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, int64_t{2} << 30), 0);
+  close(fd);
+  TlsFiles files = Files("server1", "ca1");
+  files.client_ca = huge;
+  EXPECT_THAT(CheckTlsFiles(files, "--tls"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("--tls-client-ca="),
+                             HasSubstr("larger than the limit of 1048576"))));
+  unlink(huge.c_str());
 }
 
 TEST_F(TlsFilesTest, KeyOfAnotherCertificateIsRejected) {

@@ -19,10 +19,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compatd/v1/compatd.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/test_certs.h"
 
 extern char** environ;
 
@@ -182,6 +184,131 @@ TEST(StartupTest, ClosedStderrDoesNotKillItWithMetricsOff) {
       << "compatd ended after writing to a closed stderr";
   kill(process.pid(), SIGTERM);
   EXPECT_EQ(process.Wait(10s), 0);
+}
+
+// ---------------------------------------------------------------------------
+// Item 8: files named on the command line are read within bounds and without
+// blocking. --tls-key=/dev/zero used to be read until the OOM killer ended
+// the process, a FIFO blocked start-up in open() for ever.
+
+class TlsFileBoundsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(certs_.MakeCa("ca1"));
+    ASSERT_TRUE(certs_.MakeServer("ca1", "server1"));
+    ASSERT_TRUE(certs_.MakeClient("ca1", "client1"));
+    ASSERT_TRUE(certs_.MakeCa("ca2"));
+    ASSERT_TRUE(certs_.MakeServer("ca2", "server2"));
+    ASSERT_TRUE(certs_.Replace("server1.crt", "tls.crt"));
+    ASSERT_TRUE(certs_.Replace("server1.key", "tls.key"));
+  }
+
+  // Runs compatd with `tls_flags` and expects it to exit 1 within 5 s with
+  // `message` on stderr.
+  void ExpectStartupFails(const std::vector<std::string>& tls_flags,
+                          const std::string& message) {
+    std::vector<std::string> args = {"--listen=127.0.0.1:0",
+                                     "--metrics-listen=127.0.0.1:0"};
+    args.insert(args.end(), tls_flags.begin(), tls_flags.end());
+    Subprocess process;
+    ASSERT_TRUE(testing::StartTiedToThisProcess(process, COMPATD_BINARY, args));
+    const std::optional<int> code = process.Wait(5s);
+    if (!code.has_value()) {
+      const absl::StatusOr<int64_t> rss = testing::VmRssBytes(process.pid());
+      FAIL() << "still starting after 5 s (RSS " << (rss.ok() ? *rss >> 20 : -1)
+             << " MiB); stderr:\n"
+             << process.Stderr();
+    }
+    EXPECT_EQ(*code, 1);
+    EXPECT_THAT(process.Stderr(), HasSubstr(message));
+  }
+
+  // GetCatalog over TLS trusting `ca`.
+  grpc::Status Call(int port, const std::string& ca) {
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = certs_.Read(ca + ".crt");
+    auto stub = v1::CompatibilityPolicy::NewStub(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", port), grpc::SslCredentials(options)));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 3s);
+    v1::GetCatalogResponse response;
+    return stub->GetCatalog(&context, v1::GetCatalogRequest(), &response);
+  }
+
+  testing::TestCerts certs_;
+};
+
+TEST_F(TlsFileBoundsTest, KeyFromDevZeroFailsStartupAtOnce) {
+  ExpectStartupFails(
+      {"--tls-cert=" + certs_.Path("tls.crt"), "--tls-key=/dev/zero"},
+      "--tls-key=/dev/zero: not a regular file (it is a device)");
+}
+
+TEST_F(TlsFileBoundsTest, CertFromDevUrandomFailsStartupAtOnce) {
+  ExpectStartupFails({"--metrics-tls-cert=/dev/urandom",
+                      "--metrics-tls-key=" + certs_.Path("tls.key")},
+                     "--metrics-tls-cert=/dev/urandom: not a regular file");
+}
+
+TEST_F(TlsFileBoundsTest, KeyThatIsAFifoFailsStartupAtOnce) {
+  const std::string fifo = certs_.Path("fifo.key");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ExpectStartupFails(
+      {"--tls-cert=" + certs_.Path("tls.crt"), "--tls-key=" + fifo},
+      "--tls-key=" + fifo + ": not a regular file (it is a FIFO)");
+}
+
+TEST_F(TlsFileBoundsTest, ClientCaOverTheLimitFailsStartup) {
+  const std::string huge = certs_.Path("huge-ca.crt");
+  std::string bytes = certs_.Read("ca1.crt");
+  while (bytes.size() <= (1u << 20)) bytes += certs_.Read("ca1.crt");
+  ASSERT_TRUE(testing::WriteFile(huge, bytes));
+  ExpectStartupFails(
+      {"--tls-cert=" + certs_.Path("tls.crt"),
+       "--tls-key=" + certs_.Path("tls.key"), "--tls-client-ca=" + huge},
+      "the file is larger than the limit of 1048576 bytes");
+}
+
+// gRPC's own certificate watcher read the files itself on every refresh: a
+// FIFO put in place of the key blocked its thread in open() for ever, and no
+// later rotation was ever seen. compatd now reads them and hands gRPC copies.
+TEST_F(TlsFileBoundsTest, RotationThroughAFifoKeepsServingAndRotatesLater) {
+  Subprocess server;
+  ASSERT_TRUE(testing::StartTiedToThisProcess(
+      server, COMPATD_BINARY,
+      {"--listen=127.0.0.1:0", "--metrics-listen=", "--shutdown-grace=1s",
+       "--tls-refresh-interval=1s", "--tls-cert=" + certs_.Path("tls.crt"),
+       "--tls-key=" + certs_.Path("tls.key")}));
+  ASSERT_TRUE(server.WaitForStderr("serving catalog", 20s)) << server.Stderr();
+  std::smatch match;
+  const std::string startup = server.Stderr();
+  ASSERT_TRUE(std::regex_search(
+      startup, match,
+      std::regex("gRPC listening on 127\\.0\\.0\\.1:([0-9]+)")));
+  const int port = std::stoi(match[1]);
+  ASSERT_TRUE(Call(port, "ca1").ok());
+
+  // The key becomes a FIFO (renamed into place, as a Secret update would).
+  const std::string fifo = certs_.Path("fifo.key");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(rename(fifo.c_str(), certs_.Path("tls.key").c_str()), 0);
+  ASSERT_TRUE(server.WaitForStderr("not a regular file (it is a FIFO)", 10s))
+      << server.Stderr();
+  std::this_thread::sleep_for(2500ms);  // two more refreshes
+  EXPECT_TRUE(Call(port, "ca1").ok()) << "the previous pair keeps serving";
+
+  // Then a real rotation: it must still be seen.
+  ASSERT_TRUE(certs_.Replace("server2.crt", "tls.crt"));
+  ASSERT_TRUE(certs_.Replace("server2.key", "tls.key"));
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  bool rotated = false;
+  while (!rotated && std::chrono::steady_clock::now() < deadline) {
+    rotated = Call(port, "ca2").ok();
+    if (!rotated) std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_TRUE(rotated) << server.Stderr();
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait(10s), 0);
 }
 
 }  // namespace
