@@ -1,17 +1,53 @@
 #include "base/bounded_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 
 namespace compatd::base {
+namespace {
+
+// Whether a process has `fd`'s file open for writing: true/false, or nullopt
+// when the kernel does not say (not the file's owner, no leases there).
+std::optional<bool> OpenForWriting(int fd) {
+  // A lease break (a writer opening the file while we hold the lease, for
+  // the microseconds we do) is signalled with SIGIO, whose default action
+  // ends the process.
+  static std::once_flag sigio;
+  std::call_once(sigio, [] {
+    struct sigaction current;
+    if (sigaction(SIGIO, nullptr, &current) == 0 &&
+        current.sa_handler == SIG_DFL) {
+      signal(SIGIO, SIG_IGN);
+    }
+  });
+  if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+    fcntl(fd, F_SETLEASE, F_UNLCK);
+    return false;
+  }
+  if (errno == EAGAIN) return true;
+  return std::nullopt;  // EACCES (not ours), EINVAL (no leases here), ...
+}
+
+bool SameVersion(const struct stat& a, const struct stat& b) {
+  return a.st_ino == b.st_ino && a.st_size == b.st_size &&
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
+         a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
+         a.st_ctim.tv_sec == b.st_ctim.tv_sec &&
+         a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+}
+
+}  // namespace
 
 absl::StatusOr<std::string> ReadBoundedFile(const std::string& path,
                                             const BoundedFileOptions& options) {
@@ -53,6 +89,14 @@ absl::StatusOr<std::string> ReadBoundedFile(const std::string& path,
     close(fd);
     return absl::FailedPreconditionError(too_large);
   }
+  const std::string being_written =
+      absl::StrCat(path, ": ", options.what,
+                   " is open for writing by another process; it is read once "
+                   "the writer has closed it");
+  if (options.refuse_while_written && OpenForWriting(fd) == true) {
+    close(fd);
+    return absl::UnavailableError(being_written);
+  }
   std::string bytes;
   bytes.reserve(static_cast<size_t>(st.st_size));
   char buffer[64 * 1024];
@@ -73,8 +117,32 @@ absl::StatusOr<std::string> ReadBoundedFile(const std::string& path,
     }
     bytes.append(buffer, static_cast<size_t>(n));
   }
+  if (options.refuse_while_written) {
+    struct stat after;
+    const bool changed = fstat(fd, &after) != 0 || !SameVersion(st, after);
+    const bool writing = OpenForWriting(fd) == true;
+    if (changed || writing) {
+      close(fd);
+      return absl::UnavailableError(
+          changed ? absl::StrCat(path, ": ", options.what,
+                                 " changed while it was read; it is read "
+                                 "again once it is quiet")
+                  : being_written);
+    }
+  }
   close(fd);
   return bytes;
+}
+
+std::optional<bool> FileOpenForWriting(const std::string& path) {
+  const int fd =
+      open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  std::optional<bool> writing;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) writing = OpenForWriting(fd);
+  close(fd);
+  return writing;
 }
 
 }  // namespace compatd::base

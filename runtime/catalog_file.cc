@@ -7,9 +7,12 @@
 
 namespace compatd::runtime {
 
-absl::StatusOr<std::string> ReadCatalogFile(const std::string& path) {
-  return base::ReadBoundedFile(
-      path, {.max_bytes = catalog::kMaxCatalogBytes, .what = "the catalog"});
+absl::StatusOr<std::string> ReadCatalogFile(const std::string& path,
+                                            bool refuse_while_written) {
+  return base::ReadBoundedFile(path,
+                               {.max_bytes = catalog::kMaxCatalogBytes,
+                                .what = "the catalog",
+                                .refuse_while_written = refuse_while_written});
 }
 
 absl::StatusOr<std::unique_ptr<engine::Catalog>> LoadCatalogFile(

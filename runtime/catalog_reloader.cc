@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -62,8 +63,23 @@ absl::StatusOr<std::unique_ptr<CatalogReloader>> CatalogReloader::Create(
       new CatalogReloader(std::move(options), pipeline, std::move(watcher)));
   {
     std::lock_guard<std::mutex> lock(reloader->reload_mu_);
-    absl::StatusOr<bool> loaded = reloader->ReloadLocked(/*initial=*/true);
-    if (!loaded.ok()) return loaded.status();
+    // A catalog being written when compatd starts is waited for (start-up
+    // can be interrupted: service/server.cc takes SIGTERM meanwhile).
+    const absl::Time give_up = absl::Now() + kMaxStartupWait;
+    for (;;) {
+      absl::StatusOr<bool> loaded = reloader->ReloadLocked(/*initial=*/true);
+      if (loaded.ok()) break;
+      if (loaded.status().code() != absl::StatusCode::kUnavailable) {
+        return loaded.status();
+      }
+      if (absl::Now() >= give_up) {
+        return absl::UnavailableError(
+            absl::StrCat(loaded.status().message(), "; still so after ",
+                         absl::FormatDuration(kMaxStartupWait)));
+      }
+      reloader->NoteBeingWritten(loaded.status().message());
+      absl::SleepFor(kWriterPoll);
+    }
   }
   return reloader;
 }
@@ -93,6 +109,12 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
     status_.last_attempt_at = absl::Now();
   }
   absl::StatusOr<std::string> bytes = options_.source->Read();
+  if (!bytes.ok() && bytes.status().code() == absl::StatusCode::kUnavailable) {
+    // Being written: nothing is wrong with the catalog yet. The caller tries
+    // again (the watcher thread after kWriterPoll, or at the writer's close).
+    return bytes.status();
+  }
+  logged_being_written_ = false;
   if (!bytes.ok()) {
     if (initial) return bytes.status();
     has_rejected_bytes_ = false;
@@ -183,6 +205,13 @@ absl::Status CatalogReloader::Reject(absl::Status error, bool log) {
   return error;
 }
 
+void CatalogReloader::NoteBeingWritten(absl::string_view why) {
+  if (logged_being_written_) return;
+  logged_being_written_ = true;
+  base::LogLimited(base::LogLevel::kInfo, "catalog-being-written",
+                   absl::StrCat("catalog not reloaded yet: ", why));
+}
+
 void CatalogReloader::Start() {
   std::lock_guard<std::mutex> lock(thread_mu_);
   if (thread_.joinable() || watcher_ == nullptr) return;  // static: no thread
@@ -270,9 +299,13 @@ void CatalogReloader::Run() {
   const bool periodic = options_.interval > absl::ZeroDuration();
   absl::Time next_check =
       periodic ? absl::Now() + options_.interval : absl::InfiniteFuture();
-  // A pending debounced reload: due at `due`; the burst began at `first`.
+  const std::string entry = options_.source->WatchEntry();
+  // A pending reload: due at `due`; the burst of events began at `first`.
   absl::Time due = absl::InfiniteFuture();
   absl::Time first = absl::InfiniteFuture();
+  // The last write seen on our entry without its close (inotify's view of
+  // "open for writing", for when the kernel cannot tell us).
+  absl::Time written_at = absl::InfinitePast();
   NoteWatchState();
   bool retired_held = false;
   while (!stop_.load()) {
@@ -286,28 +319,106 @@ void CatalogReloader::Run() {
     if (stop_.load()) break;
     retired_held = ReleaseRetired();
     const absl::Time now = absl::Now();
-    if (!result.events.empty()) {
-      // Any change in the directory may be ours (the kubelet's `..data` swap,
-      // an editor's rename, another symlink's target); comparing the bytes
-      // sorts out the rest cheaply.
-      if (due == absl::InfiniteFuture()) first = now;
-      due = std::min(now + kDebounce, first + kMaxDebounce);
-      for (const DirEvent& event : result.events) {
-        if (event.kind == DirEvent::Kind::kWatchLost ||
-            event.kind == DirEvent::Kind::kWatchEstablished) {
-          NoteWatchState();
+    bool trigger = false;   // a change that may be complete
+    bool activity = false;  // a change that is not quiet yet
+    for (const DirEvent& event : result.events) {
+      const bool ours = !entry.empty() && event.name == entry;
+      switch (event.kind) {
+        case DirEvent::Kind::kWritten:  // a writer closed: complete
+          if (ours) written_at = absl::InfinitePast();
+          trigger = true;
+          break;
+        case DirEvent::Kind::kMovedIn:  // a rename: complete
+          if (ours) written_at = absl::InfinitePast();
+          trigger = true;
+          break;
+        case DirEvent::Kind::kAttributes:  // e.g. made readable
+          trigger = true;
+          break;
+        case DirEvent::Kind::kModified:  // written to, not closed yet
+          if (ours) {
+            written_at = now;
+            activity = true;
+          }
+          break;
+        case DirEvent::Kind::kCreated: {
+          // A new symlink (or directory) is complete; a new regular file is
+          // being written, and complete at its close.
+          struct stat st;
+          const std::string path =
+              absl::StrCat(watcher_->dir(), "/", event.name);
+          if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+            if (ours) {
+              written_at = now;
+              activity = true;
+            }
+          } else {
+            trigger = true;
+          }
           break;
         }
+        case DirEvent::Kind::kDeleted:
+        case DirEvent::Kind::kMovedOut:
+          // The file is gone, for now: its replacement's close or rename is
+          // what to reload (a missing file is found by the periodic check).
+          if (ours) written_at = absl::InfinitePast();
+          break;
+        case DirEvent::Kind::kOverflow:
+        case DirEvent::Kind::kWatchLost:
+        case DirEvent::Kind::kWatchEstablished:
+          // Anything may have changed, and what was seen may be stale.
+          written_at = absl::InfinitePast();
+          trigger = true;
+          NoteWatchState();
+          break;
+      }
+    }
+    if (trigger && due == absl::InfiniteFuture()) first = now;
+    if (due != absl::InfiniteFuture() || trigger) {
+      if (trigger || activity) {
+        // Quiet for kDebounce (within a burst's kMaxDebounce).
+        due = std::min(now + kDebounce, first + kMaxDebounce);
       }
     }
     const bool triggered = trigger_.exchange(false);
-    if (triggered || now >= due || now >= next_check) {
-      due = absl::InfiniteFuture();
-      first = absl::InfiniteFuture();
+    const bool periodic_due = now >= next_check;
+    if (triggered || periodic_due || now >= due) {
+      if (periodic_due && periodic) next_check = now + options_.interval;
+      // Some process still has the file open for writing: wait for its
+      // close. The kernel's answer (a read lease, for our own files) wins;
+      // without one, a write seen without its close counts for a while.
+      std::optional<bool> writing = options_.source->OpenForWriting();
+      if (!writing.has_value()) {
+        writing = written_at != absl::InfinitePast() &&
+                  now - written_at < kMaxWriterWait;
+      }
+      if (*writing) {
+        {
+          std::lock_guard<std::mutex> lock(reload_mu_);
+          NoteBeingWritten(absl::StrCat(options_.source->name(),
+                                        ": the catalog is open for writing; "
+                                        "it is read once the writer has "
+                                        "closed it"));
+        }
+        // The writer's close starts a new burst (and its own debounce).
+        first = now;
+        due = now + kWriterPoll;
+        continue;
+      }
       // Errors are recorded by the pipeline and logged by the reload itself.
-      ReloadNow().IgnoreError();
+      absl::StatusOr<bool> reloaded = ReloadNow();
+      if (!reloaded.ok() &&
+          reloaded.status().code() == absl::StatusCode::kUnavailable) {
+        std::lock_guard<std::mutex> lock(reload_mu_);
+        NoteBeingWritten(reloaded.status().message());
+        first = absl::Now();
+        due = first + kWriterPoll;
+      } else {
+        due = absl::InfiniteFuture();
+        first = absl::InfiniteFuture();
+        written_at = absl::InfinitePast();
+      }
       retired_held = ReleaseRetired();
-      if (periodic) next_check = absl::Now() + options_.interval;
     }
   }
 }

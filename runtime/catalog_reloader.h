@@ -6,6 +6,16 @@
 // check as a backstop, and reloads on demand (SIGHUP). A static source (the
 // embedded catalog) is loaded once and never watched.
 //
+// Only a complete file is read: a reload follows a writer's close
+// (IN_CLOSE_WRITE) or a rename into the directory (the ConfigMap swap, an
+// editor's write-and-rename), never the creation or deletion of a file, and
+// waits until the directory has been quiet for kDebounce. A file some process
+// still has open for writing is not read (the kernel says so through a read
+// lease where compatd owns the file; elsewhere a write seen without its close
+// counts, for up to kMaxWriterWait): the reload waits for the writer's close,
+// checking every kWriterPoll, and a file that changed while it was read is
+// read again. Waiting is not a rejection; it is logged once.
+//
 // A reload reads the source, compares the bytes with the catalog in force
 // (equal: nothing happens), parses and validates them off the request path,
 // and hands the catalog to the pipeline, which publishes it with one swap. A
@@ -69,12 +79,14 @@ class CatalogReloader final {
   };
 
   // Watches the source's directory (if it has one), then loads it
-  // synchronously and publishes it through `pipeline` (the start-up publish).
+  // synchronously and publishes it through `pipeline` (the start-up publish),
+  // waiting up to kMaxStartupWait for a writer that has the file open.
   // Errors (startup is fatal): INVALID_ARGUMENT for a missing source or
   // pipeline, a negative interval or an invalid catalog (one
   // "<name>:<line>: <message>" per line); NOT_FOUND / PERMISSION_DENIED /
   // FAILED_PRECONDITION when the file cannot be read (missing, unreadable,
-  // not a regular file, larger than catalog::kMaxCatalogBytes). `pipeline`
+  // not a regular file, larger than catalog::kMaxCatalogBytes); UNAVAILABLE
+  // when it was still open for writing after kMaxStartupWait. `pipeline`
   // must outlive the reloader.
   static absl::StatusOr<std::unique_ptr<CatalogReloader>> Create(
       Options options, CatalogPipeline* pipeline);
@@ -85,7 +97,8 @@ class CatalogReloader final {
 
   // Reloads now, on the calling thread. True if a new catalog was published
   // (generation + 1), false if the source is unchanged. On error (the codes of
-  // Create()) nothing changes. Thread-safe; concurrent calls are serialized.
+  // Create()) nothing changes; UNAVAILABLE (the file is being written) is not
+  // a rejection: try again. Thread-safe; concurrent calls are serialized.
   absl::StatusOr<bool> ReloadNow();
 
   // Starts the watcher thread: reloads ~kDebounce after the directory changes
@@ -113,6 +126,12 @@ class CatalogReloader final {
   // reload's event-to-publish time (target 20 ms, BENCHMARKS.md).
   static constexpr absl::Duration kDebounce = absl::Milliseconds(5);
   static constexpr absl::Duration kMaxDebounce = absl::Milliseconds(500);
+  // While the file is open for writing: how often to look again, how long a
+  // write without its close (where the kernel cannot tell) holds a reload
+  // back, and how long start-up waits for the writer.
+  static constexpr absl::Duration kWriterPoll = absl::Milliseconds(100);
+  static constexpr absl::Duration kMaxWriterWait = absl::Minutes(1);
+  static constexpr absl::Duration kMaxStartupWait = absl::Seconds(10);
 
   // A replaced catalog is freed on the watcher thread once no request holds
   // it any more (checked every kRetiredCheck); after kMaxRetiredAge the
@@ -127,6 +146,9 @@ class CatalogReloader final {
                   std::unique_ptr<DirWatcher> watcher);
 
   absl::StatusOr<bool> ReloadLocked(bool initial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
+  // Logs, once per wait, that the file is being written.
+  void NoteBeingWritten(absl::string_view why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
   // Records a rejection, logs it if it differs from the previous one, tells
   // the pipeline. Returns `error`.
@@ -158,6 +180,8 @@ class CatalogReloader final {
   absl::Status rejected_status_ ABSL_GUARDED_BY(reload_mu_);
   // The latest read error's message, so that it is logged once.
   std::string read_error_ ABSL_GUARDED_BY(reload_mu_);
+  // Whether the current wait for a writer was logged.
+  bool logged_being_written_ ABSL_GUARDED_BY(reload_mu_) = false;
   struct Retired {
     std::shared_ptr<const ServingSnapshot> snapshot;
     absl::Time since;

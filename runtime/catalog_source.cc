@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/bounded_file.h"
 #include "base/valid_utf8.h"
 #include "catalog/embedded_catalog.h"
 #include "runtime/catalog_file.h"
@@ -28,7 +29,14 @@ class FileSource final : public CatalogSource {
       : path_(std::move(path)), name_(base::ValidUtf8(path_)) {}
   const std::string& name() const override { return name_; }
   absl::StatusOr<std::string> Read() const override {
-    return ReadCatalogFile(path_);
+    return ReadCatalogFile(path_, /*refuse_while_written=*/true);
+  }
+  std::optional<bool> OpenForWriting() const override {
+    return base::FileOpenForWriting(path_);
+  }
+  std::string WatchEntry() const override {
+    const size_t slash = path_.rfind('/');
+    return slash == std::string::npos ? path_ : path_.substr(slash + 1);
   }
   // Where the entry `path` names lives (not where a symlink points: a
   // ConfigMap's `catalog.yaml -> ..data/catalog.yaml` changes by a rename in

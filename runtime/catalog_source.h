@@ -7,6 +7,7 @@
 // source.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -20,12 +21,19 @@ class CatalogSource {
   // UTF-8) or "embedded:kubernetes-1.36".
   virtual const std::string& name() const = 0;
   // The bytes now. Errors (runtime/catalog_file.h): NOT_FOUND,
-  // PERMISSION_DENIED, FAILED_PRECONDITION, with "<name>: <why>".
+  // PERMISSION_DENIED, FAILED_PRECONDITION, with "<name>: <why>"; UNAVAILABLE
+  // while the file is being written (open for writing, or changed while it
+  // was read): not an error of the catalog, try again later.
   virtual absl::StatusOr<std::string> Read() const = 0;
   // The directory whose changes may change Read()'s answer (where the file's
   // entry lives: a ConfigMap's `..data` swap is a rename there). Empty: the
   // bytes never change, and nothing is watched.
   virtual std::string WatchDir() const = 0;
+  // The source's own entry in WatchDir() (the file's name); empty if none.
+  virtual std::string WatchEntry() const { return ""; }
+  // Whether the file is open for writing now (base::FileOpenForWriting):
+  // nullopt when that cannot be told. A static source is never written.
+  virtual std::optional<bool> OpenForWriting() const { return false; }
 };
 
 // The catalog compiled into the binary (catalog/embedded_catalog.h).

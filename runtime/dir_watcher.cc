@@ -19,13 +19,14 @@ namespace compatd::runtime {
 namespace {
 
 // IN_CLOSE_NOWRITE, IN_OPEN and IN_ACCESS are left out on purpose: reading the
-// catalog must not look like a change. IN_MODIFY is left out too: it fires on
-// every write(), and reacting to it would read half-written files; the writer's
-// close (IN_CLOSE_WRITE) is the moment the content is complete. IN_IGNORED,
-// IN_UNMOUNT and IN_Q_OVERFLOW are always delivered.
-constexpr uint32_t kWatchMask = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM |
-                                IN_CLOSE_WRITE | IN_DELETE | IN_ATTRIB |
-                                IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+// catalog must not look like a change. IN_MODIFY fires on every write(): it
+// is reported so that a reader can tell a file that is being written (and must
+// not be read yet) from one that is complete, which it is at the writer's
+// close (IN_CLOSE_WRITE). IN_IGNORED, IN_UNMOUNT and IN_Q_OVERFLOW are always
+// delivered.
+constexpr uint32_t kWatchMask =
+    IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_MODIFY |
+    IN_DELETE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
 
 // poll()'s timeout for "until `until`": rounded up so that we never wake up
 // just before the deadline and spin; -1 for forever.
@@ -50,6 +51,8 @@ absl::string_view DirEventKindName(DirEvent::Kind kind) {
       return "moved-out";
     case DirEvent::Kind::kWritten:
       return "written";
+    case DirEvent::Kind::kModified:
+      return "modified";
     case DirEvent::Kind::kDeleted:
       return "deleted";
     case DirEvent::Kind::kAttributes:
@@ -175,6 +178,8 @@ void DirWatcher::ReadEvents(std::vector<DirEvent>& out) {
         kind = DirEvent::Kind::kMovedOut;
       } else if (mask & IN_CLOSE_WRITE) {
         kind = DirEvent::Kind::kWritten;
+      } else if (mask & IN_MODIFY) {
+        kind = DirEvent::Kind::kModified;
       } else if (mask & IN_DELETE) {
         kind = DirEvent::Kind::kDeleted;
       } else if (mask & IN_ATTRIB) {

@@ -5,7 +5,9 @@
 // ConfigMap updates visible: the kubelet never writes `catalog.yaml` (a symlink
 // to `..data/catalog.yaml`); it renames a new `..data_tmp` symlink over
 // `..data` (IN_MOVED_TO "..data"). Editors that write a temporary file and
-// rename it show up the same way, and in-place writes as IN_CLOSE_WRITE.
+// rename it show up the same way, and in-place writes as IN_CLOSE_WRITE, after
+// one IN_MODIFY per write() (kModified: a file is being written; it is
+// complete only at its IN_CLOSE_WRITE).
 //
 // Survives the directory disappearing: the watch is then retried every
 // kRetryInterval, and a kWatchEstablished event reports that it is back (the
@@ -38,6 +40,7 @@ struct DirEvent {
     kMovedIn,           // IN_MOVED_TO: renamed into (or within) the directory
     kMovedOut,          // IN_MOVED_FROM: renamed away (or within)
     kWritten,           // IN_CLOSE_WRITE: a file opened for writing was closed
+    kModified,          // IN_MODIFY: a file was written to (or truncated)
     kDeleted,           // IN_DELETE
     kAttributes,        // IN_ATTRIB: permissions, owner, timestamps, links
     kOverflow,          // IN_Q_OVERFLOW: events were lost; anything may differ

@@ -104,5 +104,30 @@ TEST_F(BoundedFileTest, SparseHugeFileIsRefusedUnread) {
                        HasSubstr("larger than the limit")));
 }
 
+TEST_F(BoundedFileTest, FileOpenForWritingIsRefusedWhenAsked) {
+  const std::string path = Write("catalog.yaml", "a: 1\n");
+  const int writer = open(path.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(writer, 0);
+  // Without the option it is read as it is.
+  EXPECT_TRUE(ReadBoundedFile(path, {.max_bytes = 100}).ok());
+  EXPECT_THAT(ReadBoundedFile(path, {.max_bytes = 100,
+                                     .what = "the catalog",
+                                     .refuse_while_written = true}),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr("the catalog is open for writing")));
+  EXPECT_EQ(FileOpenForWriting(path), true);
+  close(writer);
+  EXPECT_EQ(FileOpenForWriting(path), false);
+  absl::StatusOr<std::string> bytes =
+      ReadBoundedFile(path, {.max_bytes = 100, .refuse_while_written = true});
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, "a: 1\n");
+}
+
+TEST_F(BoundedFileTest, OpenForWritingOfWhatCannotBeAskedIsUnknown) {
+  EXPECT_EQ(FileOpenForWriting(dir_ + "/absent"), std::nullopt);
+  EXPECT_EQ(FileOpenForWriting("/dev/null"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace compatd::base

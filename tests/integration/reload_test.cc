@@ -4,8 +4,10 @@
 // answering, SIGHUP reloads what inotify cannot see, and RPCs under load never
 // fail while the catalog is swapped hundreds of times.
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -194,6 +196,59 @@ TEST_F(ReloadTest, BadCatalogIsRejectedReportedAndTheOldOneKeepsServing) {
   EXPECT_THAT(scrape, HasSubstr("compatd_catalog_generation 2"));
   EXPECT_THAT(scrape, HasSubstr("compatd_catalog_info{digest=\"" +
                                 info.digest() + "\""));
+}
+
+// Issue 17, item 6: the catalog replaced by unlinking it, writing a first
+// part that is a valid catalog by itself (everything before `apis:`), waiting
+// 0.5 s and writing the rest. compatd used to publish the first part (a
+// generation with 0 group-versions) for those 0.5 s.
+TEST_F(ReloadTest, CatalogWrittenInPlaceInPartsIsNeverServedHalfWritten) {
+  const std::string path = dir_.Join("catalog.yaml");
+  ASSERT_TRUE(testing::WriteFileContents(path, CatalogWithFlip(false)).ok());
+  StartServer(path);
+  const std::string full =
+      "binaryVersion: \"1.36\"\n"
+      "features:\n"
+      "  - name: Flip\n"
+      "    versionedSpecs:\n"
+      "      - {version: \"1.30\", default: true, lockToDefault: false, "
+      "preRelease: Beta}\n"
+      "apis:\n"
+      "  - group: apps\n"
+      "    version: v1\n"
+      "    resources:\n"
+      "      - {resource: deployments, kind: Deployment, introduced: "
+      "\"1.9\"}\n";
+  const size_t apis = full.find("apis:");
+
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, full.data(), apis), static_cast<ssize_t>(apis));
+  // For 0.5 s, every answer comes from the old catalog.
+  int answers = 0;
+  const auto half_done = std::chrono::steady_clock::now() + 500ms;
+  while (std::chrono::steady_clock::now() < half_done) {
+    uint64_t generation = 0;
+    EXPECT_FALSE(Flip(&generation)) << "the half-written catalog is served";
+    EXPECT_EQ(generation, 1u);
+    ++answers;
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_GT(answers, 10);
+  ASSERT_EQ(write(fd, full.data() + apis, full.size() - apis),
+            static_cast<ssize_t>(full.size() - apis));
+  ASSERT_EQ(close(fd), 0);
+
+  // The whole file, as one new generation, at once.
+  ASSERT_TRUE(WaitForFlip(true, 1000ms)) << server_.Stderr();
+  const v1::GetCatalogResponse info = Catalog();
+  EXPECT_EQ(info.generation(), 2u);
+  EXPECT_EQ(info.counts().group_versions(), 1u);
+  EXPECT_EQ(info.last_error(), "");
+  EXPECT_THAT(
+      ScrapeUntil("compatd_catalog_reloads_total{result=\"loaded\"} 1"),
+      HasSubstr("compatd_catalog_reloads_total{result=\"rejected\"} 0"));
 }
 
 TEST_F(ReloadTest, SighupReloadsWhatInotifyCannotSee) {

@@ -1,5 +1,6 @@
 #include "runtime/catalog_reloader.h"
 
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -496,6 +497,93 @@ TEST_F(CatalogReloaderTest, InPlaceWriteIsServed) {
   ASSERT_OK(WriteFileContents(path_, kCatalogV2));
 
   EXPECT_TRUE(PollUntil([&] { return Generation() == 2; }));
+}
+
+// Issue 17, item 6: the catalog replaced by unlinking it and writing the new
+// one in two parts, the first a valid catalog on its own. The creation used
+// to trigger a reload that published the first part.
+TEST_F(CatalogReloaderTest, FileWrittenInPartsIsPublishedOnlyOnceClosed) {
+  ASSERT_OK(WriteFileContents(path_, kCatalogV1));
+  CreateReloader();
+  reloader_->Start();
+  const std::string full(kCatalogV2);
+  const size_t apis = full.find("apis:");
+  ASSERT_NE(apis, std::string::npos);
+  ASSERT_OK(catalog::ParseCatalog(full.substr(0, apis), "prefix").status());
+
+  ASSERT_EQ(unlink(path_.c_str()), 0);
+  const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, full.data(), apis), static_cast<ssize_t>(apis));
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(Generation(), 1u) << "published a half-written file";
+  // Asked explicitly (SIGHUP), it is not read either.
+  EXPECT_THAT(reloader_->ReloadNow(), StatusIs(absl::StatusCode::kUnavailable,
+                                               HasSubstr("open for writing")));
+  ASSERT_EQ(write(fd, full.data() + apis, full.size() - apis),
+            static_cast<ssize_t>(full.size() - apis));
+  ASSERT_EQ(close(fd), 0);
+
+  EXPECT_TRUE(PollUntil([&] { return Generation() == 2; }));
+  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
+  EXPECT_FALSE(listener_.Last(ReloadResult::kRejected).has_value())
+      << listener_.Last(ReloadResult::kRejected)->error;
+}
+
+// The periodic check must not read a file in the middle of being rewritten
+// in place either.
+TEST_F(CatalogReloaderTest, PeriodicCheckWaitsForTheWriterToClose) {
+  ASSERT_OK(WriteFileContents(path_, kCatalogV1));
+  CreateReloader(/*interval=*/absl::Milliseconds(10));
+  reloader_->Start();
+  const std::string full(kCatalogV2);
+  const size_t apis = full.find("apis:");
+
+  const int fd = open(path_.c_str(), O_WRONLY | O_TRUNC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, full.data(), apis), static_cast<ssize_t>(apis));
+  absl::SleepFor(absl::Milliseconds(200));  // 20 periodic checks
+  EXPECT_EQ(Generation(), 1u) << "published a half-written file";
+  ASSERT_EQ(write(fd, full.data() + apis, full.size() - apis),
+            static_cast<ssize_t>(full.size() - apis));
+  ASSERT_EQ(close(fd), 0);
+
+  EXPECT_TRUE(PollUntil([&] { return Generation() == 2; }));
+  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
+}
+
+// A deleted catalog is not a reload by itself (its replacement's close is):
+// no rejection while a tool deletes and rewrites it.
+TEST_F(CatalogReloaderTest, DeletionAloneIsNotReloaded) {
+  ASSERT_OK(WriteFileContents(path_, kCatalogV1));
+  CreateReloader();
+  reloader_->Start();
+  ASSERT_EQ(unlink(path_.c_str()), 0);
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_THAT(listener_.records(), IsEmpty());
+
+  ASSERT_OK(WriteFileContents(path_, kCatalogV2));
+  EXPECT_TRUE(PollUntil([&] { return Generation() == 2; }));
+  EXPECT_FALSE(listener_.Last(ReloadResult::kRejected).has_value());
+}
+
+// Start-up waits (up to kMaxStartupWait) for a writer that has the file open.
+TEST_F(CatalogReloaderTest, CreateWaitsForTheWriterToClose) {
+  const std::string full(kCatalogV2);
+  const size_t apis = full.find("apis:");
+  const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, full.data(), apis), static_cast<ssize_t>(apis));
+  std::thread writer([&] {
+    absl::SleepFor(absl::Milliseconds(300));
+    (void)!write(fd, full.data() + apis, full.size() - apis);
+    close(fd);
+  });
+  const absl::Time start = absl::Now();
+  CreateReloader();
+  writer.join();
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(250));
+  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
 }
 
 // `path` is a symlink into another directory: a change there is invisible to

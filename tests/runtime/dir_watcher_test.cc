@@ -1,5 +1,6 @@
 #include "runtime/dir_watcher.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,7 @@ using ::compatd::testing::WriteFileContents;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using Kind = DirEvent::Kind;
 
 // Generous: these are upper bounds, the events normally arrive in microseconds.
@@ -92,6 +94,23 @@ TEST_F(DirWatcherTest, RewritingInPlaceReportsWritten) {
 
   ASSERT_OK(WriteFileContents(dir_.Join("catalog.yaml"), "a: 2\n"));
 
+  EXPECT_THAT(WaitForEvent(*watcher_, Kind::kWritten, "catalog.yaml"),
+              Contains(Event(Kind::kWritten, "catalog.yaml")));
+}
+
+// A writer that has written but not closed yet: modified, and written only
+// at its close.
+TEST_F(DirWatcherTest, WritingReportsModifiedAndClosingReportsWritten) {
+  const std::string path = dir_.Join("catalog.yaml");
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, "a: 1\n", 5), 5);
+  std::vector<DirEvent> seen =
+      WaitForEvent(*watcher_, Kind::kModified, "catalog.yaml");
+  EXPECT_THAT(seen, Contains(Event(Kind::kCreated, "catalog.yaml")));
+  EXPECT_THAT(seen, Not(Contains(Event(Kind::kWritten, "catalog.yaml"))));
+
+  close(fd);
   EXPECT_THAT(WaitForEvent(*watcher_, Kind::kWritten, "catalog.yaml"),
               Contains(Event(Kind::kWritten, "catalog.yaml")));
 }
@@ -268,6 +287,7 @@ TEST(DirEventKindNameTest, NamesEveryKind) {
       {Kind::kMovedIn, "moved-in"},
       {Kind::kMovedOut, "moved-out"},
       {Kind::kWritten, "written"},
+      {Kind::kModified, "modified"},
       {Kind::kDeleted, "deleted"},
       {Kind::kAttributes, "attributes"},
       {Kind::kOverflow, "overflow"},
