@@ -209,7 +209,7 @@ void CatalogReloader::NoteBeingWritten(absl::string_view why) {
   if (logged_being_written_) return;
   logged_being_written_ = true;
   base::LogLimited(base::LogLevel::kInfo, "catalog-being-written",
-                   absl::StrCat("catalog not reloaded yet: ", why));
+                   absl::StrCat("catalog not read yet: ", why));
 }
 
 void CatalogReloader::Start() {

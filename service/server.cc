@@ -3,11 +3,13 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -409,6 +411,50 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   return std::unique_ptr<Server>(std::move(server));
 }
 
+namespace {
+
+// Takes SIGTERM, SIGINT and SIGHUP (blocked in every thread) while the server
+// starts: SIGTERM or SIGINT end the process at once (exit 0: nothing was
+// served, nothing to drain), SIGHUP is moot (the catalog is being loaded).
+// Destroying it stops the thread; signals from then on stay pending for
+// RunServer's loop.
+class StartupSignals final {
+ public:
+  explicit StartupSignals(const sigset_t& signals)
+      : signals_(signals), thread_([this] { Run(); }) {}
+  ~StartupSignals() {
+    stop_.store(true);
+    // Ends the sigtimedwait() at once (a signal directed at that thread; a
+    // real SIGHUP at the same moment may be taken for it, harmlessly).
+    pthread_kill(thread_.native_handle(), SIGHUP);
+    thread_.join();
+  }
+  StartupSignals(const StartupSignals&) = delete;
+  StartupSignals& operator=(const StartupSignals&) = delete;
+
+ private:
+  void Run() {
+    while (!stop_.load()) {
+      const timespec tick = {1, 0};
+      const int signal_number = sigtimedwait(&signals_, nullptr, &tick);
+      if (stop_.load()) return;
+      if (signal_number == SIGTERM || signal_number == SIGINT) {
+        base::LogInfo(absl::StrCat(
+            "received ", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
+            " during start-up: exiting without serving"));
+        base::FlushSuppressedLogs(/*all=*/true);
+        _exit(0);
+      }
+    }
+  }
+
+  const sigset_t signals_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
 int RunServer(const ServerOptions& options) {
   // glibc's allocator raises its mmap threshold (up to 32 MiB) each time a
   // large block is freed, after which such blocks come from the heap and their
@@ -437,7 +483,14 @@ int RunServer(const ServerOptions& options) {
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
+  absl::StatusOr<std::unique_ptr<Server>> server;
+  {
+    // Start-up may take a while (a catalog still being written is waited
+    // for, --listen may need a name lookup) and SIGTERM must work from the
+    // first instant: a thread takes the signals until the server is up.
+    StartupSignals startup_signals(signals);
+    server = Server::Start(options);
+  }
   if (!server.ok()) {
     base::LogError(absl::StrCat("cannot start: ", server.status().message()));
     return 1;

@@ -37,6 +37,7 @@ using ::compatd::testing::RunResult;
 using ::compatd::testing::Subprocess;
 using ::compatd::testing::TempDir;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 
 // ---------------------------------------------------------------------------
@@ -184,6 +185,41 @@ TEST(StartupTest, ClosedStderrDoesNotKillItWithMetricsOff) {
       << "compatd ended after writing to a closed stderr";
   kill(process.pid(), SIGTERM);
   EXPECT_EQ(process.Wait(10s), 0);
+}
+
+// ---------------------------------------------------------------------------
+// Item 8: SIGTERM works from the first instant. Signals used to be blocked
+// from the start of RunServer and taken only once start-up was over, so a
+// start-up that waited (a FIFO key, before those were refused) ignored
+// SIGTERM. A catalog still open for writing makes start-up wait now.
+
+TEST(StartupTest, SigtermDuringStartupExitsAtOnce) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string catalog = dir.path() + "/catalog.yaml";
+  const int writer = open(catalog.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(writer, 0);
+  const std::string partial = "binaryVersion: \"1.36\"\nfeatures: []\n";
+  ASSERT_EQ(write(writer, partial.data(), partial.size()),
+            static_cast<ssize_t>(partial.size()));
+
+  Subprocess process;
+  ASSERT_TRUE(testing::StartTiedToThisProcess(
+      process, COMPATD_BINARY,
+      {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
+       "--catalog=" + catalog}));
+  ASSERT_TRUE(process.WaitForStderr("open for writing", 10s))
+      << process.Stderr();
+  const auto start = std::chrono::steady_clock::now();
+  process.Signal(SIGTERM);
+  const std::optional<int> code = process.Wait(3s);
+  close(writer);
+  ASSERT_TRUE(code.has_value()) << "SIGTERM ignored during start-up:\n"
+                                << process.Stderr();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  EXPECT_EQ(*code, 0);
+  EXPECT_THAT(process.Stderr(), HasSubstr("received SIGTERM during start-up"));
+  EXPECT_THAT(process.Stderr(), Not(HasSubstr("serving catalog")));
 }
 
 // ---------------------------------------------------------------------------
