@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -91,9 +93,92 @@ struct TlsFileContext::Loaded {
   std::unique_ptr<EVP_PKEY, PkeyFree> key;
   std::unique_ptr<X509_STORE, StoreFree> ca_store;  // null: no client CA
   std::unique_ptr<STACK_OF(X509_NAME), NamesFree> ca_names;
+  std::vector<CertificateInfo> certificates;  // chain, then client CA
 };
 
 namespace {
+
+absl::Time Asn1Time(const ASN1_TIME* time) {
+  struct tm tm;
+  if (time == nullptr || ASN1_TIME_to_tm(time, &tm) != 1) {
+    ERR_clear_error();
+    return absl::InfinitePast();
+  }
+  return absl::FromTimeT(timegm(&tm));
+}
+
+CertificateInfo Describe(X509* cert, std::string file, int index) {
+  CertificateInfo info;
+  info.file = std::move(file);
+  info.index = index;
+  std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
+  if (bio != nullptr &&
+      X509_NAME_print_ex(bio.get(), X509_get_subject_name(cert), 0,
+                         XN_FLAG_RFC2253) >= 0) {
+    char* data = nullptr;
+    const long size = BIO_get_mem_data(bio.get(), &data);
+    if (size > 0) info.subject.assign(data, static_cast<size_t>(size));
+  }
+  if (BIGNUM* serial =
+          ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr)) {
+    if (char* hex = BN_bn2hex(serial)) {
+      info.serial = hex;
+      OPENSSL_free(hex);
+    }
+    BN_free(serial);
+  }
+  info.not_before = Asn1Time(X509_get0_notBefore(cert));
+  info.not_after = Asn1Time(X509_get0_notAfter(cert));
+  ERR_clear_error();
+  return info;
+}
+
+std::string Rfc3339(absl::Time time) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", time, absl::UTCTimeZone());
+}
+
+// "certificate 2 of --tls-cert=/tls/tls.crt (subject CN=x, serial 1F)".
+std::string Name(const CertificateInfo& info, absl::string_view flag_prefix,
+                 const TlsFiles& files) {
+  const bool ca = info.file == "client_ca";
+  return absl::StrCat(
+      info.index == 0 && !ca ? "the certificate"
+                             : absl::StrCat("certificate ", info.index + 1),
+      " of ", flag_prefix,
+      ca ? "-client-ca=" : "-cert=", ca ? files.client_ca : files.cert,
+      " (subject ", info.subject, ", serial ", info.serial, ")");
+}
+
+// One line per certificate of `loaded` at load and rotation: what it is and
+// until when; a warning for one that clients refuse now.
+void LogValidity(const TlsFileContext::Loaded& loaded,
+                 absl::string_view flag_prefix, const TlsFiles& files,
+                 absl::Time now) {
+  for (const CertificateInfo& info : loaded.certificates) {
+    const std::string name = Name(info, flag_prefix, files);
+    if (now >= info.not_after) {
+      base::LogLimited(
+          base::LogLevel::kWarning, "tls-certificate-validity",
+          absl::StrCat(name, " expired at ", Rfc3339(info.not_after),
+                       info.file == "client_ca"
+                           ? ": client certificates it signed are refused"
+                           : ": TLS clients refuse it; rotate it"));
+    } else if (now < info.not_before) {
+      base::LogLimited(
+          base::LogLevel::kWarning, "tls-certificate-validity",
+          absl::StrCat(name, " is not valid before ", Rfc3339(info.not_before),
+                       ": TLS clients refuse it until then"));
+    } else if (info.index == 0 || info.file == "cert") {
+      // The chain, not every CA of a bundle.
+      base::LogLimited(
+          base::LogLevel::kInfo, "tls-certificate-validity",
+          absl::StrCat(name, " is valid until ", Rfc3339(info.not_after), " (",
+                       absl::FormatDuration(
+                           absl::Trunc(info.not_after - now, absl::Minutes(1))),
+                       " from now)"));
+    }
+  }
+}
 
 absl::StatusOr<std::shared_ptr<TlsFileContext::Loaded>> LoadFiles(
     const TlsFiles& files, absl::string_view prefix) {
@@ -119,6 +204,10 @@ absl::StatusOr<std::shared_ptr<TlsFileContext::Loaded>> LoadFiles(
     return absl::InvalidArgumentError(absl::StrCat(
         cert_flag, "=", files.cert,
         ": no PEM certificate (-----BEGIN CERTIFICATE-----) in the file"));
+  }
+  for (size_t i = 0; i < certs.size(); ++i) {
+    loaded->certificates.push_back(
+        Describe(certs[i].get(), "cert", static_cast<int>(i)));
   }
   loaded->leaf = std::move(certs.front());
   loaded->chain.reset(sk_X509_new_null());
@@ -157,6 +246,10 @@ absl::StatusOr<std::shared_ptr<TlsFileContext::Loaded>> LoadFiles(
     }
     loaded->ca_store.reset(X509_STORE_new());
     loaded->ca_names.reset(sk_X509_NAME_new_null());
+    for (size_t i = 0; i < cas.size(); ++i) {
+      loaded->certificates.push_back(
+          Describe(cas[i].get(), "client_ca", static_cast<int>(i)));
+    }
     for (auto& ca : cas) {
       X509_STORE_add_cert(loaded->ca_store.get(), ca.get());
       sk_X509_NAME_push(loaded->ca_names.get(),
@@ -199,8 +292,14 @@ absl::StatusOr<std::unique_ptr<TlsFileContext>> TlsFileContext::Create(
   std::unique_ptr<TlsFileContext> context(
       new TlsFileContext(std::move(files), refresh, std::move(flag_prefix)));
   std::lock_guard<std::mutex> lock(context->mu_);
+  const absl::Time now = absl::Now();
+  LogValidity(**loaded, context->flag_prefix_, context->files_, now);
+  context->expiry_logged_.clear();
+  for (const CertificateInfo& info : (*loaded)->certificates) {
+    context->expiry_logged_.push_back(now >= info.not_after);
+  }
   context->loaded_ = *std::move(loaded);
-  context->next_check_ = absl::Now() + refresh;
+  context->next_check_ = now + refresh;
   return context;
 }
 
@@ -230,7 +329,42 @@ absl::StatusOr<bool> TlsFileContext::ReloadNow() {
   ++reloads_;
   base::LogInfo(absl::StrCat("TLS files of ", flag_prefix_,
                              "-cert=", files_.cert, " reloaded"));
+  const absl::Time now = absl::Now();
+  LogValidity(*loaded_, flag_prefix_, files_, now);
+  expiry_logged_.clear();
+  for (const CertificateInfo& info : loaded_->certificates) {
+    expiry_logged_.push_back(now >= info.not_after);
+  }
   return true;
+}
+
+std::vector<CertificateInfo> TlsFileContext::certificates() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return loaded_->certificates;
+}
+
+absl::Time TlsFileContext::NoteExpiry(absl::Time now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time next = absl::InfiniteFuture();
+  const std::vector<CertificateInfo>& certs = loaded_->certificates;
+  for (size_t i = 0; i < certs.size() && i < expiry_logged_.size(); ++i) {
+    if (now < certs[i].not_after) {
+      next = std::min(next, certs[i].not_after);
+      continue;
+    }
+    if (expiry_logged_[i]) continue;
+    expiry_logged_[i] = true;
+    base::LogLimited(
+        base::LogLevel::kError, "tls-certificate-expired",
+        absl::StrCat(Name(certs[i], flag_prefix_, files_), " expired at ",
+                     Rfc3339(certs[i].not_after),
+                     certs[i].file == "client_ca"
+                         ? ": client certificates it signed are refused "
+                           "until it is rotated"
+                         : ": TLS clients fail their handshake until it is "
+                           "rotated"));
+  }
+  return next;
 }
 
 int TlsFileContext::reloads() const {

@@ -60,8 +60,22 @@ inline constexpr size_t kMaxTlsFileBytes = 1 << 20;
 absl::Status CheckTlsFiles(const TlsFiles& files,
                            absl::string_view flag_prefix);
 
+// One certificate of a listener's files, for logs and the expiry metric.
+struct CertificateInfo {
+  std::string file;     // "cert" (the chain, leaf first) or "client_ca"
+  int index = 0;        // position in its file, from 0 (the leaf)
+  std::string subject;  // RFC 2253, e.g. "CN=compatd.example.com,O=Example"
+  std::string serial;   // hex
+  absl::Time not_before;
+  absl::Time not_after;
+};
+
 // The certificate, key and client CA of one listener, loaded from files and
 // re-read on a handshake once `refresh` has passed since the last look.
+// Certificates past their validity (or not yet valid) are served, as the
+// files say, but never silently: loading and each rotation log every
+// certificate's validity (a warning for one that is expired or not yet
+// valid), and NoteExpiry() logs, once, each one that expires while it serves.
 // Thread-safe; must outlive every SSL_CTX it configured.
 class TlsFileContext final {
  public:
@@ -94,6 +108,18 @@ class TlsFileContext final {
   };
   Pems pems() const;
 
+  // Every certificate of the files in force (the chain, then the client CA
+  // bundle).
+  std::vector<CertificateInfo> certificates() const;
+
+  // Logs (an error, once per certificate) each certificate in force that has
+  // expired by `now` and was not said to be expired yet; returns when the
+  // next one expires (absl::InfiniteFuture() if none).
+  absl::Time NoteExpiry(absl::Time now);
+
+  // "--tls", "--metrics-tls".
+  const std::string& flag_prefix() const { return flag_prefix_; }
+
   // OpenSSL's certificate callback for one handshake (an SSL*): re-reads the
   // files when due and sets the current pair and client CA on it. 1 on
   // success, 0 to fail the handshake.
@@ -115,6 +141,9 @@ class TlsFileContext final {
   absl::Time next_check_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
   int reloads_ ABSL_GUARDED_BY(mu_) = 0;
+  // Certificates of loaded_ already said to be expired (by index into
+  // loaded_'s certificates).
+  std::vector<bool> expiry_logged_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace compatd::http

@@ -5,9 +5,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -147,6 +150,19 @@ class ServerImpl final : public Server {
         !s.ok()) {
       return s;
     }
+    // When each certificate in force expires, so that a rotation that did
+    // not happen is seen before clients fail (k8s/monitoring alerts on it).
+    if (absl::Status s = registry_.AddCallbackFamily(
+            "compatd_tls_certificate_expiry_timestamp_seconds",
+            "When each TLS certificate in force expires (notAfter, Unix "
+            "time), per listener and file: cert (the chain, leaf first) or "
+            "client_ca (at most 100 per file, the first to expire).",
+            metrics::MetricType::kGauge,
+            {"listener", "file", "subject", "serial"},
+            [this]() { return CertificateExpirySamples(); });
+        !s.ok()) {
+      return s;
+    }
     if (absl::Status s = metrics::RegisterProcessMetrics(&registry_); !s.ok()) {
       return s;
     }
@@ -216,8 +232,44 @@ class ServerImpl final : public Server {
     return grpc_tls_files_->Credentials(options_.tls_refresh_interval);
   }
 
+  std::vector<metrics::CallbackSample> CertificateExpirySamples() {
+    constexpr size_t kMaxPerFile = 100;
+    std::vector<metrics::CallbackSample> samples;
+    std::lock_guard<std::mutex> lock(tls_sources_mu_);
+    for (const auto& [listener, context] : tls_sources_) {
+      std::vector<http::CertificateInfo> certs = context->certificates();
+      std::stable_sort(
+          certs.begin(), certs.end(),
+          [](const http::CertificateInfo& a, const http::CertificateInfo& b) {
+            return a.not_after < b.not_after;
+          });
+      std::set<std::vector<std::string>> seen;
+      std::map<std::string, size_t> per_file;
+      for (const http::CertificateInfo& cert : certs) {
+        std::vector<std::string> labels = {listener, cert.file, cert.subject,
+                                           cert.serial};
+        if (per_file[cert.file] >= kMaxPerFile || !seen.insert(labels).second) {
+          continue;
+        }
+        ++per_file[cert.file];
+        samples.push_back(
+            {std::move(labels),
+             absl::ToDoubleSeconds(cert.not_after - absl::UnixEpoch())});
+      }
+    }
+    return samples;
+  }
+
   // Every refresh interval, the certificate files of each TLS listener.
   void StartTlsMonitor() {
+    {
+      std::lock_guard<std::mutex> lock(tls_sources_mu_);
+      if (grpc_tls_ != nullptr)
+        tls_sources_.push_back({"grpc", grpc_tls_.get()});
+      if (metrics_tls_ != nullptr) {
+        tls_sources_.push_back({"metrics", metrics_tls_.get()});
+      }
+    }
     std::vector<TlsMonitor::Listener> listeners;
     if (grpc_tls_ != nullptr) {
       listeners.push_back({"grpc", grpc_tls_.get(), [this] {
@@ -395,6 +447,11 @@ class ServerImpl final : public Server {
   std::unique_ptr<HealthOnlyServer> health_only_;
   std::unique_ptr<runtime::CatalogReloader> reloader_;
   std::unique_ptr<TlsMonitor> tls_monitor_;  // reads grpc_tls_, metrics_tls_
+  // The TLS listeners' contexts, for the expiry metric (scraped from
+  // another thread once /metrics serves).
+  std::mutex tls_sources_mu_;
+  std::vector<std::pair<std::string, http::TlsFileContext*>> tls_sources_
+      ABSL_GUARDED_BY(tls_sources_mu_);
   int port_ = 0;
 
   std::mutex shutdown_mu_;

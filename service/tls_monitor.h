@@ -5,7 +5,9 @@
 // which logs a rotation or a failed one) and tells the listener's consumer
 // (the gRPC port's memory files, service/grpc_credentials.h). /metrics also
 // re-reads on a handshake once the interval has passed; the gRPC port has
-// nothing else that looks.
+// nothing else that looks. It also wakes up when a certificate in force
+// expires, to say so (http::TlsFileContext::NoteExpiry()): from that moment
+// TLS clients fail their handshakes, and the log says why.
 //
 //   TlsMonitor monitor({{"grpc", &grpc_context, [&] { files.Update(); }}},
 //                      absl::Minutes(1));
@@ -44,6 +46,8 @@ class TlsMonitor final {
  private:
   void Run();
   void Check();
+  // NoteExpiry() of every listener; when the next certificate expires.
+  absl::Time NoteExpiry();
 
   const std::vector<Listener> listeners_;
   const absl::Duration refresh_;
