@@ -573,11 +573,23 @@ absl::Status PolicyHandlers::Evaluate(const runtime::ServingSnapshot& snapshot,
                            engine::ResolveEffectiveVersions(
                                *snapshot.catalog, ToQuery(request.versions())));
   int failed = 0;
+  size_t answer_bytes = 0;
   response->mutable_results()->Reserve(request.items_size());
   for (const v1::EvaluateItem& item : request.items()) {
     v1::EvaluateResult* result = response->add_results();
     EvaluateItem(snapshot, request.versions(), item, result);
     if (result->has_error()) ++failed;
+    // A result's share of the answer: its bytes and its field's tag and
+    // length (at most 6 bytes).
+    answer_bytes += result->ByteSizeLong() + 6;
+    if (answer_bytes > limits_.max_answer_bytes) {
+      const int index = response->results_size() - 1;
+      response->Clear();
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "items[%d]: the answer reached %d bytes, over the limit of %d bytes "
+          "per answer (--max-send-message-bytes); split the batch",
+          index, answer_bytes, limits_.max_answer_bytes));
+    }
   }
   FillCommon(snapshot, versions,
              absl::StrFormat("%d items answered from one catalog snapshot, %d "

@@ -52,6 +52,10 @@ inline constexpr int kMaxRepeatedEntries = 1000;
 struct RequestLimits {
   // Evaluate items per call; more is INVALID_ARGUMENT (split the batch).
   int max_evaluate_items = 1000;
+  // Bytes of one Evaluate answer: the batch stops at the item that passes it
+  // (RESOURCE_EXHAUSTED, split the batch), so that a small request cannot
+  // make the server build a huge answer. --max-send-message-bytes.
+  size_t max_answer_bytes = 4 * 1024 * 1024;
   // A call's deadline is clamped to this: only WatchCatalog can run that long
   // (unary handlers never block), and its stream then ends with OK.
   absl::Duration max_call_duration = absl::Minutes(30);
