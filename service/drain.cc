@@ -20,7 +20,9 @@ namespace {
 // transport's hands. The metrics' started/handled counts would not do: a call
 // is "handled" before its answer is sent. Streams are not counted: the server
 // ends WatchCatalog itself, Health/Watch and reflection streams end only when
-// the client ends them.
+// the client ends them. compatd's own unary methods are registered as raw
+// streams (service/policy_service.h says why) and count themselves in the
+// same counter, from their HEADERS until gRPC is done with them.
 class UnaryCallCounter final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:

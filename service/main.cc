@@ -118,6 +118,28 @@ int main(int argc, char** argv) {
                1000000,
                "calls one connection may have in flight (HTTP/2 "
                "SETTINGS_MAX_CONCURRENT_STREAMS); more wait on the client");
+  flags.AddInt("max-send-message-bytes", &server.max_send_message_bytes, 1024,
+               64 * 1024 * 1024,
+               "largest answer; a larger one fails with RESOURCE_EXHAUSTED, "
+               "and Evaluate stops once its answer passes it");
+  flags.AddInt("max-answer-backlog-bytes", &server.max_answer_backlog_bytes,
+               1024, 1024 * 1024 * 1024,
+               "bytes of answers not yet taken by their (slow) clients, over "
+               "all connections; an answer past it fails with "
+               "RESOURCE_EXHAUSTED");
+  flags.AddInt("grpc-memory-bytes", &server.grpc_memory_bytes, 1024 * 1024,
+               1024 * 1024 * 1024,
+               "gRPC's memory quota (requests being received, read buffers, "
+               "calls); past it gRPC cancels streams (RESOURCE_EXHAUSTED)");
+  flags.AddInt("max-connections", &server.max_connections, 1, 1000000,
+               "open connections of the gRPC port; one past it is closed at "
+               "once");
+  flags.AddDuration("handshake-timeout", &server.handshake_timeout,
+                    "time a new connection has for its TLS handshake and "
+                    "HTTP/2 preface and SETTINGS before it is closed");
+  flags.AddDuration("max-connection-idle", &server.max_connection_idle,
+                    "a connection with no call for this long gets GOAWAY and "
+                    "is closed");
   flags.AddInt("max-evaluate-items", &server.limits.max_evaluate_items, 1,
                1000000, "items per Evaluate call; more is INVALID_ARGUMENT");
   flags.AddDuration("max-call-duration", &server.limits.max_call_duration,

@@ -1,16 +1,26 @@
 #include "service/policy_service.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/log.h"
 #include "base/tsan.h"
+#include "google/protobuf/stubs/logging.h"
 #include "grpcpp/alarm.h"
+#include "grpcpp/impl/codegen/server_callback_handlers.h"
+#include "grpcpp/impl/rpc_service_method.h"
+#include "grpcpp/support/proto_buffer_reader.h"
+#include "grpcpp/support/proto_buffer_writer.h"
 
 namespace compatd::service {
 
@@ -199,46 +209,282 @@ class WatchCatalogReactor final
 
 }  // namespace
 
+// ---------------------------------------------------------------------------
+// AnswerBacklog
+
+AnswerBacklog::AnswerBacklog(int64_t limit, absl::Duration timeout)
+    : limit_(limit), timeout_(timeout) {
+  sweeper_ = std::thread([this] { Sweep(); });
+}
+
+AnswerBacklog::~AnswerBacklog() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  sweeper_.join();
+}
+
+bool AnswerBacklog::Add(Entry* entry, grpc::ServerContextBase* context,
+                        int64_t bytes) {
+  if (bytes_.fetch_add(bytes, std::memory_order_relaxed) + bytes > limit_) {
+    bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    return false;
+  }
+  entry->context = context;
+  entry->bytes = bytes;
+  entry->since = absl::Now();
+  absl::MutexLock lock(&mu_);
+  entry->prev = tail_;
+  entry->next = nullptr;
+  (tail_ == nullptr ? head_ : tail_->next) = entry;
+  tail_ = entry;
+  return true;
+}
+
+void AnswerBacklog::Remove(Entry* entry) {
+  if (entry->context == nullptr) return;
+  {
+    absl::MutexLock lock(&mu_);
+    (entry->prev == nullptr ? head_ : entry->prev->next) = entry->next;
+    (entry->next == nullptr ? tail_ : entry->next->prev) = entry->prev;
+  }
+  entry->context = nullptr;
+  bytes_.fetch_sub(entry->bytes, std::memory_order_relaxed);
+}
+
+// Entries are in the order they were added, so only the head can be overdue.
+// TryCancel() under the lock is safe: gRPC runs the call's OnDone (which
+// removes the entry, taking the lock) on another thread, never inside
+// TryCancel(), and not before TryCancel() returns, since it must take the
+// lock first.
+void AnswerBacklog::Sweep() {
+  const absl::Duration tick =
+      std::clamp(timeout_ / 4, absl::Milliseconds(50), absl::Seconds(1));
+  absl::MutexLock lock(&mu_);
+  while (!stop_) {
+    mu_.AwaitWithTimeout(absl::Condition(&stop_), tick);
+    const absl::Time overdue = absl::Now() - timeout_;
+    for (Entry* entry = head_; entry != nullptr && entry->since <= overdue;
+         entry = entry->next) {
+      if (entry->cancelled) continue;
+      entry->cancelled = true;
+      entry->context->TryCancel();
+      timed_out_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Unary calls
+
+// One unary call, from its HEADERS (gRPC hands it over then, see the header)
+// until gRPC is done with it: reads the one request, answers it, writes the
+// answer and the status.
+class PolicyService::UnaryCall final
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  UnaryCall(const PolicyService* service, api::Rpc rpc,
+            grpc::CallbackServerContext* context)
+      : service_(service), rpc_(rpc), context_(context) {
+    if (service_->options_.calls_in_flight != nullptr) {
+      service_->options_.calls_in_flight->fetch_add(1,
+                                                    std::memory_order_relaxed);
+    }
+    base::TsanRelease(this);  // gRPC runs the reactions on other threads
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    base::TsanAcquire(this);
+    if (!ok) {
+      // The client ended its side without a request, or the call is gone
+      // (then nobody reads this).
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "the call carried no request message: a unary call "
+                          "sends exactly one"));
+      return;
+    }
+    grpc::Status status =
+        service_->Answer(rpc_, context_, &request_, &response_, &answer_bytes_);
+    if (status.ok() && service_->options_.backlog != nullptr &&
+        !service_->options_.backlog->Add(&backlog_entry_, context_,
+                                         answer_bytes_)) {
+      const AnswerBacklog& backlog = *service_->options_.backlog;
+      status = grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrCat("the answer (", answer_bytes_,
+                       " bytes) would pass the limit of ", backlog.limit(),
+                       " bytes of answers waiting for their clients to take "
+                       "them (--max-answer-backlog-bytes; now ",
+                       backlog.bytes(), "); retry later"));
+    }
+    base::TsanRelease(this);
+    if (status.ok()) {
+      StartWriteAndFinish(&response_, grpc::WriteOptions(), status);
+    } else {
+      response_.Clear();
+      Finish(status);
+    }
+  }
+
+  void OnDone() override {
+    base::TsanAcquire(this);
+    if (service_->options_.backlog != nullptr) {
+      service_->options_.backlog->Remove(&backlog_entry_);
+    }
+    if (service_->options_.calls_in_flight != nullptr) {
+      service_->options_.calls_in_flight->fetch_sub(1,
+                                                    std::memory_order_release);
+    }
+    delete this;
+  }
+
+ private:
+  const PolicyService* const service_;
+  const api::Rpc rpc_;
+  grpc::CallbackServerContext* const context_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
+  int64_t answer_bytes_ = 0;
+  AnswerBacklog::Entry backlog_entry_;
+};
+
+namespace {
+
+// "/compatd.v1.CompatibilityPolicy/GetFeature", ... for the lifetime of the
+// process (gRPC keeps the pointers).
+const char* MethodPath(api::Rpc rpc) {
+  static const std::vector<std::string>* const paths = [] {
+    auto* paths = new std::vector<std::string>();
+    for (int i = 0; i < api::kRpcCount; ++i) {
+      paths->push_back(absl::StrCat("/", kPolicyServiceName, "/",
+                                    api::RpcName(static_cast<api::Rpc>(i))));
+    }
+    return paths;
+  }();
+  return (*paths)[static_cast<size_t>(rpc)].c_str();
+}
+
+template <typename Message>
+std::string FullName() {
+  return std::string(Message::descriptor()->full_name());
+}
+
+}  // namespace
+
 PolicyService::PolicyService(const api::PolicyHandlers* handlers,
                              runtime::CatalogEvents* events,
                              const runtime::SnapshotStore* store,
-                             RpcObserver* observer)
+                             RpcObserver* observer, Options options)
     : handlers_(handlers),
       events_(events),
       store_(store),
-      observer_(observer) {}
+      observer_(observer),
+      options_(options) {
+  // Unary methods: raw bidirectional streams (the header says why).
+  for (int i = 0; i < api::kRpcCount; ++i) {
+    const auto rpc = static_cast<api::Rpc>(i);
+    if (api::IsServerStreaming(rpc)) continue;
+    auto* method = new grpc::internal::RpcServiceMethod(
+        MethodPath(rpc), grpc::internal::RpcMethod::BIDI_STREAMING,
+        new grpc::internal::CallbackBidiHandler<grpc::ByteBuffer,
+                                                grpc::ByteBuffer>(
+            [this, rpc](grpc::CallbackServerContext* context) {
+              return new UnaryCall(this, rpc, context);
+            }));
+    method->SetServerApiType(
+        grpc::internal::RpcServiceMethod::ApiType::RAW_CALL_BACK);
+    AddMethod(method);
+  }
+  auto* watch = new grpc::internal::RpcServiceMethod(
+      MethodPath(api::Rpc::kWatchCatalog),
+      grpc::internal::RpcMethod::SERVER_STREAMING,
+      new grpc::internal::CallbackServerStreamingHandler<
+          v1::WatchCatalogRequest, v1::GetCatalogResponse>(
+          [this](grpc::CallbackServerContext* context,
+                 const v1::WatchCatalogRequest* request) {
+            return WatchCatalog(context, request);
+          }));
+  watch->SetServerApiType(grpc::internal::RpcServiceMethod::ApiType::CALL_BACK);
+  AddMethod(watch);
+}
 
 template <typename Request, typename Response>
-grpc::ServerUnaryReactor* PolicyService::Unary(
-    api::Rpc rpc, grpc::CallbackServerContext* context, const Request& request,
-    Response* response,
-    absl::Status (api::PolicyHandlers::*handler)(
-        const runtime::ServingSnapshot&, const Request&, Response*) const) {
+grpc::Status PolicyService::Run(api::Rpc rpc,
+                                grpc::CallbackServerContext* context,
+                                grpc::ByteBuffer* request_bytes,
+                                grpc::ByteBuffer* response_bytes,
+                                int64_t* answer_bytes,
+                                absl::Status (api::PolicyHandlers::*handler)(
+                                    const runtime::ServingSnapshot&,
+                                    const Request&, Response*) const) const {
   const absl::Time start = absl::Now();
   const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
       store_->Current();
   if (observer_ != nullptr) {
     observer_->OnStart(rpc, context->client_metadata(), snapshot.get());
   }
-  absl::Status status = api::CheckServing(snapshot.get());
-  if (status.ok()) status = (handlers_->*handler)(*snapshot, request, response);
+  Request request;
+  Response response;
+  absl::Status status;
+  if (!grpc::SerializationTraits<Request>::Deserialize(request_bytes, &request)
+           .ok()) {
+    // gRPC's status guide suggests INTERNAL for a request the server cannot
+    // parse; compatd answers INVALID_ARGUMENT, as for every other fault of
+    // the request (README, "Limits and bad input"): it is the client's to
+    // fix, and must not count as a server error.
+    status = absl::InvalidArgumentError(absl::StrCat(
+        "the request is not a valid ", FullName<Request>(),
+        " message: malformed protobuf wire data, a string field that is not "
+        "UTF-8, or nesting deeper than 100 levels"));
+  } else {
+    status = api::CheckServing(snapshot.get());
+    if (status.ok())
+      status = (handlers_->*handler)(*snapshot, request, &response);
+  }
+  if (status.ok()) {
+    const size_t size = response.ByteSizeLong();
+    if (size > options_.max_answer_bytes) {
+      status = absl::ResourceExhaustedError(absl::StrCat(
+          "the answer is ", size, " bytes, over the limit of ",
+          options_.max_answer_bytes,
+          " bytes (--max-send-message-bytes); ask for less (a component, "
+          "fewer Evaluate items)"));
+    } else {
+      bool own_buffer = false;
+      grpc::Status serialized = grpc::SerializationTraits<Response>::Serialize(
+          response, response_bytes, &own_buffer);
+      if (!serialized.ok()) {
+        status = absl::InternalError(absl::StrCat(
+            "cannot serialize the answer: ", serialized.error_message()));
+      }
+      *answer_bytes = static_cast<int64_t>(size);
+    }
+  }
   if (observer_ != nullptr) {
     observer_->OnFinish(rpc, status.code(), absl::Now() - start);
   }
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
-  return reactor;
+  return ToGrpcStatus(status);
 }
 
-#define COMPATD_UNARY_METHOD(Name)                                            \
-  grpc::ServerUnaryReactor* PolicyService::Name(                              \
-      grpc::CallbackServerContext* context, const v1::Name##Request* request, \
-      v1::Name##Response* response) {                                         \
-    return Unary(api::Rpc::k##Name, context, *request, response,              \
-                 &api::PolicyHandlers::Name);                                 \
+grpc::Status PolicyService::Answer(api::Rpc rpc,
+                                   grpc::CallbackServerContext* context,
+                                   grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response,
+                                   int64_t* answer_bytes) const {
+  switch (rpc) {
+#define COMPATD_UNARY_CASE(Name)                              \
+  case api::Rpc::k##Name:                                     \
+    return Run(rpc, context, request, response, answer_bytes, \
+               &api::PolicyHandlers::Name);
+    COMPATD_UNARY_RPCS(COMPATD_UNARY_CASE)
+#undef COMPATD_UNARY_CASE
+    case api::Rpc::kWatchCatalog:
+      break;
   }
-COMPATD_UNARY_RPCS(COMPATD_UNARY_METHOD)
-#undef COMPATD_UNARY_METHOD
+  return grpc::Status(grpc::StatusCode::INTERNAL, "not a unary method");
+}
 
 grpc::ServerWriteReactor<v1::GetCatalogResponse>* PolicyService::WatchCatalog(
     grpc::CallbackServerContext* context, const v1::WatchCatalogRequest*) {
@@ -254,5 +500,30 @@ grpc::ServerWriteReactor<v1::GetCatalogResponse>* PolicyService::WatchCatalog(
   reactor->Start(snapshot);
   return reactor;
 }
+
+namespace {
+
+void ProtobufLog(google::protobuf::LogLevel level, const char* filename,
+                 int line, const std::string& message) {
+  // WireFormatLite::VerifyUtf8String, for every such request.
+  if (absl::StrContains(message, "contains invalid UTF-8 data")) return;
+  const std::string text =
+      absl::StrCat("protobuf ", filename, ":", line, ": ", message);
+  switch (level) {
+    case google::protobuf::LOGLEVEL_INFO:
+      base::LogInfo(text);
+      break;
+    case google::protobuf::LOGLEVEL_WARNING:
+      base::LogWarning(text);
+      break;
+    default:
+      base::LogError(text);
+      break;
+  }
+}
+
+}  // namespace
+
+void RouteProtobufLogs() { google::protobuf::SetLogHandler(&ProtobufLog); }
 
 }  // namespace compatd::service

@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -25,6 +28,7 @@
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "http/metrics_handler.h"
 #include "http/server.h"
 #include "http/tls.h"
@@ -36,10 +40,12 @@
 #include "runtime/catalog_source.h"
 #include "runtime/client_tracker.h"
 #include "runtime/service_metrics.h"
+#include "service/connection_limit.h"
 #include "service/drain.h"
 #include "service/grpc_credentials.h"
 #include "service/grpc_log.h"
 #include "service/health_server.h"
+#include "service/memory_trim.h"
 #include "service/policy_service.h"
 #include "service/reflection.h"
 #include "service/rpc_observer.h"
@@ -172,13 +178,71 @@ class ServerImpl final : public Server {
     tracker_options.idle_ttl = options_.client_ttl;
     clients_ = std::make_unique<runtime::ClientTracker>(
         &pipeline_->store(), metrics_.get(), tracker_options);
-    handlers_ = std::make_unique<api::PolicyHandlers>(&events_, clients_.get(),
-                                                      options_.limits);
+    api::RequestLimits limits = options_.limits;
+    limits.max_answer_bytes =
+        static_cast<size_t>(options_.max_send_message_bytes);
+    handlers_ =
+        std::make_unique<api::PolicyHandlers>(&events_, clients_.get(), limits);
     observer_ =
         std::make_unique<RecordingObserver>(metrics_.get(), clients_.get());
+    // A client has as long to take an answer as a call may last.
+    backlog_ = std::make_unique<AnswerBacklog>(
+        options_.max_answer_backlog_bytes, limits.max_call_duration);
+    connections_ = std::make_unique<ConnectionLimit>(options_.max_connections);
+    PolicyService::Options service_options;
+    service_options.max_answer_bytes =
+        static_cast<size_t>(options_.max_send_message_bytes);
+    service_options.backlog = backlog_.get();
+    service_options.calls_in_flight = &unary_calls_in_flight_;
     service_ = std::make_unique<PolicyService>(
-        handlers_.get(), &events_, &pipeline_->store(), observer_.get());
-    return absl::OkStatus();
+        handlers_.get(), &events_, &pipeline_->store(), observer_.get(),
+        service_options);
+    return RegisterServerMetrics();
+  }
+
+  // What bounds the gRPC port under load or abuse (README, "Limits and bad
+  // input").
+  absl::Status RegisterServerMetrics() {
+    if (absl::Status s = registry_.AddCallbackValue(
+            "compatd_grpc_connections",
+            "Open connections of the gRPC port, including those still in "
+            "their handshake (--max-connections).",
+            metrics::MetricType::kGauge,
+            [this]() -> std::optional<double> {
+              return connections_->Count();
+            });
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = registry_.AddCallbackValue(
+            "compatd_grpc_connections_refused_total",
+            "Connections of the gRPC port closed at once because "
+            "--max-connections were open.",
+            metrics::MetricType::kCounter,
+            [this]() -> std::optional<double> {
+              return static_cast<double>(connections_->refused());
+            });
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = registry_.AddCallbackValue(
+            "compatd_answer_backlog_bytes",
+            "Bytes of answers handed to gRPC and not yet taken by their "
+            "clients (--max-answer-backlog-bytes).",
+            metrics::MetricType::kGauge,
+            [this]() -> std::optional<double> {
+              return static_cast<double>(backlog_->bytes());
+            });
+        !s.ok()) {
+      return s;
+    }
+    return registry_.AddCallbackValue(
+        "compatd_answers_timed_out_total",
+        "Answers cancelled because their client had not taken them within "
+        "--max-call-duration.",
+        metrics::MetricType::kCounter, [this]() -> std::optional<double> {
+          return static_cast<double>(backlog_->timed_out());
+        });
   }
 
   // An HTTP port (--metrics-listen, --http-listen) on the Beast server, with
@@ -334,6 +398,7 @@ class ServerImpl final : public Server {
 
   // The --listen port (the API, health, reflection) and --health-listen.
   absl::Status StartGrpc() {
+    RouteProtobufLogs();
     absl::StatusOr<std::vector<std::unique_ptr<grpc::Service>>> reflection =
         CreateReflectionServices({std::string(kPolicyServiceName),
                                   "grpc.health.v1.Health",
@@ -349,8 +414,24 @@ class ServerImpl final : public Server {
     // be a start-up error instead.
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.SetMaxReceiveMessageSize(options_.max_recv_message_bytes);
+    // PolicyService checks its answers' size itself, with a better message.
+    builder.SetMaxSendMessageSize(-1);
     builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                                options_.max_concurrent_streams);
+    // gRPC 1.51 reads a request message whole before it checks its size (a
+    // length prefix of 1 GiB was buffered as it arrived): its memory quota
+    // bounds what all connections can make it hold; past it, gRPC cancels
+    // streams (RST_STREAM ENHANCE_YOUR_CALM). The quota outlives the server.
+    quota_.Resize(static_cast<size_t>(options_.grpc_memory_bytes));
+    builder.SetResourceQuota(quota_);
+    builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(
+                                   options_.handshake_timeout)));
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+        static_cast<int>(std::min<int64_t>(
+            absl::ToInt64Milliseconds(options_.max_connection_idle), INT_MAX)));
+    builder.SetOption(connections_->BuilderOption());
     builder.RegisterService(service_.get());
     for (const auto& service : reflection_)
       builder.RegisterService(service.get());
@@ -429,6 +510,9 @@ class ServerImpl final : public Server {
   std::unique_ptr<runtime::ClientTracker> clients_;
   std::unique_ptr<api::PolicyHandlers> handlers_;
   std::unique_ptr<RecordingObserver> observer_;
+  std::unique_ptr<AnswerBacklog> backlog_;
+  std::unique_ptr<ConnectionLimit> connections_;
+  grpc::ResourceQuota quota_{"compatd"};
   std::unique_ptr<PolicyService> service_;
   std::vector<std::unique_ptr<grpc::Service>> reflection_;
   // The gRPC port's TLS files; outlive the gRPC server, which reads the
@@ -452,6 +536,7 @@ class ServerImpl final : public Server {
   std::mutex tls_sources_mu_;
   std::vector<std::pair<std::string, http::TlsFileContext*>> tls_sources_
       ABSL_GUARDED_BY(tls_sources_mu_);
+  MemoryTrimmer trimmer_;
   int port_ = 0;
 
   std::mutex shutdown_mu_;

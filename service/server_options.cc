@@ -64,6 +64,30 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
     return absl::InvalidArgumentError(
         "--max-call-duration=0: must be positive, e.g. 30m");
   }
+  if (options.handshake_timeout < absl::Milliseconds(100)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--handshake-timeout=", absl::FormatDuration(options.handshake_timeout),
+        ": must be at least 100ms, e.g. 10s"));
+  }
+  if (options.max_connection_idle < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-connection-idle=",
+                     absl::FormatDuration(options.max_connection_idle),
+                     ": must be at least 1s, e.g. 5m"));
+  }
+  if (options.max_answer_backlog_bytes < options.max_send_message_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max-answer-backlog-bytes=", options.max_answer_backlog_bytes,
+        ": smaller than --max-send-message-bytes=",
+        options.max_send_message_bytes, ": not even one answer would fit"));
+  }
+  if (options.grpc_memory_bytes < 2 * int64_t{options.max_recv_message_bytes}) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--grpc-memory-bytes=", options.grpc_memory_bytes,
+                     ": must be at least twice --max-recv-message-bytes=",
+                     options.max_recv_message_bytes,
+                     " (a request is buffered whole before it is refused)"));
+  }
   if (absl::Status s = CheckGrpcAddress("listen", options.listen); !s.ok()) {
     return s;
   }

@@ -58,14 +58,38 @@ struct ServerOptions {
   // HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS: calls one connection may have in
   // flight at once; further calls wait on the client side until one ends.
   int max_concurrent_streams = 100;
+  // Largest answer in bytes: a larger one fails with RESOURCE_EXHAUSTED
+  // naming both sizes, and Evaluate stops working on a batch once its answer
+  // passes it (limits.max_answer_bytes is set from this).
+  int max_send_message_bytes = 4 * 1024 * 1024;
+  // Bytes of answers handed to gRPC and not yet taken by their clients (slow
+  // or stalled readers), across all connections; an answer that would pass
+  // it fails with RESOURCE_EXHAUSTED.
+  int max_answer_backlog_bytes = 64 * 1024 * 1024;
+  // gRPC's own memory (a grpc::ResourceQuota: read buffers, the request
+  // messages being received, calls): past it, gRPC cancels streams
+  // (RST_STREAM ENHANCE_YOUR_CALM, RESOURCE_EXHAUSTED for the client) and
+  // sends GOAWAY to idle connections.
+  int grpc_memory_bytes = 64 * 1024 * 1024;
+  // Open connections of the gRPC port (including those still in their TLS
+  // or HTTP/2 handshake); a connection past it is closed at once.
+  int max_connections = 1000;
+  // A connection must finish its TLS handshake and send the HTTP/2 preface
+  // and SETTINGS within this, or it is closed.
+  absl::Duration handshake_timeout = absl::Seconds(10);
+  // A connection without a call for this long gets GOAWAY and is closed
+  // (gRPC clients reconnect on their next call).
+  absl::Duration max_connection_idle = absl::Minutes(5);
   // Evaluate batch size and the per-call duration cap.
   api::RequestLimits limits;
 };
 
 // INVALID_ARGUMENT naming the flag for a value the server cannot start with:
 // TLS files that do not load or belong together, a refresh interval under
-// 1s, a non-positive --max-call-duration, a --listen/--health-listen that is
-// not host:port (port 0..65535) or unix:PATH.
+// 1s, a non-positive --max-call-duration, --handshake-timeout or
+// --max-connection-idle, an answer backlog or gRPC memory smaller than one
+// answer or one request, a --listen/--health-listen that is not host:port
+// (port 0..65535) or unix:PATH.
 absl::Status ValidateServerOptions(const ServerOptions& options);
 
 // A --listen / --health-listen value (`flag` names it in the error).

@@ -32,6 +32,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
+#include "tests/integration/raw_http2.h"
 #include "tests/testing/loopback.h"
 #include "tests/testing/status_matchers.h"
 
@@ -80,7 +81,8 @@ absl::StatusOr<int64_t> CpuMillis(pid_t pid) {
 class ShutdownTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_OK(server_.Start({kGrace, "--max-evaluate-items=1000000"}));
+    ASSERT_OK(server_.Start({kGrace, "--max-evaluate-items=1000000",
+                             "--max-send-message-bytes=67108864"}));
   }
 
   // SIGTERM; the exit code and how long it took.
@@ -395,6 +397,56 @@ TEST_F(ShutdownTest, AnswerNotYetAcceptedByItsClientIsStillDelivered) {
             << " ms after the client accepted it\n";
   EXPECT_EQ(exit.code, 0) << server_.Stderr();
   EXPECT_LT(Clock::now() - released, kPrompt);
+}
+
+// A stream whose HEADERS the server had before SIGTERM is at or below the
+// GOAWAY's last-stream-id, so its client may not retry it elsewhere: it must
+// be answered, even when its request (DATA) arrives after the GOAWAY. Before:
+// gRPC 1.51 handed a unary call to the application only with its request,
+// and cancelled one whose request came once shutdown had begun (CANCELLED).
+TEST_F(ShutdownTest,
+       StreamOpenedBeforeSigtermIsAnsweredWhenItsRequestComesAfter) {
+  testing::RawHttp2 call;
+  ASSERT_OK(call.Connect(server_.grpc_port()));
+  ASSERT_OK(call.SendHeaders(1, "/compatd.v1.CompatibilityPolicy/GetCatalog"));
+  std::this_thread::sleep_for(300ms);  // the server has the stream
+  ASSERT_EQ(kill(server_.pid(), SIGTERM), 0);
+  bool goaway = false;
+  const Clock::time_point sigterm = Clock::now();
+  while (!goaway && Clock::now() - sigterm < 5s) {
+    ASSERT_OK_AND_ASSIGN(std::optional<testing::RawHttp2::Frame> frame,
+                         call.Next(100ms));
+    if (!frame.has_value()) continue;
+    ASSERT_EQ(frame->type, testing::RawHttp2::kGoAway)
+        << "frame type " << int{frame->type} << " before the request";
+    goaway = true;
+    EXPECT_GE(testing::RawHttp2::ReadUint32(frame->payload, 0) & 0x7fffffff, 1u)
+        << "GOAWAY does not cover the open stream";
+  }
+  ASSERT_TRUE(goaway) << "no GOAWAY after SIGTERM";
+  std::this_thread::sleep_for(50ms);
+  ASSERT_OK(call.SendData(1,
+                          testing::RawHttp2::GrpcMessage(
+                              v1::GetCatalogRequest().SerializeAsString()),
+                          /*end_stream=*/true));
+  std::string data;
+  bool ended = false;
+  while (!ended) {
+    ASSERT_OK_AND_ASSIGN(std::optional<testing::RawHttp2::Frame> frame,
+                         call.Next(5000ms));
+    ASSERT_TRUE(frame.has_value()) << "the answer did not come";
+    ASSERT_NE(frame->type, testing::RawHttp2::kRstStream)
+        << "the stream was reset";
+    if (frame->type == testing::RawHttp2::kGoAway) continue;
+    if (frame->type == testing::RawHttp2::kData) data += frame->payload;
+    ended = frame->flags & testing::RawHttp2::kEndStream;
+  }
+  ASSERT_GE(data.size(), 5u) << "no answer message (an error status?)";
+  v1::GetCatalogResponse response;
+  ASSERT_TRUE(response.ParseFromString(data.substr(5)));
+  EXPECT_EQ(response.generation(), 1u);
+  const Exit exit = Stop();
+  EXPECT_EQ(exit.code, 0) << server_.Stderr();
 }
 
 // One Evaluate call of GetFeature items under a long --feature-gates value:
