@@ -274,7 +274,6 @@ class ServerImpl final : public Server {
     return absl::OkStatus();
   }
 
-
   // The gRPC port's certificate files, read and checked by compatd, and
   // handed to gRPC as memory files (service/grpc_credentials.h says why).
   absl::Status InitGrpcTls() {
