@@ -33,21 +33,13 @@
 //                    message size limit, INVALID_ARGUMENT over the Evaluate
 //                    item limit
 //   garbage          bytes the request type cannot decode: exactly
-//                    UNIMPLEMENTED with an empty message. gRPC C++ decodes
-//                    the request before any compatd code runs; compatd's
-//                    service uses the callback API, whose unary handler
-//                    fails a call it cannot decode with
-//                    Status(UNIMPLEMENTED, "") (grpcpp/impl/codegen/
-//                    server_callback_handlers.h, CallbackUnaryHandler::
-//                    RunHandler: "if deserialization or reactor creator
-//                    failed"). A synchronous service would say INTERNAL
-//                    (proto_utils.h GenericDeserialize); the soak saw the
-//                    callback one. The empty message tells it apart from the
-//                    client's own UNIMPLEMENTED ("No message returned for
-//                    unary request"). Bytes that do decode reach the handler
-//                    and get the "wrong" codes; the soak decodes each message
-//                    itself, with the protobuf library compatd links, to know
-//                    which applies.
+//                    INVALID_ARGUMENT "the request is not a valid
+//                    compatd.v1.<Request> message: ..." (README.md, "Limits
+//                    and bad input": compatd decodes the request itself and
+//                    names the message type). Bytes that do decode reach the
+//                    handler and get the "wrong" codes; the soak decodes each
+//                    message itself, with the protobuf library compatd links,
+//                    to know which applies.
 //   unknown method   exactly UNIMPLEMENTED
 //   WatchCatalog     CANCELLED (the soak cancels) or DEADLINE_EXCEEDED
 
@@ -445,17 +437,19 @@ class Worker {
         decodes ? Class::kGarbageDecodable : Class::kGarbageUndecodable;
     Count(tally_, cls, RpcName(rpc), status.error_code());
     const bool accepted =
-        decodes ? IsAcceptedForWrongRequest(status.error_code())
-                : status.error_code() == grpc::StatusCode::UNIMPLEMENTED &&
-                      status.error_message().empty();
+        decodes
+            ? IsAcceptedForWrongRequest(status.error_code())
+            : status.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
+                  absl::StartsWith(status.error_message(),
+                                   "the request is not a valid compatd.v1.");
     if (!accepted) {
       Unexpected(cls, RpcName(rpc),
                  absl::StrCat(bytes.size(), " bytes ",
                               Shorten(absl::CEscape(bytes), 120)),
                  status,
                  decodes ? "a code for a wrong request"
-                         : "UNIMPLEMENTED \"\" (gRPC's callback handler "
-                           "cannot decode it)");
+                         : "INVALID_ARGUMENT naming the request type "
+                           "(compatd cannot decode it)");
     }
   }
 
