@@ -1,28 +1,40 @@
 # compatd container image, built on Debian 12 from Debian's own packages only.
 #
-#   docker build -t compatd .
+#   docker build -t compatd --build-arg REVISION=$(git rev-parse --short=12 HEAD) .
 #   docker run --rm -p 50051:50051 -p 9464:9464 --read-only --user 65532 compatd
+#   docker run ... compatd --catalog=/etc/compatd/catalog.yaml   # still on 0.0.0.0
 #
 # Invariants checked by tests/deploy/dockerfile_test.cc (the image is not built
 # in CI: there is no container engine there):
-#  * the build stage installs exactly scripts/install-deps.sh's PACKAGES, by
-#    running that script, so the two lists cannot drift;
+#  * the build stage installs exactly scripts/install-deps.sh's BUILD_PACKAGES
+#    (install-deps.sh --build-only), so the two lists cannot drift, and a
+#    -DBUILD_TESTING=OFF configure needs none of its DEV_PACKAGES;
+#  * the REVISION build argument reaches the compile (compatd_build_info,
+#    --version): the build context has no .git to ask;
 #  * the runtime stage installs a Debian package for every shared library the
 #    built binary needs (ldd + dpkg -S), and nothing else;
-#  * a numeric non-root user, ENTRYPOINT ["compatd"], ports 50051 and 9464
-#    on all interfaces of the container's network namespace, OCI labels.
+#  * a numeric non-root user; the listen flags (all interfaces of the
+#    container's network namespace, ports 50051 and 9464) in the ENTRYPOINT
+#    and an empty CMD, so that arguments given to `docker run` are added to
+#    them instead of replacing them (a later --listen still wins); OCI
+#    labels.
 
 ARG DEBIAN_IMAGE=debian:12
 
 FROM ${DEBIAN_IMAGE} AS build
 WORKDIR /src
 COPY scripts/install-deps.sh scripts/install-deps.sh
+# What building compatd needs, and no test, benchmark or tool package.
 RUN apt-get update \
- && bash scripts/install-deps.sh \
+ && bash scripts/install-deps.sh --build-only \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
+# The revision compatd reports (compatd_build_info, --version); the context has
+# no .git for CMake to ask.
+ARG REVISION=unknown
 # Release, no tests (they run in CI on the source tree, not in the image).
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+      -DCOMPATD_REVISION="${REVISION}" \
  && cmake --build /build -j"$(nproc)" --target compatd \
  && install -D -m 0755 -s /build/service/compatd /out/usr/local/bin/compatd
 
@@ -61,5 +73,9 @@ ENV TMPDIR=/tmp
 # Numeric, so that Kubernetes' runAsNonRoot can verify it without /etc/passwd.
 USER 65532:65532
 EXPOSE 50051 9464
-ENTRYPOINT ["compatd"]
-CMD ["--listen=0.0.0.0:50051", "--metrics-listen=0.0.0.0:9464"]
+# The listen addresses are defaults of the image, not of a command line: in the
+# ENTRYPOINT, arguments given to `docker run` (or a pod's `args`) come after
+# them, and a later --listen or --metrics-listen overrides them. CMD is empty
+# (not debian:12's "bash").
+ENTRYPOINT ["compatd", "--listen=0.0.0.0:50051", "--metrics-listen=0.0.0.0:9464"]
+CMD []

@@ -3,20 +3,32 @@
 # not installed yet. Idempotent: it does nothing (and needs no network) when all is present.
 set -euo pipefail
 
-# One list, read by the Dockerfile's test as well: keep it the single source of truth.
-PACKAGES=(
+# The lists are read by the Dockerfile's test as well (tests/deploy/dockerfile_test.cc): keep
+# them the single source of truth.
+# What `cmake -DBUILD_TESTING=OFF` and `cmake --build --target compatd` need: all the image's
+# build stage installs (install-deps.sh --build-only).
+BUILD_PACKAGES=(
   build-essential cmake pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
-  libabsl-dev libyaml-dev libyaml-cpp-dev libssl-dev libboost-dev libsimdjson-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libabsl-dev libyaml-dev libssl-dev libboost-dev libsimdjson-dev
+)
+# Tests, benchmarks and tools (`make test`, `make bench`, `make format`): GoogleTest, Google
+# Benchmark, yaml-cpp (the k8s/ and Dockerfile checks), Prometheus (promtool and the alert
+# tests), python3 (generators' checks, the bench runner), clang-format, curl (the HTTP front
+# door's integration tests), wrk (make bench's HTTP rows).
+DEV_PACKAGES=(
+  libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev
   prometheus python3 clang-format curl wrk
 )
 # `make fuzz` (install-deps.sh --fuzz) also needs clang and its libFuzzer/sanitizer runtimes.
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
+PACKAGES=("${BUILD_PACKAGES[@]}" "${DEV_PACKAGES[@]}")
 if [ "${1:-}" = "--fuzz" ]; then
   PACKAGES+=("${FUZZ_PACKAGES[@]}")
+elif [ "${1:-}" = "--build-only" ]; then
+  PACKAGES=("${BUILD_PACKAGES[@]}")
 elif [ $# -gt 0 ]; then
-  echo "usage: install-deps.sh [--fuzz]" >&2
+  echo "usage: install-deps.sh [--fuzz | --build-only]" >&2
   exit 2
 fi
 

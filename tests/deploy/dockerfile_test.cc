@@ -1,12 +1,16 @@
 // Static checks of the Dockerfile and .dockerignore (no container engine runs
 // on the build machines, so the image itself is not built here): the build
-// stage installs exactly scripts/install-deps.sh's packages, the runtime
-// stage a Debian package for every shared library of the built compatd
-// (ldd + dpkg -S) and nothing else, a numeric non-root user, the entrypoint,
-// ports, flags and OCI labels.
+// stage installs exactly scripts/install-deps.sh's BUILD_PACKAGES (and the
+// image's configure needs nothing else), the revision build argument reaches
+// the compile, the runtime stage a Debian package for every shared library of
+// the built compatd (ldd + dpkg -S) and nothing else, a numeric non-root user,
+// the entrypoint (with the listen defaults that `docker run` arguments do not
+// replace, checked with the real binary), ports and OCI labels.
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -33,11 +37,15 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-std::string ReadSource(const std::string& relative) {
-  std::ifstream in(std::string(COMPATD_SOURCE_DIR) + "/" + relative);
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+std::string ReadSource(const std::string& relative) {
+  return ReadFile(std::string(COMPATD_SOURCE_DIR) + "/" + relative);
 }
 
 // Runs a shell command; its stdout, and its exit code in `code`.
@@ -135,13 +143,13 @@ std::vector<std::string> AptInstalls(const Stage& stage) {
   return packages;
 }
 
-// PACKAGES=( ... ) of scripts/install-deps.sh.
-std::vector<std::string> InstallerPackages() {
+// <array>=( ... ) of scripts/install-deps.sh (BUILD_PACKAGES, DEV_PACKAGES).
+std::vector<std::string> InstallerPackages(const std::string& array) {
   const std::string script = ReadSource("scripts/install-deps.sh");
   std::smatch match;
   std::vector<std::string> packages;
   if (!std::regex_search(script, match,
-                         std::regex(R"(PACKAGES=\(([^)]*)\))"))) {
+                         std::regex("(?:^|\n)" + array + R"(=\(([^)]*)\))"))) {
     return packages;
   }
   for (absl::string_view word : absl::StrSplit(
@@ -182,22 +190,121 @@ TEST_F(DockerfileTest, BothStagesAreDebian12) {
 }
 
 TEST_F(DockerfileTest, InstallerListsPackages) {
-  // Sanity of the parser the next test relies on.
-  EXPECT_THAT(InstallerPackages(), Contains("libgrpc++-dev"));
-  EXPECT_THAT(InstallerPackages(), Contains("cmake"));
+  // Sanity of the parser the next tests rely on.
+  EXPECT_THAT(InstallerPackages("BUILD_PACKAGES"), Contains("libgrpc++-dev"));
+  EXPECT_THAT(InstallerPackages("BUILD_PACKAGES"), Contains("cmake"));
+  EXPECT_THAT(InstallerPackages("DEV_PACKAGES"), Contains("libgtest-dev"));
 }
 
-TEST_F(DockerfileTest, BuildStageInstallsExactlyTheInstallersPackages) {
+TEST_F(DockerfileTest, BuildStageInstallsExactlyTheInstallersBuildPackages) {
   // The build stage runs scripts/install-deps.sh itself, copied in before,
-  // and installs nothing else: its package list is PACKAGES by construction.
+  // and installs nothing else: its package list is BUILD_PACKAGES by
+  // construction.
   EXPECT_THAT(Args(build(), "COPY"),
               Contains("scripts/install-deps.sh scripts/install-deps.sh"));
   bool runs_installer = false;
   for (const std::string& run : Args(build(), "RUN")) {
-    runs_installer |= absl::StrContains(run, "bash scripts/install-deps.sh");
+    runs_installer |=
+        absl::StrContains(run, "bash scripts/install-deps.sh --build-only");
   }
   EXPECT_TRUE(runs_installer);
   EXPECT_THAT(AptInstalls(build()), IsEmpty());
+}
+
+// Issue 17, item 15: the build stage installed Prometheus, clang-format and
+// the test libraries, which the image's build never uses.
+TEST_F(DockerfileTest, BuildPackagesHoldNoTestBenchmarkOrToolPackage) {
+  const std::vector<std::string> build = InstallerPackages("BUILD_PACKAGES");
+  ASSERT_THAT(build, Not(IsEmpty()));
+  for (const std::string& dev : InstallerPackages("DEV_PACKAGES")) {
+    EXPECT_THAT(build, Not(Contains(dev))) << dev;
+  }
+  for (const char* unused :
+       {"prometheus", "clang-format", "python3", "libgtest-dev", "libgmock-dev",
+        "libbenchmark-dev", "libyaml-cpp-dev"}) {
+    EXPECT_THAT(build, Not(Contains(unused)));
+  }
+}
+
+// ... and the image's configure (-DBUILD_TESTING=OFF) needs none of them:
+// CMake configures the tree with every package DEV_PACKAGES provides
+// declared missing.
+TEST_F(DockerfileTest, ImageConfigureNeedsNoDevPackage) {
+  // The CMake package each library of DEV_PACKAGES provides; the others are
+  // programs, which must not be looked for either.
+  const std::map<std::string, std::string> cmake_package = {
+      {"libgtest-dev", "GTest"},
+      {"libgmock-dev", "GTest"},
+      {"libbenchmark-dev", "benchmark"},
+      {"libyaml-cpp-dev", "yaml-cpp"},
+      {"python3", "Python3"},
+  };
+  std::string disable;
+  for (const std::string& dev : InstallerPackages("DEV_PACKAGES")) {
+    auto it = cmake_package.find(dev);
+    if (it == cmake_package.end()) {
+      EXPECT_THAT(dev, ::testing::AnyOf("prometheus", "clang-format"))
+          << dev << ": which CMake package does it provide?";
+      continue;
+    }
+    disable += " -DCMAKE_DISABLE_FIND_PACKAGE_" + it->second + "=ON";
+  }
+  char dir[] = "/tmp/compatd-image-configure-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  int code = 0;
+  const std::string out =
+      RunShell(std::string("cmake -S '") + COMPATD_SOURCE_DIR + "' -B '" + dir +
+                   "' -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF "
+                   "-DCOMPATD_REVISION=0123456789ab" +
+                   disable + " 2>&1",
+               &code);
+  EXPECT_EQ(code, 0) << out;
+  const std::string cache = ReadFile(std::string(dir) + "/CMakeCache.txt");
+  EXPECT_THAT(cache, Not(HasSubstr("promtool")));
+  EXPECT_THAT(cache, Not(HasSubstr("clang-format")));
+  RunShell(std::string("rm -rf '") + dir + "'", &code);
+}
+
+// compatd_build_info showed revision "unknown" in the image: the REVISION
+// build argument only labelled the runtime stage, and CMake asked git, which
+// the build context (without .git) does not have.
+TEST_F(DockerfileTest, RevisionBuildArgumentReachesTheCompile) {
+  bool declared = false;
+  bool passed = false;
+  for (const Instruction& in : build().instructions) {
+    if (in.keyword == "ARG" && absl::StartsWith(in.args, "REVISION")) {
+      declared = true;
+    }
+    if (in.keyword == "RUN" && absl::StrContains(in.args, "cmake -S")) {
+      EXPECT_TRUE(declared) << "ARG REVISION must come before the configure";
+      passed = absl::StrContains(in.args, "-DCOMPATD_REVISION=\"${REVISION}\"");
+    }
+  }
+  EXPECT_TRUE(declared);
+  EXPECT_TRUE(passed);
+  EXPECT_THAT(ReadSource("CMakeLists.txt"),
+              HasSubstr("include(cmake/compatd_revision.cmake)"));
+}
+
+// What CMake makes of it, in a directory that is not a git checkout (as the
+// image's build context is not).
+TEST(CompatdRevisionTest, AGivenRevisionIsUsedWithoutGit) {
+  char dir[] = "/tmp/compatd-no-git-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string script =
+      std::string(COMPATD_SOURCE_DIR) + "/cmake/compatd_revision.cmake";
+  int code = 0;
+  EXPECT_EQ(
+      RunShell(std::string("cmake -DCOMPATD_REVISION_SOURCE_DIR=") + dir +
+                   " -DCOMPATD_REVISION=0123456789ab -P " + script + " 2>&1",
+               &code),
+      "0123456789ab\n");
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(RunShell(std::string("cmake -DCOMPATD_REVISION_SOURCE_DIR=") + dir +
+                         " -P " + script + " 2>&1",
+                     &code),
+            "unknown\n");
+  rmdir(dir);
 }
 
 TEST_F(DockerfileTest, BuildStageBuildsReleaseWithoutTests) {
@@ -304,21 +411,66 @@ TEST_F(DockerfileTest, RunsAsANumericNonRootUser) {
   }
 }
 
+// The words of an exec-form instruction: ["a", "b"].
+std::vector<std::string> ExecForm(const std::string& args) {
+  std::vector<std::string> words;
+  const std::regex word(R"re("([^"]*)")re");
+  for (auto it = std::sregex_iterator(args.begin(), args.end(), word);
+       it != std::sregex_iterator(); ++it) {
+    words.push_back((*it)[1]);
+  }
+  return words;
+}
+
 TEST_F(DockerfileTest, EntrypointIsCompatdListeningOnAllInterfaces) {
-  EXPECT_THAT(Args(runtime(), "ENTRYPOINT"), ElementsAre("[\"compatd\"]"));
-  EXPECT_THAT(Args(runtime(), "CMD"),
-              ElementsAre("[\"--listen=0.0.0.0:50051\", "
-                          "\"--metrics-listen=0.0.0.0:9464\"]"));
+  ASSERT_THAT(Args(runtime(), "ENTRYPOINT"), ::testing::SizeIs(1));
+  EXPECT_THAT(ExecForm(Args(runtime(), "ENTRYPOINT")[0]),
+              ElementsAre("compatd", "--listen=0.0.0.0:50051",
+                          "--metrics-listen=0.0.0.0:9464"));
+  // Empty, so that debian:12's CMD ("bash") is not appended.
+  EXPECT_THAT(Args(runtime(), "CMD"), ElementsAre("[]"));
   EXPECT_THAT(Args(runtime(), "EXPOSE"), ElementsAre("50051 9464"));
 }
 
-TEST_F(DockerfileTest, CmdFlagsAreFlagsOfTheBinary) {
+// Issue 17, item 15: the listen flags were the CMD, so `docker run image
+// --catalog=/c.yaml` replaced them and the service listened on 127.0.0.1
+// inside the container, unreachable. Arguments given to `docker run` replace
+// CMD and are appended to ENTRYPOINT.
+TEST_F(DockerfileTest, ArgumentsOfDockerRunKeepTheListenDefaults) {
+  ASSERT_THAT(Args(runtime(), "ENTRYPOINT"), ::testing::SizeIs(1));
+  std::vector<std::string> argv = ExecForm(Args(runtime(), "ENTRYPOINT")[0]);
+  argv.push_back("--catalog=/etc/compatd/catalog.yaml");  // docker run's
+  EXPECT_THAT(argv, Contains("--listen=0.0.0.0:50051"));
+  EXPECT_THAT(argv, Contains("--metrics-listen=0.0.0.0:9464"));
+}
+
+// Through the real binary: a later flag overrides the ENTRYPOINT's (the last
+// of a flag wins), so the defaults can still be changed, and the commands
+// still work after them.
+TEST_F(DockerfileTest, EntrypointFlagsCanBeOverriddenAndCommandsStillRun) {
+  ASSERT_THAT(Args(runtime(), "ENTRYPOINT"), ::testing::SizeIs(1));
+  std::vector<std::string> entrypoint =
+      ExecForm(Args(runtime(), "ENTRYPOINT")[0]);
+  ASSERT_FALSE(entrypoint.empty());
+  entrypoint.erase(entrypoint.begin());  // "compatd"
+  std::string prefix = COMPATD_BINARY;
+  for (const std::string& arg : entrypoint) prefix += " '" + arg + "'";
+
   int code = 0;
-  const std::string help =
-      RunShell(std::string(COMPATD_BINARY) + " --help 2>&1", &code);
-  ASSERT_EQ(code, 0);
-  EXPECT_THAT(help, HasSubstr("--listen="));
-  EXPECT_THAT(help, HasSubstr("--metrics-listen="));
+  const std::string eval = RunShell(
+      prefix + " eval --rpc=ResolveVersions --request='{}' 2>&1", &code);
+  EXPECT_EQ(code, 0) << eval;
+  EXPECT_THAT(eval, HasSubstr("\"binaryVersion\""));
+
+  // Served on loopback, never on the ENTRYPOINT's 0.0.0.0 (it would say so).
+  const std::string serve = RunShell(
+      "(" + prefix +
+          " --listen=127.0.0.1:0 --metrics-listen=127.0.0.1:0 2>&1 & pid=$!;"
+          " sleep 1; kill -TERM $pid; wait $pid)",
+      &code);
+  EXPECT_THAT(serve, HasSubstr("gRPC listening on 127.0.0.1:"));
+  EXPECT_THAT(serve, HasSubstr("metrics on http://127.0.0.1:"));
+  EXPECT_THAT(serve, Not(HasSubstr("0.0.0.0")));
 }
 
 TEST_F(DockerfileTest, HasOciLabels) {
