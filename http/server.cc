@@ -83,6 +83,8 @@ std::chrono::steady_clock::duration Chrono(absl::Duration d) {
 
 // Destroyed in reverse order: the io_context (and with it every connection
 // still pending in it) before the counters and the TLS context they use.
+// Stop() destroys the acceptor and the io_context early, once its threads
+// are joined: that closes the listener and every connection.
 struct Server::Impl {
   Options options;
   Handler handler;
@@ -90,8 +92,8 @@ struct Server::Impl {
   std::atomic<int64_t> refused{0};
   std::atomic<bool> stopped{false};
   std::optional<ssl::context> tls;
-  net::io_context io{1};
-  tcp::acceptor acceptor{io};
+  std::optional<net::io_context> io{std::in_place, 1};
+  std::optional<tcp::acceptor> acceptor{std::in_place, *io};
   std::vector<std::thread> threads;
 
   void Accept();
@@ -283,8 +285,8 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
 }  // namespace
 
 void Server::Impl::Accept() {
-  acceptor.async_accept(net::make_strand(io), [this](beast::error_code ec,
-                                                     tcp::socket socket) {
+  acceptor->async_accept(net::make_strand(*io), [this](beast::error_code ec,
+                                                       tcp::socket socket) {
     if (stopped.load()) return;
     if (!ec) {
       if (connections.fetch_add(1, std::memory_order_relaxed) >=
@@ -347,20 +349,20 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Options options,
   beast::error_code ec;
   const tcp::endpoint endpoint(net::ip::make_address(host),
                                static_cast<unsigned short>(port));
-  impl.acceptor.open(endpoint.protocol(), ec);
+  impl.acceptor->open(endpoint.protocol(), ec);
   // Not SO_REUSEPORT: a second process on the same port is a start-up error.
-  if (!ec) impl.acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) impl.acceptor.bind(endpoint, ec);
-  if (!ec) impl.acceptor.listen(1024, ec);
+  if (!ec) impl.acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) impl.acceptor->bind(endpoint, ec);
+  if (!ec) impl.acceptor->listen(1024, ec);
   if (ec) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", impl.options.flag, "=",
                      impl.options.address, ": ", ec.message()));
   }
-  server->port_ = impl.acceptor.local_endpoint().port();
+  server->port_ = impl.acceptor->local_endpoint().port();
   impl.Accept();
   for (int i = 0; i < impl.options.threads; ++i) {
-    impl.threads.emplace_back([&impl] { impl.io.run(); });
+    impl.threads.emplace_back([&impl] { impl.io->run(); });
   }
   return server;
 }
@@ -377,13 +379,15 @@ int64_t Server::refused_connections() const {
 
 void Server::Stop() {
   if (impl_ == nullptr || impl_->stopped.exchange(true)) return;
-  net::post(impl_->acceptor.get_executor(), [impl = impl_.get()] {
-    beast::error_code ec;
-    impl->acceptor.close(ec);
-  });
-  impl_->io.stop();
+  impl_->io->stop();
   for (std::thread& thread : impl_->threads) thread.join();
   impl_->threads.clear();
+  // No thread runs a handler now. Closing the acceptor and destroying the
+  // io_context destroys every pending operation, and with it every session
+  // and its socket: the listener and the connections close now, not when the
+  // server object goes away.
+  impl_->acceptor.reset();
+  impl_->io.reset();
 }
 
 }  // namespace compatd::http
