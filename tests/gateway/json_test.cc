@@ -1,0 +1,340 @@
+// gateway/json.h: grpc-gateway's status mapping, google.rpc.Status bodies,
+// proto3 JSON requests (syntax and depth checked before protobuf), query
+// strings as requests, and percent-decoding.
+
+#include "gateway/json.h"
+
+#include <chrono>
+#include <string>
+
+#include "absl/status/status.h"
+#include "compatd/v1/compatd.pb.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace compatd::gateway {
+namespace {
+
+using ::compatd::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// grpc-gateway v2 runtime/errors.go HTTPStatusFromCode, code by code.
+TEST(HttpStatusOfTest, IsGrpcGatewaysTable) {
+  const std::pair<absl::StatusCode, int> table[] = {
+      {absl::StatusCode::kOk, 200},
+      {absl::StatusCode::kCancelled, 499},
+      {absl::StatusCode::kUnknown, 500},
+      {absl::StatusCode::kInvalidArgument, 400},
+      {absl::StatusCode::kDeadlineExceeded, 504},
+      {absl::StatusCode::kNotFound, 404},
+      {absl::StatusCode::kAlreadyExists, 409},
+      {absl::StatusCode::kPermissionDenied, 403},
+      {absl::StatusCode::kUnauthenticated, 401},
+      {absl::StatusCode::kResourceExhausted, 429},
+      // Deliberately not 412 (grpc-gateway's comment says so).
+      {absl::StatusCode::kFailedPrecondition, 400},
+      {absl::StatusCode::kAborted, 409},
+      {absl::StatusCode::kOutOfRange, 400},
+      {absl::StatusCode::kUnimplemented, 501},
+      {absl::StatusCode::kInternal, 500},
+      {absl::StatusCode::kUnavailable, 503},
+      {absl::StatusCode::kDataLoss, 500},
+  };
+  for (const auto& [code, http] : table) {
+    EXPECT_EQ(HttpStatusOf(code), http) << absl::StatusCodeToString(code);
+  }
+  // An unknown code: 500, as grpc-gateway's default.
+  EXPECT_EQ(HttpStatusOf(static_cast<absl::StatusCode>(42)), 500);
+}
+
+TEST(StatusJsonTest, IsGoogleRpcStatus) {
+  EXPECT_EQ(StatusJson(absl::NotFoundError("no such feature \"X\"")),
+            R"({"code":5,"message":"no such feature \"X\"","details":[]})");
+}
+
+TEST(StatusJsonTest, EscapesEverythingJsonNeeds) {
+  const std::string message =
+      std::string("q\" b\\ n\n r\r t\t c\x01 d\x1f del\x7f é ") + '\0';
+  const std::string json = StatusJson(absl::InvalidArgumentError(message));
+  EXPECT_THAT(json, HasSubstr(R"(q\" b\\ n\n r\r t\t c\u0001 d\u001f)"));
+  EXPECT_THAT(json, HasSubstr("\\u0000"));
+  // It is JSON, and the message round-trips.
+  google::protobuf::Struct parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok())
+      << json;
+  EXPECT_EQ(parsed.fields().at("message").string_value(), message);
+  EXPECT_EQ(parsed.fields().at("code").number_value(), 3);
+  EXPECT_TRUE(parsed.fields().at("details").has_list_value());
+}
+
+TEST(JsonQuoteTest, QuotesAndEscapes) {
+  EXPECT_EQ(JsonQuote(""), "\"\"");
+  EXPECT_EQ(JsonQuote("a\"b"), R"("a\"b")");
+  EXPECT_EQ(JsonQuote("\x02"), R"("\u0002")");
+}
+
+TEST(ParseJsonRequestTest, EmptyBodyIsTheEmptyRequest) {
+  for (const char* body : {"", " ", "\r\n\t ", "{}"}) {
+    v1::GetFeatureRequest request;
+    request.set_name("stale");
+    request.Clear();
+    EXPECT_TRUE(ParseJsonRequest(body, &request).ok()) << '"' << body << '"';
+    EXPECT_EQ(request.name(), "");
+  }
+}
+
+TEST(ParseJsonRequestTest, ReadsJsonAndProtoNames) {
+  v1::GetFeatureRequest request;
+  ASSERT_OK(ParseJsonRequest(
+      R"({"name":"WatchList","versions":{"emulationVersion":"1.34",)"
+      R"("feature_gates":"A=true","emulationForwardCompatible":true}})",
+      &request));
+  EXPECT_EQ(request.name(), "WatchList");
+  EXPECT_EQ(request.versions().emulation_version(), "1.34");
+  EXPECT_EQ(request.versions().feature_gates(), "A=true");
+  EXPECT_TRUE(request.versions().has_emulation_forward_compatible());
+  EXPECT_TRUE(request.versions().emulation_forward_compatible());
+}
+
+TEST(ParseJsonRequestTest, UnknownFieldIsAnError) {
+  v1::GetFeatureRequest request;
+  EXPECT_THAT(ParseJsonRequest(R"({"name":"WatchList","nmae":"x"})", &request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("compatd.v1.GetFeatureRequest"),
+                             HasSubstr("nmae"))));
+}
+
+TEST(ParseJsonRequestTest, WrongTypeIsAnError) {
+  v1::GetFeatureRequest request;
+  EXPECT_THAT(ParseJsonRequest(R"({"name":7})", &request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not a valid compatd.v1.GetFeatureRequest")));
+}
+
+TEST(ParseJsonRequestTest, MalformedJsonIsAnError) {
+  for (const char* body :
+       {"{", "{\"name\":}", "[1,2", "nul", "{\"name\":\"x\"} trailing",
+        "{\"name\":\"\xff\"}", "'single'"}) {
+    v1::GetFeatureRequest request;
+    EXPECT_THAT(ParseJsonRequest(body, &request),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("not valid JSON")))
+        << body;
+  }
+}
+
+TEST(ParseJsonRequestTest, NotAnObjectIsAnError) {
+  for (const char* body : {"[]", "1", "\"name\"", "null", "true"}) {
+    v1::GetFeatureRequest request;
+    EXPECT_THAT(ParseJsonRequest(body, &request),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("")))
+        << body;
+  }
+}
+
+TEST(ParseJsonRequestTest, DepthOverTheBoundIsRefusedQuickly) {
+  // 64 levels pass the check (protobuf then refuses the unknown field).
+  std::string shallow;
+  for (int i = 0; i < kMaxJsonDepth - 1; ++i) shallow += "{\"a\":";
+  shallow += "1";
+  for (int i = 0; i < kMaxJsonDepth - 1; ++i) shallow += "}";
+  v1::GetFeatureRequest request;
+  EXPECT_THAT(ParseJsonRequest(shallow, &request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::Not(HasSubstr("nesting deeper"))));
+
+  std::string objects;
+  for (int i = 0; i < 100000; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(100000, '}');
+  for (const std::string& deep :
+       {std::string(100000, '[') + std::string(100000, ']'), objects}) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THAT(ParseJsonRequest(deep, &request),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("nesting deeper than 64")));
+    EXPECT_LT(std::chrono::steady_clock::now() - start,
+              std::chrono::milliseconds(200));
+  }
+  // Unbalanced as well: refused as malformed, as quickly.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(ParseJsonRequest(std::string(100000, '['), &request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not valid JSON")));
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(200));
+}
+
+TEST(ParseQueryRequestTest, ReadsScalarsAndNestedVersions) {
+  v1::GetFeatureRequest request;
+  ASSERT_OK(
+      ParseQueryRequest("name=WatchList&versions.emulationVersion=1.34"
+                        "&versions.feature_gates=A%3Dtrue%2CB%3Dfalse"
+                        "&versions.runtimeConfig=api%2Fbeta%3Dtrue",
+                        &request));
+  EXPECT_EQ(request.name(), "WatchList");
+  EXPECT_EQ(request.versions().emulation_version(), "1.34");
+  EXPECT_EQ(request.versions().feature_gates(), "A=true,B=false");
+  EXPECT_EQ(request.versions().runtime_config(), "api/beta=true");
+}
+
+TEST(ParseQueryRequestTest, JsonAndProtoNamesAreBothAccepted) {
+  v1::CheckSkewRequest by_json, by_proto;
+  ASSERT_OK(
+      ParseQueryRequest("component=kubelet&clientVersion=v1.31.0"
+                        "&versions.minCompatibilityVersion=1.35",
+                        &by_json));
+  ASSERT_OK(
+      ParseQueryRequest("component=kubelet&client_version=v1.31.0"
+                        "&versions.min_compatibility_version=1.35",
+                        &by_proto));
+  EXPECT_EQ(by_json.SerializeAsString(), by_proto.SerializeAsString());
+  EXPECT_EQ(by_json.client_version(), "v1.31.0");
+}
+
+TEST(ParseQueryRequestTest, Booleans) {
+  v1::GetFeatureRequest request;
+  ASSERT_OK(
+      ParseQueryRequest("versions.emulationForwardCompatible=true", &request));
+  EXPECT_TRUE(request.versions().has_emulation_forward_compatible());
+  EXPECT_TRUE(request.versions().emulation_forward_compatible());
+  request.Clear();
+  ASSERT_OK(
+      ParseQueryRequest("versions.emulationForwardCompatible=false", &request));
+  EXPECT_TRUE(request.versions().has_emulation_forward_compatible());
+  EXPECT_FALSE(request.versions().emulation_forward_compatible());
+  request.Clear();
+  // A bare key is true (as grpc-gateway's ?flag).
+  ASSERT_OK(ParseQueryRequest("versions.emulationForwardCompatible", &request));
+  EXPECT_TRUE(request.versions().emulation_forward_compatible());
+  EXPECT_THAT(
+      ParseQueryRequest("versions.emulationForwardCompatible=yes", &request),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("expected true or false")));
+}
+
+TEST(ParseQueryRequestTest, NumbersAndEnums) {
+  v1::LintFinding finding;
+  ASSERT_OK(ParseQueryRequest("severity=LINT_SEVERITY_WARNING&line=42&rule=x",
+                              &finding));
+  EXPECT_EQ(finding.severity(), v1::LINT_SEVERITY_WARNING);
+  EXPECT_EQ(finding.line(), 42);
+  EXPECT_THAT(ParseQueryRequest("severity=LOUD", &finding),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("compatd.v1.LintSeverity"),
+                             HasSubstr("LINT_SEVERITY_UNSPECIFIED"))));
+  EXPECT_THAT(ParseQueryRequest("line=4x", &finding),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("a 32-bit integer")));
+  EXPECT_THAT(ParseQueryRequest("line=99999999999", &finding),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("a 32-bit integer")));
+  v1::CatalogCounts counts;
+  ASSERT_OK(ParseQueryRequest("features=240", &counts));
+  EXPECT_EQ(counts.features(), 240u);
+  EXPECT_THAT(ParseQueryRequest("features=-1", &counts),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("an unsigned integer")));
+  v1::PlanVersionRemovalRequest plan;
+  ASSERT_OK(
+      ParseQueryRequest("crd=x.example.com&history.upgradeSpan=3", &plan));
+  EXPECT_EQ(plan.history().upgrade_span(), 3);
+}
+
+TEST(ParseQueryRequestTest, RepeatedFieldIsRefused) {
+  v1::ComputeStorageVersionAgreementRequest request;
+  EXPECT_THAT(ParseQueryRequest("participants=a", &request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("is repeated"),
+                             HasSubstr("POST the request as JSON"))));
+  v1::PlanVersionRemovalRequest plan;
+  EXPECT_THAT(
+      ParseQueryRequest("history.releases.release=1.30", &plan),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is repeated")));
+}
+
+TEST(ParseQueryRequestTest, RepeatedParameterIsRefused) {
+  v1::GetFeatureRequest request;
+  EXPECT_THAT(ParseQueryRequest("name=A&name=B", &request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("\"name\" is given twice")));
+  // Also when the two spellings decode to one key.
+  EXPECT_THAT(
+      ParseQueryRequest("name=A&na%6De=B", &request),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("given twice")));
+}
+
+TEST(ParseQueryRequestTest, UnknownFieldsAndMessagesAreRefused) {
+  v1::GetFeatureRequest request;
+  EXPECT_THAT(ParseQueryRequest("nmae=A", &request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("compatd.v1.GetFeatureRequest"),
+                             HasSubstr("no field \"nmae\""))));
+  EXPECT_THAT(ParseQueryRequest("versions.emulation=1.34", &request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("compatd.v1.VersionContext has no field")));
+  EXPECT_THAT(ParseQueryRequest("versions=1.34", &request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("is a message"),
+                             HasSubstr("versions.binaryVersion"))));
+  EXPECT_THAT(
+      ParseQueryRequest("name.first=A", &request),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has no fields")));
+  EXPECT_THAT(
+      ParseQueryRequest("=A", &request),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no field \"\"")));
+}
+
+TEST(ParseQueryRequestTest, BadPercentEscapeIsRefused) {
+  v1::GetFeatureRequest request;
+  for (const char* query : {"name=%", "name=%4", "name=%zz", "na%g1me=x",
+                            "name=a%2", "name=%%41"}) {
+    EXPECT_THAT(ParseQueryRequest(query, &request),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("bad percent-escape")))
+        << query;
+  }
+}
+
+TEST(ParseQueryRequestTest, EmptyPiecesAreSkipped) {
+  v1::GetFeatureRequest request;
+  ASSERT_OK(ParseQueryRequest("", &request));
+  ASSERT_OK(ParseQueryRequest("&&name=WatchList&", &request));
+  EXPECT_EQ(request.name(), "WatchList");
+}
+
+TEST(PercentDecodeTest, DecodesEscapesAndPlus) {
+  std::string out;
+  ASSERT_TRUE(PercentDecode("a+b%20c%2B%2b%41%7e", &out));
+  EXPECT_EQ(out, "a b c++A~");
+  ASSERT_TRUE(PercentDecode("", &out));
+  EXPECT_EQ(out, "");
+  ASSERT_TRUE(PercentDecode("%00", &out));
+  EXPECT_EQ(out, std::string(1, '\0'));
+  ASSERT_TRUE(PercentDecode("%C3%A9", &out));
+  EXPECT_EQ(out, "é");
+  ASSERT_TRUE(PercentDecode("plain", &out));
+  EXPECT_EQ(out, "plain");
+}
+
+TEST(PercentDecodeTest, RefusesBadEscapes) {
+  std::string out;
+  for (const char* in : {"%", "%4", "a%", "%G0", "%0G", "%-1", "%+1", "% 1"}) {
+    EXPECT_FALSE(PercentDecode(in, &out)) << in;
+  }
+}
+
+TEST(ToJsonTest, PrintsDefaultsWithJsonNames) {
+  v1::GetFeatureResponse response;
+  response.set_name("WatchList");
+  const std::string json = ToJson(response);
+  EXPECT_THAT(json, HasSubstr("\"enabled\":false"));
+  EXPECT_THAT(json, HasSubstr("\"defaultEnabled\":false"));
+  EXPECT_THAT(json, HasSubstr("\"name\":\"WatchList\""));
+}
+
+}  // namespace
+}  // namespace compatd::gateway
