@@ -1,5 +1,6 @@
 #include "gateway/admission.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "api/object_check.h"
 #include "gateway/json.h"
+#include "gateway/ondemand.h"
 #include "gateway/query.h"
 #include "simdjson.h"
 
@@ -59,6 +61,15 @@ absl::Status Malformed(absl::string_view what, simdjson::error_code error) {
                    simdjson::error_message(error)));
 }
 
+// Walks a value the check does not need, so that it is JSON all the same.
+absl::Status Skip(simdjson::simdjson_result<od::value> value,
+                  absl::string_view where) {
+  if (const auto error = SkipValue(std::move(value)); error) {
+    return Malformed(where, error);
+  }
+  return absl::OkStatus();
+}
+
 // Rejects a key seen twice in one object: Go's decoders (kube-apiserver's)
 // keep the last value where this reader would keep the first.
 absl::Status Once(std::set<std::string>* seen, std::string_view key,
@@ -96,23 +107,51 @@ absl::Status ReadGvk(od::value value, absl::string_view where, Gvk* out) {
                           : key == "version" ? &out->version
                           : key == "kind"    ? &out->kind
                                              : nullptr;
-    if (target == nullptr) continue;
-    if (absl::Status s = ReadString(field.value(), where, target); !s.ok()) {
-      return s;
-    }
+    absl::Status s = target == nullptr
+                         ? Skip(field.value(), where)
+                         : ReadString(field.value(), where, target);
+    if (!s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
+// A string value, or nullopt (the value skipped, its syntax checked) when it
+// is of another type.
+absl::StatusOr<std::optional<std::string>> StringOrSkip(
+    simdjson::simdjson_result<od::value> result, absl::string_view where) {
+  od::value value;
+  if (const auto error = std::move(result).get(value); error) {
+    return Malformed(where, error);
+  }
+  std::string_view text;
+  if (value.get_string().get(text) == simdjson::SUCCESS) {
+    return std::optional<std::string>(std::string(text));
+  }
+  if (absl::Status s = Skip(std::move(value), where); !s.ok()) return s;
+  return std::optional<std::string>();
+}
+
+// spec.versions of a CRD ([{"name": "v1", "served": true}, ...]) and
+// status.storedVersions (["v1"]). Any object may have fields of those names,
+// of any shape: what does not have a CRD's shape is skipped (kube-apiserver
+// validated a CRD's schema before validating webhooks see it).
 absl::Status ReadCrdVersions(od::value value, ObjectFacts* out) {
   od::array array;
-  if (const auto error = value.get_array().get(array); error) {
-    return Malformed("spec.versions", error);
+  if (value.get_array().get(array) != simdjson::SUCCESS) {
+    return Skip(std::move(value), "spec.versions");
   }
   for (auto element : array) {
-    od::object entry;
-    if (const auto error = element.get_object().get(entry); error) {
+    od::value entry_value;
+    if (const auto error = std::move(element).get(entry_value); error) {
       return Malformed("spec.versions[]", error);
+    }
+    od::object entry;
+    if (entry_value.get_object().get(entry) != simdjson::SUCCESS) {
+      if (absl::Status s = Skip(std::move(entry_value), "spec.versions[]");
+          !s.ok()) {
+        return s;
+      }
+      continue;
     }
     CrdVersion version;
     for (auto field : entry) {
@@ -121,19 +160,42 @@ absl::Status ReadCrdVersions(od::value value, ObjectFacts* out) {
         return Malformed("spec.versions[]", error);
       }
       if (key == "name") {
-        if (absl::Status s = ReadString(field.value(), "spec.versions[].name",
-                                        &version.name);
-            !s.ok()) {
-          return s;
-        }
+        absl::StatusOr<std::optional<std::string>> name =
+            StringOrSkip(field.value(), "spec.versions[].name");
+        if (!name.ok()) return name.status();
+        if (name->has_value()) version.name = **name;
       } else if (key == "served") {
-        if (const auto error = field.value().get_bool().get(version.served);
-            error) {
+        od::value served;
+        if (const auto error = field.value().get(served); error) {
           return Malformed("spec.versions[].served", error);
         }
+        if (served.get_bool().get(version.served) != simdjson::SUCCESS) {
+          if (absl::Status s =
+                  Skip(std::move(served), "spec.versions[].served");
+              !s.ok()) {
+            return s;
+          }
+        }
+      } else if (absl::Status s = Skip(field.value(), "spec.versions[]");
+                 !s.ok()) {
+        return s;
       }
     }
     out->versions.push_back(std::move(version));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadStoredVersions(od::value value, ObjectFacts* out) {
+  od::array array;
+  if (value.get_array().get(array) != simdjson::SUCCESS) {
+    return Skip(std::move(value), "status.storedVersions");
+  }
+  for (auto element : array) {
+    absl::StatusOr<std::optional<std::string>> name =
+        StringOrSkip(std::move(element), "status.storedVersions[]");
+    if (!name.ok()) return name.status();
+    if (name->has_value()) out->stored.push_back(**std::move(name));
   }
   return absl::OkStatus();
 }
@@ -173,18 +235,23 @@ absl::Status ReadObject(od::value value, absl::string_view where,
         if (const auto error = m.unescaped_key().get(mkey); error) {
           return Malformed("metadata", error);
         }
-        if (mkey == "name") {
-          if (absl::Status s =
-                  ReadString(m.value(), "metadata.name", &out->name);
-              !s.ok()) {
-            return s;
-          }
-        }
+        absl::Status s =
+            mkey == "name" ? ReadString(m.value(), "metadata.name", &out->name)
+                           : Skip(m.value(), "metadata");
+        if (!s.ok()) return s;
       }
     } else if (key == "spec" || key == "status") {
+      od::value part_value;
+      if (const auto error = field.value().get(part_value); error) {
+        return Malformed(View(key), error);
+      }
       od::object part;
-      if (const auto error = field.value().get_object().get(part); error) {
-        continue;  // not a CRD's: nothing this check reads
+      if (const auto error = part_value.get_object().get(part); error) {
+        // Not a CRD's: nothing this check reads, but JSON all the same.
+        if (absl::Status s = Skip(std::move(part_value), View(key)); !s.ok()) {
+          return s;
+        }
+        continue;
       }
       for (auto p : part) {
         std::string_view pkey;
@@ -196,19 +263,15 @@ absl::Status ReadObject(od::value value, absl::string_view where,
             return s;
           }
         } else if (key == "status" && pkey == "storedVersions") {
-          od::array stored;
-          if (const auto error = p.value().get_array().get(stored); error) {
-            return Malformed("status.storedVersions", error);
+          if (absl::Status s = ReadStoredVersions(p.value(), out); !s.ok()) {
+            return s;
           }
-          for (auto element : stored) {
-            std::string_view name;
-            if (const auto error = element.get_string().get(name); error) {
-              return Malformed("status.storedVersions[]", error);
-            }
-            out->stored.emplace_back(name);
-          }
+        } else if (absl::Status s = Skip(p.value(), View(key)); !s.ok()) {
+          return s;
         }
       }
+    } else if (absl::Status s = Skip(field.value(), where); !s.ok()) {
+      return s;
     }
   }
   return absl::OkStatus();
@@ -239,6 +302,8 @@ absl::Status ReadRequest(od::value value, Review* review) {
       s = ReadObject(field.value(), "request.object", &review->object);
     } else if (key == "oldObject") {
       s = ReadObject(field.value(), "request.oldObject", &review->old_object);
+    } else {
+      s = Skip(field.value(), "request");
     }
     if (!s.ok()) return s;
   }
@@ -274,8 +339,13 @@ absl::Status ReadReview(const std::string& body, Review* review) {
     } else if (key == "request") {
       has_request = true;
       s = ReadRequest(field.value(), review);
+    } else {
+      s = Skip(field.value(), "the document");
     }
     if (!s.ok()) return s;
+  }
+  if (const auto error = CheckEnd(document); error) {
+    return Malformed("the end of the document", error);
   }
   if (review->api_version != "admission.k8s.io/v1" ||
       review->kind != "AdmissionReview") {
@@ -312,14 +382,19 @@ Gvk ObjectGvk(const Review& review) {
 // kube-apiserver's rule (apiextensions validation of status.storedVersions):
 // a version that was ever a storage version stays in spec.versions until a
 // storage migration removed it from status.storedVersions.
-std::string DroppedStoredVersion(const Review& review) {
-  if (review.operation != "UPDATE" || !review.old_object.present) return "";
-  for (const std::string& stored : review.old_object.stored) {
+std::string DroppedStoredVersion(const Review& review, const Gvk& gvk) {
+  if (review.operation != "UPDATE" || !review.old_object.present ||
+      gvk.group != "apiextensions.k8s.io" ||
+      gvk.kind != "CustomResourceDefinition") {
+    return "";
+  }
+  for (size_t i = 0; i < review.old_object.stored.size(); ++i) {
+    const std::string& stored = review.old_object.stored[i];
     bool kept = false;
     for (const CrdVersion& v : review.object.versions) kept |= v.name == stored;
     if (!kept) {
       return absl::StrCat(
-          "status.storedVersions: Invalid value: ", JsonQuote(stored),
+          "status.storedVersions[", i, "]: Invalid value: ", JsonQuote(stored),
           ": missing from spec.versions; ", stored,
           " was previously a storage version, and must remain in "
           "spec.versions until a storage migration ensures no data remains "
@@ -372,7 +447,8 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
         "no catalog is loaded yet; the webhook's failurePolicy decides"));
   }
   std::vector<std::string> warnings;
-  if (const std::string dropped = DroppedStoredVersion(review);
+  const Gvk gvk = ObjectGvk(review);
+  if (const std::string dropped = DroppedStoredVersion(review, gvk);
       !dropped.empty()) {
     response->body =
         Answer(review.uid, false, absl::StrCat("compatd: ", dropped), warnings);
@@ -382,7 +458,6 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
     response->body = Answer(review.uid, true, "", warnings);
     return;
   }
-  const Gvk gvk = ObjectGvk(review);
   if (!gvk.set()) {
     response->body = Answer(review.uid, true, "", warnings);
     return;

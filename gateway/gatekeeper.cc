@@ -10,6 +10,7 @@
 #include "absl/strings/strip.h"
 #include "api/object_check.h"
 #include "gateway/json.h"
+#include "gateway/ondemand.h"
 #include "simdjson.h"
 
 namespace compatd::gateway {
@@ -60,7 +61,13 @@ absl::Status ReadKeys(const std::string& body, std::vector<std::string>* keys) {
         if (const auto error = r.unescaped_key().get(rkey); error) {
           return malformed(error);
         }
-        if (rkey != "keys") continue;
+        if (rkey != "keys") {
+          // Not read, but JSON all the same.
+          if (const auto error = SkipValue(r.value()); error) {
+            return malformed(error);
+          }
+          continue;
+        }
         if (has_keys) {
           return absl::InvalidArgumentError("request.keys appears twice");
         }
@@ -81,8 +88,11 @@ absl::Status ReadKeys(const std::string& body, std::vector<std::string>* keys) {
           keys->emplace_back(text);
         }
       }
+    } else if (const auto error = SkipValue(field.value()); error) {
+      return malformed(error);
     }
   }
+  if (const auto error = CheckEnd(document); error) return malformed(error);
   if (api_version != kProviderApiVersion || kind != "ProviderRequest") {
     return absl::InvalidArgumentError(
         absl::StrCat("expected apiVersion ", kProviderApiVersion,

@@ -1,0 +1,29 @@
+#pragma once
+
+// Reading untrusted JSON with simdjson On-Demand (AdmissionReview,
+// ProviderRequest) without building a DOM. On-Demand checks only what is
+// read: a value a reader does not need is skipped by counting brackets, so
+// `{"spec":{"a":}}` or bytes after the root value would pass unnoticed and a
+// malformed review could be answered. The readers walk what they do not need
+// with SkipValue (every token checked, nothing kept) and end with CheckEnd.
+
+#include "simdjson.h"
+
+namespace compatd::gateway {
+
+// As simdjson's own default bound on nesting.
+inline constexpr int kMaxSkipDepth = 1024;
+
+// Consumes `value` whole, checking its syntax as a full parse would: keys and
+// strings are unescaped, numbers parsed (integers beyond 64 bits as doubles,
+// as Kubernetes' decoder does), atoms matched. DEPTH_ERROR past `depth`
+// levels; the first error otherwise.
+simdjson::error_code SkipValue(
+    simdjson::simdjson_result<simdjson::ondemand::value> value,
+    int depth = kMaxSkipDepth);
+
+// SUCCESS when `document` was read to its end; TRAILING_CONTENT when
+// anything but whitespace follows the root value.
+simdjson::error_code CheckEnd(simdjson::ondemand::document& document);
+
+}  // namespace compatd::gateway

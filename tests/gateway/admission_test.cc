@@ -1,0 +1,584 @@
+// POST /admission/v1/validate (gateway/admission.h) through
+// gateway::Gateway::Handle over the embedded Kubernetes 1.36 catalog:
+// AdmissionReview v1 in, AdmissionReview v1 out with response.uid echoed.
+
+#include <chrono>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/gateway/gateway_fixture.h"
+
+namespace compatd::gateway {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kUid[] = "705ab4f5-6393-11e8-b7cc-42010a800002";
+constexpr char kValidate[] = "/admission/v1/validate";
+
+std::string Gvk(absl::string_view group, absl::string_view version,
+                absl::string_view kind) {
+  return absl::StrCat(R"({"group":")", group, R"(","version":")", version,
+                      R"(","kind":")", kind, R"("})");
+}
+
+std::string Object(absl::string_view api_version, absl::string_view kind,
+                   absl::string_view rest = "") {
+  return absl::StrCat(R"({"apiVersion":")", api_version, R"(","kind":")", kind,
+                      R"(","metadata":{"name":"x","namespace":"default",)",
+                      R"("labels":{"app":"x"}},"spec":{"replicas":1})", rest,
+                      "}");
+}
+
+struct Review {
+  std::string uid = kUid;
+  std::string operation = "CREATE";
+  std::string kind;          // request.kind JSON, or empty
+  std::string request_kind;  // request.requestKind JSON, or empty
+  std::string object = "null";
+  std::string old_object = "null";
+  bool dry_run = false;
+
+  std::string Json() const {
+    std::string request = absl::StrCat(R"({"uid":")", uid, R"(")");
+    if (!kind.empty()) absl::StrAppend(&request, R"(,"kind":)", kind);
+    absl::StrAppend(
+        &request, R"(,"resource":{"group":"","version":"v1","resource":"x"})");
+    if (!request_kind.empty()) {
+      absl::StrAppend(&request, R"(,"requestKind":)", request_kind);
+    }
+    absl::StrAppend(
+        &request, R"(,"name":"x","namespace":"default","operation":")",
+        operation,
+        R"(","userInfo":{"username":"admin","groups":["system:masters"]})",
+        R"(,"object":)", object, R"(,"oldObject":)", old_object,
+        R"(,"dryRun":)", dry_run ? "true" : "false",
+        R"(,"options":{"apiVersion":"meta.k8s.io/v1","kind":"CreateOptions"}})");
+    return absl::StrCat(
+        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)",
+        R"("request":)", request, "}");
+  }
+};
+
+// A review of `object` whose request.kind is the object's own.
+Review Of(absl::string_view group, absl::string_view version,
+          absl::string_view kind) {
+  Review review;
+  review.kind = Gvk(group, version, kind);
+  review.object = Object(
+      group.empty() ? std::string(version) : absl::StrCat(group, "/", version),
+      kind);
+  return review;
+}
+
+class AdmissionTest : public GatewayTest {
+ protected:
+  // Validates `review` (with `query`); expects a 200 AdmissionReview that
+  // echoes the uid, and returns it.
+  google::protobuf::Value Admit(const Review& review,
+                                absl::string_view query = "") {
+    const http::Response response =
+        Call("POST",
+             query.empty() ? std::string(kValidate)
+                           : absl::StrCat(kValidate, "?", query),
+             review.Json());
+    EXPECT_EQ(response.status, 200) << response.body;
+    EXPECT_EQ(response.content_type, "application/json");
+    google::protobuf::Value answer = ParseJson(response.body);
+    EXPECT_EQ(At(answer, "apiVersion").string_value(), "admission.k8s.io/v1");
+    EXPECT_EQ(At(answer, "kind").string_value(), "AdmissionReview");
+    EXPECT_EQ(At(answer, "response.uid").string_value(), review.uid);
+    EXPECT_FALSE(Has(answer, "request"));
+    return answer;
+  }
+
+  // Expects HTTP 400 with a google.rpc.Status INVALID_ARGUMENT body; returns
+  // its message.
+  std::string Refused(absl::string_view body, absl::string_view query = "") {
+    const http::Response response =
+        Call("POST",
+             query.empty() ? std::string(kValidate)
+                           : absl::StrCat(kValidate, "?", query),
+             body);
+    EXPECT_EQ(response.status, 400) << body << "\n" << response.body;
+    const google::protobuf::Value status = ParseJson(response.body);
+    EXPECT_EQ(At(status, "code").number_value(), 3) << response.body;
+    EXPECT_FALSE(Has(status, "response")) << response.body;
+    return At(status, "message").string_value();
+  }
+
+  static bool Allowed(const google::protobuf::Value& answer) {
+    return At(answer, "response.allowed").bool_value();
+  }
+  static std::vector<std::string> Warnings(
+      const google::protobuf::Value& answer) {
+    std::vector<std::string> out;
+    const google::protobuf::Value warnings = At(answer, "response.warnings");
+    for (const auto& w : warnings.list_value().values()) {
+      out.push_back(w.string_value());
+    }
+    return out;
+  }
+};
+
+TEST_F(AdmissionTest, ServedApiIsAllowedSilently) {
+  const google::protobuf::Value answer = Admit(Of("apps", "v1", "Deployment"));
+  EXPECT_TRUE(Allowed(answer));
+  EXPECT_FALSE(Has(answer, "response.warnings"));
+  EXPECT_FALSE(Has(answer, "response.status"));
+  // In enforce mode too, and for the core group.
+  EXPECT_TRUE(Allowed(Admit(Of("", "v1", "Pod"), "mode=enforce")));
+  EXPECT_TRUE(Allowed(Admit(Of("", "v1", "ConfigMap"), "mode=enforce")));
+}
+
+TEST_F(AdmissionTest, RemovedApiIsAWarningByDefault) {
+  for (absl::string_view query : {"", "mode=warn"}) {
+    const google::protobuf::Value answer =
+        Admit(Of("batch", "v1beta1", "CronJob"), query);
+    EXPECT_TRUE(Allowed(answer)) << query;
+    EXPECT_FALSE(Has(answer, "response.status"));
+    ASSERT_EQ(Warnings(answer).size(), 1u);
+    EXPECT_EQ(Warnings(answer)[0],
+              "batch/v1beta1 CronJob is removed in Kubernetes 1.25 and not "
+              "served at emulation version 1.36; use batch/v1 CronJob instead");
+  }
+}
+
+TEST_F(AdmissionTest, RemovedApiIsDeniedInEnforceMode) {
+  const google::protobuf::Value answer =
+      Admit(Of("extensions", "v1beta1", "Ingress"), "mode=enforce");
+  EXPECT_FALSE(Allowed(answer));
+  EXPECT_EQ(At(answer, "response.status.code").number_value(), 403);
+  EXPECT_EQ(At(answer, "response.status.reason").string_value(), "Forbidden");
+  EXPECT_EQ(
+      At(answer, "response.status.message").string_value(),
+      "compatd: extensions/v1beta1 Ingress is removed in Kubernetes 1.22 "
+      "and not served at emulation version 1.36; use networking.k8s.io/v1 "
+      "Ingress instead");
+  EXPECT_FALSE(Has(answer, "response.warnings"));
+}
+
+TEST_F(AdmissionTest, ApiOffByDefaultIsNotServed) {
+  // A beta API that is not removed yet: off unless --runtime-config.
+  const Review review = Of("networking.k8s.io", "v1beta1", "ServiceCIDR");
+  const google::protobuf::Value warned = Admit(review);
+  EXPECT_TRUE(Allowed(warned));
+  ASSERT_EQ(Warnings(warned).size(), 1u);
+  EXPECT_THAT(Warnings(warned)[0],
+              HasSubstr("networking.k8s.io/v1beta1 ServiceCIDR is not served "
+                        "at emulation version 1.36"));
+  EXPECT_THAT(Warnings(warned)[0],
+              HasSubstr("--runtime-config=networking.k8s.io/v1beta1=true"));
+  EXPECT_FALSE(Allowed(Admit(review, "mode=enforce")));
+}
+
+TEST_F(AdmissionTest, DeprecatedApiIsAllowedWithAWarning) {
+  // Served once --runtime-config turns it on; deprecated since 1.34.
+  const Review review = Of("networking.k8s.io", "v1beta1", "ServiceCIDR");
+  for (absl::string_view mode : {"warn", "enforce"}) {
+    const google::protobuf::Value answer = Admit(
+        review, absl::StrCat("runtimeConfig=networking.k8s.io%2Fv1beta1%3Dtrue"
+                             "&mode=",
+                             mode));
+    EXPECT_TRUE(Allowed(answer)) << mode;
+    ASSERT_EQ(Warnings(answer).size(), 1u) << mode;
+    EXPECT_EQ(Warnings(answer)[0],
+              "networking.k8s.io/v1beta1 ServiceCIDR is deprecated since "
+              "Kubernetes 1.34 and removed in 1.37");
+  }
+}
+
+TEST_F(AdmissionTest, CustomResourceIsAllowedSilently) {
+  for (absl::string_view query : {"", "mode=enforce"}) {
+    const google::protobuf::Value answer =
+        Admit(Of("example.com", "v1", "Widget"), query);
+    EXPECT_TRUE(Allowed(answer));
+    EXPECT_FALSE(Has(answer, "response.warnings"));
+    EXPECT_FALSE(Has(answer, "response.status"));
+  }
+  // A kind the catalog does not know in a built-in group-version too.
+  EXPECT_TRUE(Allowed(Admit(Of("apps", "v1", "Gadget"), "mode=enforce")));
+}
+
+TEST_F(AdmissionTest, RequestKindIsPreferredOverKind) {
+  // kube-apiserver converted an apps/v1beta1 request to apps/v1 for a
+  // webhook that matches apps/v1 (matchPolicy: Equivalent): the client used
+  // apps/v1beta1.
+  Review review;
+  review.kind = Gvk("apps", "v1", "Deployment");
+  review.request_kind = Gvk("apps", "v1beta1", "Deployment");
+  review.object = Object("apps/v1", "Deployment");
+  const google::protobuf::Value answer = Admit(review, "mode=enforce");
+  EXPECT_FALSE(Allowed(answer));
+  EXPECT_THAT(
+      At(answer, "response.status.message").string_value(),
+      HasSubstr("apps/v1beta1 Deployment is removed in Kubernetes 1.16"));
+
+  // And the other way round: what the client sent is served.
+  review.kind = Gvk("extensions", "v1beta1", "Deployment");
+  review.request_kind = Gvk("apps", "v1", "Deployment");
+  EXPECT_TRUE(Allowed(Admit(review, "mode=enforce")));
+}
+
+TEST_F(AdmissionTest, KindThenTheObjectsOwnApiVersionAreUsed) {
+  Review review;
+  review.kind = Gvk("policy", "v1beta1", "PodDisruptionBudget");
+  review.object = Object("policy/v1", "PodDisruptionBudget");
+  EXPECT_FALSE(Allowed(Admit(review, "mode=enforce")));
+  review.kind.clear();
+  review.object = Object("policy/v1beta1", "PodDisruptionBudget");
+  EXPECT_FALSE(Allowed(Admit(review, "mode=enforce")));
+  review.object = Object("policy/v1", "PodDisruptionBudget");
+  EXPECT_TRUE(Allowed(Admit(review, "mode=enforce")));
+}
+
+TEST_F(AdmissionTest, DeleteAndConnectAreAllowed) {
+  for (const char* operation : {"DELETE", "CONNECT"}) {
+    Review review = Of("batch", "v1beta1", "CronJob");
+    review.operation = operation;
+    review.old_object = review.object;
+    review.object = "null";
+    const google::protobuf::Value answer = Admit(review, "mode=enforce");
+    EXPECT_TRUE(Allowed(answer)) << operation;
+    EXPECT_FALSE(Has(answer, "response.warnings")) << operation;
+  }
+}
+
+TEST_F(AdmissionTest, UpdateIsCheckedLikeCreate) {
+  Review review = Of("batch", "v1beta1", "CronJob");
+  review.operation = "UPDATE";
+  review.old_object = review.object;
+  EXPECT_FALSE(Allowed(Admit(review, "mode=enforce")));
+}
+
+// CustomResourceDefinitions: the old object's status.storedVersions.
+std::string Crd(std::initializer_list<std::pair<const char*, bool>> versions,
+                std::initializer_list<const char*> stored = {}) {
+  std::string list;
+  for (const auto& [name, served] : versions) {
+    if (!list.empty()) list += ",";
+    absl::StrAppend(
+        &list, R"({"name":")", name, R"(","served":)",
+        served ? "true" : "false",
+        R"(,"storage":false,"schema":{"openAPIV3Schema":)",
+        R"({"type":"object","x-kubernetes-preserve-unknown-fields":true}}})");
+  }
+  std::string stored_list;
+  for (const char* name : stored) {
+    if (!stored_list.empty()) stored_list += ",";
+    absl::StrAppend(&stored_list, "\"", name, "\"");
+  }
+  return absl::StrCat(
+      R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",)",
+      R"("metadata":{"name":"widgets.example.com"},"spec":{"group":"example.com",)",
+      R"("names":{"plural":"widgets","kind":"Widget"},"scope":"Namespaced",)",
+      R"("versions":[)", list,
+      R"(]},"status":{"acceptedNames":{"plural":"widgets"},)",
+      R"("storedVersions":[)", stored_list, "]}}");
+}
+
+Review CrdUpdate(std::string object, std::string old_object) {
+  Review review;
+  review.operation = "UPDATE";
+  review.kind = Gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+  review.object = std::move(object);
+  review.old_object = std::move(old_object);
+  return review;
+}
+
+TEST_F(AdmissionTest, CrdUpdateDroppingAStoredVersionIsDenied) {
+  const Review review =
+      CrdUpdate(Crd({{"v2", true}}, {"v1", "v2"}),
+                Crd({{"v1", true}, {"v2", true}}, {"v1", "v2"}));
+  // Denied whatever the mode: kube-apiserver would refuse it anyway.
+  for (absl::string_view query : {"", "mode=enforce"}) {
+    const google::protobuf::Value answer = Admit(review, query);
+    EXPECT_FALSE(Allowed(answer));
+    EXPECT_EQ(At(answer, "response.status.code").number_value(), 403);
+    // kube-apiserver's own words (apiextensions-apiserver
+    // ValidateCustomResourceDefinitionStoredVersions), with the index.
+    EXPECT_EQ(At(answer, "response.status.message").string_value(),
+              "compatd: status.storedVersions[0]: Invalid value: \"v1\": "
+              "missing from spec.versions; v1 was previously a storage "
+              "version, and must remain in spec.versions until a storage "
+              "migration ensures no data remains persisted in v1 and removes "
+              "v1 from status.storedVersions");
+  }
+  // The index is the version's place in storedVersions.
+  const google::protobuf::Value second =
+      Admit(CrdUpdate(Crd({{"v1", true}}, {"v1", "v2"}),
+                      Crd({{"v1", true}, {"v2", true}}, {"v1", "v2"})));
+  EXPECT_THAT(At(second, "response.status.message").string_value(),
+              HasSubstr("status.storedVersions[1]: Invalid value: \"v2\""));
+}
+
+TEST_F(AdmissionTest, CrdUpdateKeepingStoredVersionsIsAllowed) {
+  // Unserving a stored version, or dropping one never stored, is allowed
+  // (a CRD the catalog has no plan for).
+  for (const Review& review :
+       {CrdUpdate(Crd({{"v1", false}, {"v2", true}}, {"v1", "v2"}),
+                  Crd({{"v1", true}, {"v2", true}}, {"v1", "v2"})),
+        CrdUpdate(Crd({{"v2", true}}, {"v2"}),
+                  Crd({{"v1", true}, {"v2", true}}, {"v2"}))}) {
+    const google::protobuf::Value answer = Admit(review, "mode=enforce");
+    EXPECT_TRUE(Allowed(answer)) << review.Json();
+    EXPECT_FALSE(Has(answer, "response.warnings"));
+  }
+  // A CREATE has no old object to compare with.
+  Review create;
+  create.kind = Gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+  create.object = Crd({{"v1", true}});
+  EXPECT_TRUE(Allowed(Admit(create, "mode=enforce")));
+}
+
+TEST_F(AdmissionTest, OnlyCrdsAreHeldToTheStoredVersionsRule) {
+  // A custom resource with fields named like a CRD's: its status is its own.
+  const std::string widget =
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":)"
+      R"({"name":"w"},"spec":{"versions":[]},"status":{"storedVersions":)"
+      R"(["v1"]}})";
+  Review review;
+  review.operation = "UPDATE";
+  review.kind = Gvk("example.com", "v1", "Widget");
+  review.object =
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":)"
+      R"({"name":"w"},"spec":{}})";
+  review.old_object = widget;
+  const google::protobuf::Value answer = Admit(review, "mode=enforce");
+  EXPECT_TRUE(Allowed(answer));
+  EXPECT_FALSE(Has(answer, "response.status"));
+}
+
+TEST_F(AdmissionTest, CrdShapedFieldsOfOtherShapesAreAllowed) {
+  // spec.versions and status.storedVersions of any shape in other objects.
+  for (const char* rest :
+       {R"(,"status":{"storedVersions":{"a":1}})",
+        R"(,"status":{"storedVersions":[1,{"x":null},"v1"]})",
+        R"(,"status":{"storedVersions":"v1"})", R"(,"status":"Ready")",
+        R"(,"status":null)"}) {
+    Review review = Of("example.com", "v1", "Widget");
+    review.object = Object("example.com/v1", "Widget", rest);
+    EXPECT_TRUE(Allowed(Admit(review, "mode=enforce"))) << rest;
+  }
+  for (const char* spec :
+       {R"("versions":"1.2")", R"("versions":{"v1":true})",
+        R"("versions":["v1","v2"])",
+        R"("versions":[{"name":1,"served":"yes"},{"name":"v1"}])"}) {
+    Review review = Of("example.com", "v1", "Widget");
+    review.object = absl::StrCat(
+        R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":)"
+        R"({"name":"w"},"spec":{)",
+        spec, "}}");
+    EXPECT_TRUE(Allowed(Admit(review, "mode=enforce"))) << spec;
+  }
+}
+
+TEST_F(AdmissionTest, DryRunIsAnsweredTheSameWay) {
+  for (Review review :
+       {Of("batch", "v1beta1", "CronJob"), Of("apps", "v1", "Deployment"),
+        CrdUpdate(Crd({{"v2", true}}, {"v1"}), Crd({{"v1", true}}, {"v1"}))}) {
+    for (absl::string_view query : {"", "mode=enforce"}) {
+      review.dry_run = false;
+      const std::string wet =
+          Call("POST", absl::StrCat(kValidate, "?", query), review.Json()).body;
+      review.dry_run = true;
+      const std::string dry =
+          Call("POST", absl::StrCat(kValidate, "?", query), review.Json()).body;
+      EXPECT_EQ(wet, dry);
+    }
+  }
+}
+
+TEST_F(AdmissionTest, EmulationVersionParameterChangesTheAnswer) {
+  // admissionregistration.k8s.io/v1 MutatingAdmissionPolicy is new in 1.36.
+  const Review review =
+      Of("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy");
+  EXPECT_TRUE(Allowed(Admit(review, "mode=enforce")));
+  EXPECT_TRUE(Allowed(Admit(review, "mode=enforce&emulationVersion=1.36")));
+  const google::protobuf::Value at_135 =
+      Admit(review, "mode=enforce&emulationVersion=1.35");
+  EXPECT_FALSE(Allowed(at_135));
+  EXPECT_THAT(At(at_135, "response.status.message").string_value(),
+              HasSubstr("not served at emulation version 1.35"));
+
+  // Removed in 1.34: a deprecation warning at 1.33, a denial at 1.34.
+  const Review vap = Of("admissionregistration.k8s.io", "v1beta1",
+                        "ValidatingAdmissionPolicy");
+  const std::string on =
+      "runtimeConfig=admissionregistration.k8s.io%2Fv1beta1%3Dtrue&mode="
+      "enforce";
+  const google::protobuf::Value at_133 =
+      Admit(vap, absl::StrCat(on, "&emulationVersion=1.33"));
+  EXPECT_TRUE(Allowed(at_133));
+  ASSERT_EQ(Warnings(at_133).size(), 1u);
+  EXPECT_THAT(Warnings(at_133)[0],
+              HasSubstr("deprecated since Kubernetes 1.31"));
+  const google::protobuf::Value at_134 =
+      Admit(vap, absl::StrCat(on, "&emulationVersion=1.34"));
+  EXPECT_FALSE(Allowed(at_134));
+  EXPECT_THAT(At(at_134, "response.status.message").string_value(),
+              HasSubstr("removed in Kubernetes 1.34"));
+}
+
+TEST_F(AdmissionTest, BadVersionParametersAre400) {
+  const Review review = Of("apps", "v1", "Deployment");
+  EXPECT_THAT(Refused(review.Json(), "emulationVersion=banana"),
+              HasSubstr("banana"));
+  // Out of the binary's emulation range (1.33..1.36).
+  EXPECT_THAT(Refused(review.Json(), "emulationVersion=1.20"),
+              HasSubstr("1.20"));
+}
+
+TEST_F(AdmissionTest, UnknownOrBadQueryParameterIs400) {
+  const std::string body = Of("apps", "v1", "Deployment").Json();
+  EXPECT_THAT(Refused(body, "emulation=1.35"),
+              HasSubstr("unknown query parameter \"emulation\""));
+  EXPECT_THAT(Refused(body, "mode=strict"),
+              HasSubstr("expected warn (the default) or enforce"));
+  EXPECT_THAT(Refused(body, "mode=%zz"), HasSubstr("bad percent-escape"));
+}
+
+TEST_F(AdmissionTest, MalformedReviewsAre400NeverAllowed) {
+  Review good = Of("apps", "v1", "Deployment");
+  const std::string json = good.Json();
+
+  EXPECT_THAT(Refused(""), HasSubstr("not valid JSON"));
+  EXPECT_THAT(Refused("garbage"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(Refused("[]"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(Refused("{}"),
+              HasSubstr("expected apiVersion admission.k8s.io/v1"));
+  EXPECT_THAT(Refused(json.substr(0, json.size() / 2)),
+              HasSubstr("not valid JSON"));
+
+  std::string other = json;
+  other.replace(other.find("admission.k8s.io/v1"), 19,
+                "admission.k8s.io/v1beta1");
+  EXPECT_THAT(Refused(other), HasSubstr("admissionReviewVersions: [v1]"));
+
+  std::string wrong_kind = json;
+  wrong_kind.replace(wrong_kind.find("AdmissionReview"), 15,
+                     "AdmissionRequest");
+  EXPECT_THAT(Refused(wrong_kind), HasSubstr("\"AdmissionRequest\""));
+
+  Review no_uid = good;
+  no_uid.uid = "";
+  EXPECT_THAT(Refused(no_uid.Json()), HasSubstr("no request.uid"));
+  EXPECT_THAT(
+      Refused(
+          R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})"),
+      HasSubstr("no request.uid"));
+  EXPECT_THAT(Refused(R"({"apiVersion":"admission.k8s.io/v1",)"
+                      R"("kind":"AdmissionReview","request":{"uid":7}})"),
+              HasSubstr("request.uid"));
+  EXPECT_THAT(Refused(R"({"apiVersion":"admission.k8s.io/v1",)"
+                      R"("kind":"AdmissionReview","request":"x"})"),
+              HasSubstr("request"));
+  EXPECT_THAT(
+      Refused(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+              R"("request":{"uid":"u","object":[1]}})"),
+      HasSubstr("request.object"));
+}
+
+TEST_F(AdmissionTest, RepeatedKeysAre400) {
+  const std::string json = Of("apps", "v1", "Deployment").Json();
+  // At the top, in the request, in the object, in request.kind.
+  std::string top = json;
+  top.insert(1, R"("kind":"AdmissionReview",)");
+  EXPECT_THAT(Refused(top), HasSubstr("AdmissionReview.kind appears twice"));
+
+  std::string uid = json;
+  uid.insert(uid.find(R"("uid")"), R"("uid":"other",)");
+  EXPECT_THAT(Refused(uid), HasSubstr("request.uid appears twice"));
+
+  std::string object = json;
+  object.insert(object.find(R"({"apiVersion":"apps/v1")") + 1,
+                R"("apiVersion":"batch/v1beta1",)");
+  EXPECT_THAT(Refused(object),
+              HasSubstr("request.object.apiVersion appears twice"));
+
+  std::string kind = json;
+  kind.insert(kind.find(R"({"group":"apps")") + 1, R"("kind":"CronJob",)");
+  EXPECT_THAT(Refused(kind), HasSubstr("request.kind.kind appears twice"));
+}
+
+TEST_F(AdmissionTest, TrailingBytesAfterTheDocumentAre400) {
+  const std::string json = Of("batch", "v1beta1", "CronJob").Json();
+  Refused(json + R"({"apiVersion":"admission.k8s.io/v1"})", "mode=enforce");
+  Refused(json + "garbage", "mode=enforce");
+  Refused(json + "}", "mode=enforce");
+}
+
+TEST_F(AdmissionTest, MalformedJsonInsideTheObjectIs400) {
+  // Parts of the object the check never reads must still be JSON.
+  Review review = Of("apps", "v1", "Deployment");
+  review.object = Object("apps/v1", "Deployment", R"(,"status":{"a":})");
+  Refused(review.Json());
+  review.object = Object("apps/v1", "Deployment", R"(,"status":[1,,2])");
+  Refused(review.Json());
+  review.object = Object("apps/v1", "Deployment", R"(,"data":{"k":tru})");
+  Refused(review.Json());
+  review.object = Object("apps/v1", "Deployment", R"(,"n":01)");
+  Refused(review.Json());
+  review.object = Object("apps/v1", "Deployment", R"(,"s":"\x")");
+  Refused(review.Json());
+  // In the metadata, the request and the review as well.
+  review = Of("apps", "v1", "Deployment");
+  std::string json = review.Json();
+  json.insert(json.find(R"("name":"x")"), R"("annotations":{"a":[}]},)");
+  Refused(json);
+  json = review.Json();
+  json.insert(json.find(R"("operation")"), R"("userInfo2":{"x":-},)");
+  Refused(json);
+  json = review.Json();
+  json.insert(1, R"("extra":[1 2],)");
+  Refused(json);
+  // Numbers beyond 64 bits are JSON (Kubernetes reads them as floats).
+  review.object = Object("apps/v1", "Deployment",
+                         R"(,"n":18446744073709551616,"m":-1.5e300)");
+  EXPECT_TRUE(Allowed(Admit(review)));
+}
+
+TEST_F(AdmissionTest, UidIsEchoedEscaped) {
+  Review review = Of("apps", "v1", "Deployment");
+  review.uid = R"(a\"b\\c\u00e9)";
+  const http::Response response = Call("POST", kValidate, review.Json());
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_EQ(At(ParseJson(response.body), "response.uid").string_value(),
+            "a\"b\\c\xc3\xa9");
+}
+
+TEST_F(AdmissionTest, LargeObjectIsAnsweredQuickly) {
+  // A 1 MiB ConfigMap: the check reads apiVersion and kind only.
+  Review review = Of("", "v1", "ConfigMap");
+  review.object = absl::StrCat(
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},)",
+      R"("data":{"blob":")", std::string(1 << 20, 'x'), R"("}})");
+  const auto start = std::chrono::steady_clock::now();
+  const google::protobuf::Value answer = Admit(review, "mode=enforce");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_TRUE(Allowed(answer));
+}
+
+TEST_F(AdmissionTest, NoCatalogYetIs503) {
+  const http::Response response =
+      CallUnloaded("POST", kValidate, Of("apps", "v1", "Deployment").Json());
+  EXPECT_EQ(response.status, 503);
+  EXPECT_EQ(At(ParseJson(response.body), "code").number_value(), 14);
+  EXPECT_THAT(response.body, HasSubstr("failurePolicy"));
+}
+
+TEST_F(AdmissionTest, OnlyPostIsAllowed) {
+  for (const char* method : {"GET", "PUT", "DELETE", "HEAD"}) {
+    const http::Response response = Call(method, kValidate);
+    EXPECT_EQ(response.status, 405) << method;
+    ASSERT_EQ(response.headers.size(), 1u);
+    EXPECT_EQ(response.headers[0].first, "Allow");
+    EXPECT_EQ(response.headers[0].second, "POST");
+  }
+}
+
+}  // namespace
+}  // namespace compatd::gateway

@@ -1,0 +1,273 @@
+// POST /gatekeeper/v1 (gateway/gatekeeper.h) through gateway::Gateway::Handle
+// over the embedded Kubernetes 1.36 catalog: an OPA Gatekeeper external data
+// provider (externaldata.gatekeeper.sh/v1beta1 ProviderRequest in,
+// ProviderResponse out).
+
+#include "gateway/gatekeeper.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gateway/json.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/gateway/gateway_fixture.h"
+
+namespace compatd::gateway {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kProvider[] = "/gatekeeper/v1";
+
+std::string ProviderRequest(const std::vector<std::string>& keys) {
+  std::vector<std::string> quoted;
+  for (const std::string& key : keys) quoted.push_back(JsonQuote(key));
+  return absl::StrCat(R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)",
+                      R"("kind":"ProviderRequest","request":{"keys":[)",
+                      absl::StrJoin(quoted, ","), "]}}");
+}
+
+class GatekeeperTest : public GatewayTest {
+ protected:
+  // Asks for `keys`; expects a 200 ProviderResponse without a systemError
+  // and one item per key, in order. Returns the items.
+  std::vector<google::protobuf::Value> Ask(
+      const std::vector<std::string>& keys) {
+    const http::Response response =
+        Call("POST", kProvider, ProviderRequest(keys));
+    EXPECT_EQ(response.status, 200) << response.body;
+    const google::protobuf::Value answer = ParseJson(response.body);
+    EXPECT_EQ(At(answer, "apiVersion").string_value(),
+              "externaldata.gatekeeper.sh/v1beta1");
+    EXPECT_EQ(At(answer, "kind").string_value(), "ProviderResponse");
+    EXPECT_TRUE(At(answer, "response.idempotent").bool_value());
+    EXPECT_EQ(At(answer, "response.systemError").string_value(), "");
+    std::vector<google::protobuf::Value> items;
+    const google::protobuf::Value list = At(answer, "response.items");
+    for (const auto& item : list.list_value().values()) items.push_back(item);
+    EXPECT_EQ(items.size(), keys.size()) << response.body;
+    for (size_t i = 0; i < items.size() && i < keys.size(); ++i) {
+      EXPECT_EQ(At(items[i], "key").string_value(), keys[i]);
+    }
+    return items;
+  }
+
+  google::protobuf::Value Value(const std::string& key) {
+    std::vector<google::protobuf::Value> items = Ask({key});
+    if (items.size() != 1) return google::protobuf::Value();
+    EXPECT_EQ(At(items[0], "error").string_value(), "") << key;
+    return At(items[0], "value");
+  }
+
+  std::string Error(const std::string& key) {
+    std::vector<google::protobuf::Value> items = Ask({key});
+    if (items.size() != 1) return "";
+    EXPECT_EQ(At(items[0], "value").kind_case(),
+              google::protobuf::Value::kNullValue)
+        << key;
+    return At(items[0], "error").string_value();
+  }
+
+  // Expects an HTTP error `status` with a google.rpc.Status body.
+  std::string Refused(absl::string_view body, int status = 400) {
+    const http::Response response = Call("POST", kProvider, body);
+    EXPECT_EQ(response.status, status) << body << "\n" << response.body;
+    const google::protobuf::Value parsed = ParseJson(response.body);
+    EXPECT_FALSE(Has(parsed, "response"));
+    return At(parsed, "message").string_value();
+  }
+};
+
+TEST_F(GatekeeperTest, FeatureKeys) {
+  const google::protobuf::Value now = Value("feature:WatchList");
+  EXPECT_EQ(At(now, "name").string_value(), "WatchList");
+  EXPECT_TRUE(At(now, "enabled").has_bool_value());
+  EXPECT_EQ(At(now, "versions.emulationVersion").string_value(), "1.36");
+  const google::protobuf::Value then = Value("feature:WatchList@1.33");
+  EXPECT_EQ(At(then, "versions.emulationVersion").string_value(), "1.33");
+  // The same answer as GET /v1/GetFeature.
+  const http::Response rpc = Call(
+      "GET", "/v1/GetFeature?name=WatchList&versions.emulationVersion=1.33");
+  EXPECT_EQ(rpc.status, 200);
+  EXPECT_EQ(ParseJson(rpc.body).DebugString(), then.DebugString());
+}
+
+TEST_F(GatekeeperTest, ApiKeys) {
+  const google::protobuf::Value removed = Value("api:batch/v1beta1/CronJob");
+  EXPECT_EQ(At(removed, "state").string_value(), "notServed");
+  EXPECT_FALSE(At(removed, "served").bool_value());
+  EXPECT_EQ(At(removed, "resource").string_value(), "cronjobs");
+  EXPECT_EQ(At(removed, "deprecated").string_value(), "1.21");
+  EXPECT_EQ(At(removed, "removed").string_value(), "1.25");
+  EXPECT_EQ(At(removed, "replacement").string_value(), "batch/v1");
+  EXPECT_EQ(At(removed, "emulationVersion").string_value(), "1.36");
+  EXPECT_THAT(At(removed, "reason").string_value(),
+              HasSubstr("removed in Kubernetes 1.25"));
+
+  const google::protobuf::Value pod = Value("api:v1/Pod");
+  EXPECT_EQ(At(pod, "state").string_value(), "served");
+  EXPECT_TRUE(At(pod, "served").bool_value());
+  EXPECT_EQ(At(pod, "resource").string_value(), "pods");
+
+  EXPECT_EQ(At(Value("api:example.com/v1/Widget"), "state").string_value(),
+            "unknown");
+
+  const google::protobuf::Value mutating =
+      Value("api:admissionregistration.k8s.io/v1/MutatingAdmissionPolicy@1.35");
+  EXPECT_EQ(At(mutating, "state").string_value(), "notServed");
+  EXPECT_EQ(At(mutating, "emulationVersion").string_value(), "1.35");
+  EXPECT_EQ(At(Value("api:admissionregistration.k8s.io/v1/"
+                     "MutatingAdmissionPolicy"),
+               "state")
+                .string_value(),
+            "served");
+}
+
+TEST_F(GatekeeperTest, StorageKeys) {
+  const google::protobuf::Value deployments = Value("storage:apps/deployments");
+  EXPECT_EQ(At(deployments, "version").string_value(), "v1");
+  EXPECT_EQ(At(deployments, "kind").string_value(), "Deployment");
+  EXPECT_FALSE(At(deployments, "storageVersionHash").string_value().empty());
+  const google::protobuf::Value pods = Value("storage:pods");
+  EXPECT_EQ(At(pods, "group").string_value(), "");
+  EXPECT_EQ(At(pods, "kind").string_value(), "Pod");
+  EXPECT_EQ(At(Value("storage:pods@1.34"), "versions.emulationVersion")
+                .string_value(),
+            "1.34");
+}
+
+TEST_F(GatekeeperTest, SkewKeys) {
+  const google::protobuf::Value old = Value("skew:kubelet/1.31.4");
+  EXPECT_FALSE(At(old, "allowed").bool_value());
+  EXPECT_EQ(At(old, "verdict").string_value(), "SKEW_VERDICT_TOO_OLD");
+  EXPECT_TRUE(At(Value("skew:kubelet/v1.36.0"), "allowed").bool_value());
+}
+
+TEST_F(GatekeeperTest, ManyKeysAnswerInOrderFromOneSnapshot) {
+  const std::vector<std::string> keys = {
+      "feature:WatchList", "api:v1/Pod",        "nonsense",
+      "storage:pods",      "feature:WatchList", "skew:kubelet/1.35.0",
+      "feature:NoSuchGate"};
+  const std::vector<google::protobuf::Value> items = Ask(keys);
+  ASSERT_EQ(items.size(), keys.size());
+  EXPECT_NE(At(items[2], "error").string_value(), "");
+  EXPECT_NE(At(items[6], "error").string_value(), "");
+  EXPECT_EQ(At(items[0], "value").DebugString(),
+            At(items[4], "value").DebugString());
+  // Every RPC answer names the same catalog generation.
+  for (size_t i : {0, 3, 5}) {
+    EXPECT_EQ(At(items[i], "value.catalogGeneration").string_value(), "1");
+  }
+}
+
+TEST_F(GatekeeperTest, UnknownGateIsAnItemError) {
+  EXPECT_THAT(Error("feature:NoSuchGate"),
+              AllOf(StartsWith("NOT_FOUND: "), HasSubstr("NoSuchGate")));
+  EXPECT_THAT(Error("storage:apps/nosuchresources"), StartsWith("NOT_FOUND: "));
+}
+
+TEST_F(GatekeeperTest, MalformedKeysAreItemErrors) {
+  for (const char* key :
+       {"", "nonsense", "feature", "Feature:WatchList", "api:Pod",
+        "api:a/b/c/d", "storage:a/b/c", "skew:kubelet",
+        "feature:", "feature:WatchList@banana", "feature:WatchList@1.20",
+        "skew:kubelet/not-a-version", "api:batch/v1beta1/CronJob@x"}) {
+    EXPECT_THAT(Error(key), StartsWith("INVALID_ARGUMENT: ")) << key;
+  }
+  EXPECT_THAT(Error("nonsense"),
+              HasSubstr("expected feature:NAME[@EMULATION], "
+                        "api:[GROUP/]VERSION/KIND[@EMULATION]"));
+}
+
+TEST_F(GatekeeperTest, NoCatalogYetIsASystemError) {
+  const http::Response response =
+      CallUnloaded("POST", kProvider, ProviderRequest({"feature:WatchList"}));
+  EXPECT_EQ(response.status, 200);
+  const google::protobuf::Value answer = ParseJson(response.body);
+  EXPECT_THAT(At(answer, "response.systemError").string_value(),
+              HasSubstr("no catalog is loaded yet"));
+  EXPECT_EQ(At(answer, "response.items").list_value().values_size(), 0);
+  EXPECT_TRUE(At(answer, "response.idempotent").bool_value());
+}
+
+TEST_F(GatekeeperTest, NoKeysIsAnEmptyAnswer) { EXPECT_TRUE(Ask({}).empty()); }
+
+TEST_F(GatekeeperTest, AtMostAThousandKeys) {
+  std::vector<std::string> keys(kMaxProviderKeys, "feature:WatchList");
+  EXPECT_EQ(Ask(keys).size(), kMaxProviderKeys);
+  keys.push_back("feature:WatchList");
+  const http::Response response =
+      Call("POST", kProvider, ProviderRequest(keys));
+  EXPECT_EQ(response.status, 429);
+  const google::protobuf::Value status = ParseJson(response.body);
+  EXPECT_EQ(At(status, "code").number_value(), 8);
+  EXPECT_THAT(At(status, "message").string_value(),
+              HasSubstr("more than 1000 keys; split the request"));
+}
+
+TEST_F(GatekeeperTest, WrongDocumentsAre400) {
+  EXPECT_THAT(Refused(R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)"
+                      R"("kind":"ProviderResponse","request":{"keys":[]}})"),
+              HasSubstr("kind ProviderRequest, got"));
+  EXPECT_THAT(Refused(R"({"apiVersion":"externaldata.gatekeeper.sh/v1alpha1",)"
+                      R"("kind":"ProviderRequest","request":{"keys":[]}})"),
+              HasSubstr("\"externaldata.gatekeeper.sh/v1alpha1\""));
+  EXPECT_THAT(Refused(R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)"
+                      R"("kind":"ProviderRequest","request":{}})"),
+              HasSubstr("no request.keys"));
+  EXPECT_THAT(Refused(R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)"
+                      R"("kind":"ProviderRequest"})"),
+              HasSubstr("no request.keys"));
+  EXPECT_THAT(Refused(R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)"
+                      R"("kind":"ProviderRequest","request":{"keys":"x"}})"),
+              HasSubstr("not valid JSON"));
+  EXPECT_THAT(Refused(R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)"
+                      R"("kind":"ProviderRequest","request":{"keys":[1]}})"),
+              HasSubstr("not valid JSON"));
+  EXPECT_THAT(
+      Refused(R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)"
+              R"("kind":"ProviderRequest","request":{"keys":[],"keys":[]}})"),
+      HasSubstr("request.keys appears twice"));
+  for (const char* garbage : {"", "garbage", "[]", "{", "null"}) {
+    EXPECT_THAT(Refused(garbage), HasSubstr("ProviderRequest")) << garbage;
+  }
+}
+
+TEST_F(GatekeeperTest, TrailingBytesAre400) {
+  for (const char* trailing : {"garbage", "}", "{}", "[]"}) {
+    EXPECT_THAT(Refused(ProviderRequest({"feature:WatchList"}) + trailing),
+                HasSubstr("not valid JSON"))
+        << trailing;
+  }
+  // Whitespace is fine.
+  EXPECT_EQ(
+      Call("POST", kProvider, ProviderRequest({"feature:WatchList"}) + " \n")
+          .status,
+      200);
+}
+
+TEST_F(GatekeeperTest, FieldsNotReadMustBeJsonToo) {
+  EXPECT_THAT(Refused(R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)"
+                      R"("kind":"ProviderRequest","metadata":{"a":},)"
+                      R"("request":{"keys":[]}})"),
+              HasSubstr("not valid JSON"));
+  EXPECT_THAT(Refused(R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)"
+                      R"("kind":"ProviderRequest","request":{"other":[1,,2],)"
+                      R"("keys":[]}})"),
+              HasSubstr("not valid JSON"));
+}
+
+TEST_F(GatekeeperTest, OnlyPostIsAllowed) {
+  const http::Response response = Call("GET", kProvider);
+  EXPECT_EQ(response.status, 405);
+  ASSERT_EQ(response.headers.size(), 1u);
+  EXPECT_EQ(response.headers[0].second, "POST");
+}
+
+}  // namespace
+}  // namespace compatd::gateway
