@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "gateway/ondemand.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 #include "simdjson.h"
@@ -83,6 +84,29 @@ std::string StatusJson(const absl::Status& status) {
                       R"(,"details":[]})");
 }
 
+namespace {
+
+// Where malformed (but not too deep) JSON goes wrong, as a byte offset: the
+// DOM parser that found it does not say, so On-Demand walks the document
+// again and reports where it stopped (the end of the input when it ended
+// early).
+size_t ErrorOffset(const simdjson::padded_string& json) {
+  thread_local simdjson::ondemand::parser parser;
+  simdjson::ondemand::document document;
+  if (parser.iterate(json).get(document) != simdjson::SUCCESS) return 0;
+  if (SkipValue(document.get_value()) == simdjson::SUCCESS &&
+      CheckEnd(document) == simdjson::SUCCESS) {
+    return 0;  // On-Demand saw nothing wrong
+  }
+  const char* location = nullptr;
+  if (document.current_location().get(location) != simdjson::SUCCESS) {
+    return json.size();
+  }
+  return static_cast<size_t>(location - json.data());
+}
+
+}  // namespace
+
 absl::Status ParseJsonRequest(absl::string_view json,
                               google::protobuf::Message* message) {
   if (json.find_first_not_of(" \t\r\n") == absl::string_view::npos) {
@@ -101,11 +125,15 @@ absl::Status ParseJsonRequest(absl::string_view json,
   simdjson::padded_string padded(json.data(), json.size());
   simdjson::dom::element root;
   if (const auto error = checker.parse(padded).get(root); error) {
+    if (error == simdjson::DEPTH_ERROR) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the request body is not valid JSON: ",
+                       simdjson::error_message(error), " (nesting deeper than ",
+                       kMaxJsonDepth, ")"));
+    }
     return absl::InvalidArgumentError(absl::StrCat(
-        "the request body is not valid JSON: ", simdjson::error_message(error),
-        error == simdjson::DEPTH_ERROR
-            ? absl::StrCat(" (nesting deeper than ", kMaxJsonDepth, ")")
-            : std::string()));
+        "the request body is not valid JSON at byte ", ErrorOffset(padded),
+        ": ", simdjson::error_message(error)));
   }
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;

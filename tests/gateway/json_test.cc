@@ -127,6 +127,22 @@ TEST(ParseJsonRequestTest, MalformedJsonIsAnError) {
   }
 }
 
+TEST(ParseJsonRequestTest, MalformedJsonNamesTheByteOffset) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"name":})", "at byte 8:"},
+      {R"({"name":"x",,"b":1})", "at byte 12:"},
+      {R"({"a":[1,2})", "at byte 9:"},
+      {R"({"name":"x"}})", "at byte 12:"},
+      {R"({"name")", "at byte 7:"},
+  };
+  for (const auto& [body, where] : cases) {
+    v1::GetFeatureRequest request;
+    EXPECT_THAT(ParseJsonRequest(body, &request),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(where)))
+        << body;
+  }
+}
+
 TEST(ParseJsonRequestTest, NotAnObjectIsAnError) {
   for (const char* body : {"[]", "1", "\"name\"", "null", "true"}) {
     v1::GetFeatureRequest request;
