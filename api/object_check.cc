@@ -86,6 +86,14 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
           absl::StrCat(gv, " ", kind, " is removed in Kubernetes ",
                        verdict.removed, " and not served at emulation version ",
                        verdict.emulation, replacement);
+    } else if (resource->introduced.has_value() &&
+               versions.emulation < *resource->introduced) {
+      // Not a matter of --runtime-config: the emulated release had no such
+      // API yet.
+      verdict.message =
+          absl::StrCat(gv, " ", kind, " is not served at emulation version ",
+                       verdict.emulation, ": it is introduced in Kubernetes ",
+                       resource->introduced->MajorMinorString());
     } else {
       verdict.message = absl::StrCat(
           gv, " ", kind, " is not served at emulation version ",

@@ -121,6 +121,8 @@ TEST_F(GatekeeperTest, ApiKeys) {
       Value("api:admissionregistration.k8s.io/v1/MutatingAdmissionPolicy@1.35");
   EXPECT_EQ(At(mutating, "state").string_value(), "notServed");
   EXPECT_EQ(At(mutating, "emulationVersion").string_value(), "1.35");
+  EXPECT_THAT(At(mutating, "reason").string_value(),
+              HasSubstr("introduced in Kubernetes 1.36"));
   EXPECT_EQ(At(Value("api:admissionregistration.k8s.io/v1/"
                      "MutatingAdmissionPolicy"),
                "state")
