@@ -37,6 +37,10 @@ absl::Status ParseUrlVersions(absl::string_view query, UrlVersions* out) {
       out->runtime_config = value;
     } else if (key == "featureGates") {
       out->feature_gates = value;
+    } else if (key == "timeout") {
+      // kube-apiserver adds ?timeout=<the webhook's timeoutSeconds>s to every
+      // call (client-go's rest.Request.URL): accepted and ignored, as the
+      // answer never waits.
     } else if (key == "mode") {
       if (value != "warn" && value != "enforce") {
         return absl::InvalidArgumentError(

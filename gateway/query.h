@@ -23,7 +23,8 @@ struct UrlVersions {
 };
 
 // emulationVersion, binaryVersion, minCompatibilityVersion, runtimeConfig,
-// featureGates and mode (warn|enforce). INVALID_ARGUMENT naming an unknown
+// featureGates and mode (warn|enforce); timeout (which kube-apiserver adds
+// to every webhook call) is ignored. INVALID_ARGUMENT naming an unknown
 // parameter or a bad mode.
 absl::Status ParseUrlVersions(absl::string_view query, UrlVersions* out);
 

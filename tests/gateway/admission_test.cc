@@ -435,6 +435,16 @@ TEST_F(AdmissionTest, BadVersionParametersAre400) {
               HasSubstr("1.20"));
 }
 
+TEST_F(AdmissionTest, KubeApiserversTimeoutParameterIsAccepted) {
+  // kube-apiserver calls https://<service><path>?timeout=2s (client-go adds
+  // the webhook's timeoutSeconds); a 400 would fail every call.
+  const Review review = Of("batch", "v1beta1", "CronJob");
+  const google::protobuf::Value answer = Admit(review, "timeout=2s");
+  EXPECT_TRUE(Allowed(answer));
+  EXPECT_EQ(Warnings(answer).size(), 1u);
+  EXPECT_FALSE(Allowed(Admit(review, "mode=enforce&timeout=10s")));
+}
+
 TEST_F(AdmissionTest, UnknownOrBadQueryParameterIs400) {
   const std::string body = Of("apps", "v1", "Deployment").Json();
   EXPECT_THAT(Refused(body, "emulation=1.35"),
