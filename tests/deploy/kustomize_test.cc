@@ -1,7 +1,9 @@
 // Renders k8s/ with `kubectl kustomize` (offline) and checks what a safe,
 // hot-reloading deployment of compatd needs: probes, security context,
 // resources, the catalog ConfigMap mounted as a directory without a name
-// hash, the Services, PDB, HPA, NetworkPolicy and monitoring objects.
+// hash, the Services, PDB, HPA, NetworkPolicy and monitoring objects; then
+// examples/k8s-admission/ (the base with k8s/admission/'s components) and the
+// webhook, certificate, front door, Gatekeeper and Kyverno objects.
 
 #include <stdio.h>
 #include <sys/wait.h>
@@ -284,6 +286,224 @@ TEST_F(KustomizeTest, PrometheusRuleIsTheMonitoringOne) {
   EXPECT_TRUE(
       Object("ConfigMap/compatd-grafana-dashboard")["data"]["compatd.json"]
           .IsDefined());
+}
+
+// examples/k8s-admission/: the base with the components of k8s/admission/
+// (the webhook, the front door's certificate, Gatekeeper, Kyverno) in the
+// namespace compatd-system.
+class AdmissionKustomizeTest : public ::testing::Test {
+ protected:
+  static constexpr char kNamespace[] = "compatd-system";
+
+  static void SetUpTestSuite() {
+    int code = 0;
+    RunShell("command -v kubectl >/dev/null 2>&1", &code);
+    kubectl_missing_ = code != 0;
+    if (kubectl_missing_) return;
+    rendered_ = new std::string(RunShell(std::string("kubectl kustomize ") +
+                                             COMPATD_SOURCE_DIR +
+                                             "/examples/k8s-admission 2>&1",
+                                         &code));
+    render_code_ = code;
+  }
+  static void TearDownTestSuite() {
+    delete rendered_;
+    rendered_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (kubectl_missing_) {
+      GTEST_SKIP() << "kubectl is not installed: cannot render "
+                      "examples/k8s-admission/";
+    }
+    ASSERT_EQ(render_code_, 0) << *rendered_;
+    try {
+      for (const YAML::Node& doc : YAML::LoadAll(*rendered_)) {
+        objects_[doc["kind"].as<std::string>() + "/" +
+                 doc["metadata"]["name"].as<std::string>()] = doc;
+      }
+    } catch (const YAML::Exception& e) {
+      FAIL() << "rendered YAML does not parse: " << e.what();
+    }
+  }
+
+  YAML::Node Object(const std::string& key) {
+    auto it = objects_.find(key);
+    EXPECT_NE(it, objects_.end()) << key << " is not rendered";
+    return it == objects_.end() ? YAML::Node() : it->second;
+  }
+  YAML::Node Container() {
+    return Object(
+        "Deployment/compatd")["spec"]["template"]["spec"]["containers"][0];
+  }
+  YAML::Node Webhook() {
+    return Object("ValidatingWebhookConfiguration/compatd")["webhooks"][0];
+  }
+
+  static std::set<std::string> Strings(const YAML::Node& list) {
+    std::set<std::string> out;
+    for (const YAML::Node& item : list) out.insert(item.as<std::string>());
+    return out;
+  }
+
+  static bool kubectl_missing_;
+  static int render_code_;
+  static std::string* rendered_;
+  std::map<std::string, YAML::Node> objects_;
+};
+
+bool AdmissionKustomizeTest::kubectl_missing_ = false;
+int AdmissionKustomizeTest::render_code_ = 0;
+std::string* AdmissionKustomizeTest::rendered_ = nullptr;
+
+TEST_F(AdmissionKustomizeTest, RendersTheBaseAndEveryComponent) {
+  for (const char* key :
+       {"Deployment/compatd", "Service/compatd", "NetworkPolicy/compatd",
+        "ValidatingWebhookConfiguration/compatd", "Issuer/compatd-selfsigned",
+        "Certificate/compatd-ca", "Issuer/compatd-ca",
+        "Certificate/compatd-http-tls", "Provider/compatd",
+        "ConstraintTemplate/k8scompatdservedapi",
+        "K8sCompatdServedApi/compatd-served-apis",
+        "ClusterPolicy/compatd-pod-level-resources"}) {
+    EXPECT_TRUE(objects_.count(key)) << key;
+  }
+}
+
+TEST_F(AdmissionKustomizeTest, WebhookIsSafeByDefault) {
+  const YAML::Node webhook = Webhook();
+  EXPECT_EQ(Strings(webhook["admissionReviewVersions"]),
+            std::set<std::string>{"v1"});
+  EXPECT_EQ(webhook["sideEffects"].as<std::string>(), "None");
+  EXPECT_EQ(webhook["timeoutSeconds"].as<int>(), 2);
+  EXPECT_EQ(webhook["failurePolicy"].as<std::string>(), "Ignore");
+  bool spares_kube_system = false;
+  for (const YAML::Node& e : webhook["namespaceSelector"]["matchExpressions"]) {
+    spares_kube_system |=
+        e["key"].as<std::string>() == "kubernetes.io/metadata.name" &&
+        e["operator"].as<std::string>() == "NotIn" &&
+        Strings(e["values"]).count("kube-system") == 1;
+  }
+  EXPECT_TRUE(spares_kube_system);
+  EXPECT_EQ(Strings(webhook["rules"][0]["operations"]),
+            (std::set<std::string>{"CREATE", "UPDATE"}));
+}
+
+TEST_F(AdmissionKustomizeTest, WebhookCallsTheFrontDoorWithAnInjectedCa) {
+  const YAML::Node config = Object("ValidatingWebhookConfiguration/compatd");
+  EXPECT_EQ(config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+                .as<std::string>(),
+            std::string(kNamespace) + "/compatd-http-tls");
+  const YAML::Node service = Webhook()["clientConfig"]["service"];
+  EXPECT_EQ(service["name"].as<std::string>(), "compatd");
+  EXPECT_EQ(service["namespace"].as<std::string>(), kNamespace);
+  EXPECT_EQ(service["path"].as<std::string>(), "/admission/v1/validate");
+  EXPECT_EQ(service["port"].as<int>(), 8443);
+  // No query: kube-apiserver forbids one in webhook URLs.
+  EXPECT_EQ(service["path"].as<std::string>().find('?'), std::string::npos);
+}
+
+TEST_F(AdmissionKustomizeTest, CertificateNamesTheServiceInItsNamespace) {
+  const YAML::Node spec = Object("Certificate/compatd-http-tls")["spec"];
+  EXPECT_EQ(Strings(spec["dnsNames"]),
+            (std::set<std::string>{
+                std::string("compatd.") + kNamespace + ".svc",
+                std::string("compatd.") + kNamespace + ".svc.cluster.local"}));
+  EXPECT_EQ(spec["secretName"].as<std::string>(), "compatd-http-tls");
+  EXPECT_EQ(spec["issuerRef"]["name"].as<std::string>(), "compatd-ca");
+  EXPECT_TRUE(Object("Certificate/compatd-ca")["spec"]["isCA"].as<bool>());
+  EXPECT_EQ(
+      Object("Issuer/compatd-ca")["spec"]["ca"]["secretName"].as<std::string>(),
+      "compatd-ca");
+}
+
+TEST_F(AdmissionKustomizeTest, ContainerServesTheFrontDoorWithTheCertificate) {
+  const std::set<std::string> args = Strings(Container()["args"]);
+  EXPECT_THAT(args, Contains("--http-listen=0.0.0.0:8443"));
+  EXPECT_THAT(args, Contains("--http-tls-cert=/etc/compatd/http-tls/tls.crt"));
+  EXPECT_THAT(args, Contains("--http-tls-key=/etc/compatd/http-tls/tls.key"));
+  // The base's flags are still there.
+  EXPECT_THAT(args, Contains("--listen=0.0.0.0:50051"));
+  bool port = false;
+  for (const YAML::Node& p : Container()["ports"]) {
+    port |= p["name"].as<std::string>() == "https" &&
+            p["containerPort"].as<int>() == 8443;
+  }
+  EXPECT_TRUE(port);
+  std::string volume;
+  for (const YAML::Node& v :
+       Object("Deployment/compatd")["spec"]["template"]["spec"]["volumes"]) {
+    if (v["secret"] &&
+        v["secret"]["secretName"].as<std::string>() == "compatd-http-tls") {
+      volume = v["name"].as<std::string>();
+    }
+  }
+  ASSERT_FALSE(volume.empty());
+  bool mounted = false;
+  for (const YAML::Node& m : Container()["volumeMounts"]) {
+    if (m["name"].as<std::string>() != volume) continue;
+    mounted = m["mountPath"].as<std::string>() == "/etc/compatd/http-tls" &&
+              m["readOnly"].as<bool>();
+    EXPECT_FALSE(m["subPath"].IsDefined()) << "renewals would never arrive";
+  }
+  EXPECT_TRUE(mounted);
+}
+
+TEST_F(AdmissionKustomizeTest, ServiceAndNetworkPolicyOpen8443) {
+  bool https = false;
+  for (const YAML::Node& p : Object("Service/compatd")["spec"]["ports"]) {
+    https |= p["port"].as<int>() == 8443 &&
+             p["targetPort"].as<std::string>() == "https";
+  }
+  EXPECT_TRUE(https);
+  std::set<int> ports;
+  for (const YAML::Node& rule :
+       Object("NetworkPolicy/compatd")["spec"]["ingress"]) {
+    for (const YAML::Node& port : rule["ports"])
+      ports.insert(port["port"].as<int>());
+  }
+  EXPECT_EQ(ports, (std::set<int>{50051, 9464, 8443}));
+}
+
+TEST_F(AdmissionKustomizeTest, GatekeeperProviderAndPolicy) {
+  const YAML::Node provider = Object("Provider/compatd");
+  EXPECT_EQ(provider["apiVersion"].as<std::string>(),
+            "externaldata.gatekeeper.sh/v1beta1");
+  EXPECT_EQ(
+      provider["spec"]["url"].as<std::string>(),
+      std::string("https://compatd.") + kNamespace + ".svc:8443/gatekeeper/v1");
+  EXPECT_FALSE(provider["spec"]["caBundle"].as<std::string>().empty());
+  EXPECT_GT(provider["spec"]["timeout"].as<int>(), 0);
+  const YAML::Node tmpl = Object("ConstraintTemplate/k8scompatdservedapi");
+  EXPECT_EQ(tmpl["spec"]["crd"]["spec"]["names"]["kind"].as<std::string>(),
+            "K8sCompatdServedApi");
+  const std::string rego = tmpl["spec"]["targets"][0]["rego"].as<std::string>();
+  EXPECT_THAT(rego, HasSubstr(R"(external_data({"provider": "compatd")"));
+  EXPECT_THAT(rego, HasSubstr(R"("notServed")"));
+  EXPECT_EQ(
+      Object("K8sCompatdServedApi/compatd-served-apis")["spec"]
+                                                       ["enforcementAction"]
+                                                           .as<std::string>(),
+      "deny");
+}
+
+TEST_F(AdmissionKustomizeTest, KyvernoPolicyCallsGetFeatureAndReadsEnabled) {
+  const YAML::Node rule =
+      Object("ClusterPolicy/compatd-pod-level-resources")["spec"]["rules"][0];
+  const YAML::Node call = rule["context"][0]["apiCall"];
+  EXPECT_EQ(call["method"].as<std::string>(), "GET");
+  EXPECT_EQ(call["service"]["url"].as<std::string>(),
+            std::string("https://compatd.") + kNamespace +
+                ".svc:8443/v1/GetFeature?name=PodLevelResources");
+  EXPECT_FALSE(call["service"]["caBundle"].as<std::string>().empty());
+  EXPECT_EQ(call["jmesPath"].as<std::string>(), "enabled");
+  // The gate it asks about is one compatd knows.
+  int code = 0;
+  const std::string out = RunShell(
+      std::string(COMPATD_BINARY) +
+          " eval --rpc=GetFeature --request='{\"name\":\"PodLevelResources\"}'"
+          " 2>&1",
+      &code);
+  EXPECT_EQ(code, 0) << out;
 }
 
 }  // namespace
