@@ -372,11 +372,33 @@ class CompatdProcess {
       return absl::InternalError(absl::StrCat("no metrics port in:\n", err));
     }
     metrics_port_ = std::stoi(match[1]);
-    return WaitServing();
+    if (absl::Status s = WaitServing(); !s.ok()) return s;
+    // The front door (--http-listen) logs its port before the catalog loads;
+    // its line may still be on its way through the pipe.
+    bool http = false;
+    for (const std::string& arg : extra_args) {
+      http |=
+          absl::StartsWith(arg, "--http-listen=") && arg != "--http-listen=";
+    }
+    if (http &&
+        !process_.WaitForStderr("JSON on http", std::chrono::seconds(5))) {
+      return absl::InternalError(
+          absl::StrCat("no front door port in:\n", Stderr()));
+    }
+    const std::string logged = Stderr();
+    if (std::regex_search(
+            logged, match,
+            std::regex("JSON on https?://127\\.0\\.0\\.1:([0-9]+)"))) {
+      http_port_ = std::stoi(match[1]);
+    }
+    return absl::OkStatus();
   }
 
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
+  // The --http-listen port, when started with --http-listen=127.0.0.1:0;
+  // else 0.
+  int http_port() const { return http_port_; }
   pid_t pid() const { return process_.pid(); }
   std::string Stderr() const { return process_.Stderr(); }
 
@@ -441,6 +463,7 @@ class CompatdProcess {
   Subprocess process_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
+  int http_port_ = 0;
 };
 
 }  // namespace compatd::testing
