@@ -110,10 +110,11 @@ const char kGrammar[] =
     "expected feature:NAME[@EMULATION], api:[GROUP/]VERSION/KIND[@EMULATION], "
     "storage:[GROUP/]RESOURCE[@EMULATION] or skew:COMPONENT/VERSION";
 
-// One key's value as JSON, or its lasting error.
-absl::StatusOr<std::string> AnswerKey(const api::PolicyHandlers& handlers,
-                                      const runtime::ServingSnapshot& snapshot,
-                                      absl::string_view key) {
+// Appends one key's value as JSON to `out`, or returns its lasting error
+// (and appends nothing).
+absl::Status AnswerKey(const api::PolicyHandlers& handlers,
+                       const runtime::ServingSnapshot& snapshot,
+                       absl::string_view key, std::string* out) {
   absl::string_view rest = key;
   std::string emulation;
   auto take_emulation = [&rest, &emulation] {
@@ -132,7 +133,8 @@ absl::StatusOr<std::string> AnswerKey(const api::PolicyHandlers& handlers,
         !s.ok()) {
       return s;
     }
-    return ToJson(response);
+    AppendJson(response, out);
+    return absl::OkStatus();
   }
   if (absl::ConsumePrefix(&rest, "api:")) {
     take_emulation();
@@ -153,8 +155,8 @@ absl::StatusOr<std::string> AnswerKey(const api::PolicyHandlers& handlers,
         : verdict->state == State::kDeprecated ? "deprecated"
         : verdict->state == State::kNotServed  ? "notServed"
                                                : "unknown";
-    return absl::StrCat(
-        R"({"state":)", JsonQuote(state), R"(,"served":)",
+    absl::StrAppend(
+        out, R"({"state":)", JsonQuote(state), R"(,"served":)",
         verdict->state == State::kServed || verdict->state == State::kDeprecated
             ? "true"
             : "false",
@@ -164,6 +166,7 @@ absl::StatusOr<std::string> AnswerKey(const api::PolicyHandlers& handlers,
         JsonQuote(verdict->replacement), R"(,"emulationVersion":)",
         JsonQuote(verdict->emulation), R"(,"reason":)",
         JsonQuote(verdict->message), "}");
+    return absl::OkStatus();
   }
   if (absl::ConsumePrefix(&rest, "storage:")) {
     take_emulation();
@@ -182,7 +185,8 @@ absl::StatusOr<std::string> AnswerKey(const api::PolicyHandlers& handlers,
         !s.ok()) {
       return s;
     }
-    return ToJson(response);
+    AppendJson(response, out);
+    return absl::OkStatus();
   }
   if (absl::ConsumePrefix(&rest, "skew:")) {
     const size_t slash = rest.find('/');
@@ -198,7 +202,8 @@ absl::StatusOr<std::string> AnswerKey(const api::PolicyHandlers& handlers,
         !s.ok()) {
       return s;
     }
-    return ToJson(response);
+    AppendJson(response, out);
+    return absl::OkStatus();
   }
   return absl::InvalidArgumentError(
       absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
@@ -230,17 +235,18 @@ void ServeGatekeeper(const api::PolicyHandlers& handlers,
     return;
   }
   std::string items;
+  items.reserve(keys.size() * 640);
   for (const std::string& key : keys) {
     if (!items.empty()) items += ",";
-    absl::StatusOr<std::string> value = AnswerKey(handlers, *snapshot, key);
-    absl::StrAppend(&items, R"({"key":)", JsonQuote(key));
-    if (value.ok()) {
-      absl::StrAppend(&items, R"(,"value":)", *value, R"(,"error":""})");
+    absl::StrAppend(&items, R"({"key":)", JsonQuote(key), R"(,"value":)");
+    const size_t value_at = items.size();
+    if (absl::Status s = AnswerKey(handlers, *snapshot, key, &items); s.ok()) {
+      items.append(R"(,"error":""})");
     } else {
-      absl::StrAppend(&items, R"(,"value":null,"error":)",
-                      JsonQuote(absl::StrCat(
-                          absl::StatusCodeToString(value.status().code()), ": ",
-                          value.status().message())),
+      items.resize(value_at);
+      absl::StrAppend(&items, R"(null,"error":)",
+                      JsonQuote(absl::StrCat(absl::StatusCodeToString(s.code()),
+                                             ": ", s.message())),
                       "}");
     }
   }

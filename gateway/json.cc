@@ -47,8 +47,22 @@ int HttpStatusOf(absl::StatusCode code) {
 }
 
 std::string JsonQuote(absl::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out.push_back('"');
+  for (size_t i = 0; i < text.size(); ++i) {
+    // Runs of characters that need no escaping are copied at once.
+    size_t plain = i;
+    while (plain < text.size() && text[plain] != '"' && text[plain] != '\\' &&
+           static_cast<unsigned char>(text[plain]) >= 0x20) {
+      ++plain;
+    }
+    if (plain > i) {
+      out.append(text.data() + i, plain - i);
+      i = plain;
+      if (i == text.size()) break;
+    }
+    const char c = text[i];
     const unsigned char u = static_cast<unsigned char>(c);
     switch (c) {
       case '"':
@@ -317,9 +331,25 @@ using FD = google::protobuf::FieldDescriptor;
 // json_escaping.cc): '"' '\\' and control characters, '<' '>' and U+007F as
 // \u00XX, U+2028 and U+2029; other UTF-8 as is. False for invalid UTF-8
 // (the caller then lets protobuf print the message).
+// True for the ASCII characters both escapers copy as they are.
+inline bool PlainJsonChar(unsigned char c) {
+  return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '<' && c != '>';
+}
+
 bool AppendEscaped(absl::string_view text, std::string* out) {
   out->push_back('"');
   for (size_t i = 0; i < text.size(); ++i) {
+    // Runs of characters that need no escaping are copied at once.
+    size_t plain = i;
+    while (plain < text.size() &&
+           PlainJsonChar(static_cast<unsigned char>(text[plain]))) {
+      ++plain;
+    }
+    if (plain > i) {
+      out->append(text.data() + i, plain - i);
+      i = plain;
+      if (i == text.size()) break;
+    }
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c < 0x80) {
       switch (c) {
@@ -507,6 +537,13 @@ bool ToJsonByReflection(const google::protobuf::Message& message,
   out->clear();
   out->reserve(512);
   return AppendMessage(message, out);
+}
+
+void AppendJson(const google::protobuf::Message& message, std::string* out) {
+  const size_t size = out->size();
+  if (AppendMessage(message, out)) return;
+  out->resize(size);
+  out->append(ToJson(message));
 }
 
 // protobuf's printer, for the test that holds ToJson to it.

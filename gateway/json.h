@@ -50,6 +50,8 @@ std::string ToJson(const google::protobuf::Message& message);
 // leaves to protobuf.
 bool ToJsonByReflection(const google::protobuf::Message& message,
                         std::string* out);
+// ToJson(message) appended to `out`, without a string of its own.
+void AppendJson(const google::protobuf::Message& message, std::string* out);
 // protobuf's own printer with the same options (for tests).
 std::string ToJsonByProtobuf(const google::protobuf::Message& message);
 
