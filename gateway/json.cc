@@ -69,6 +69,15 @@ size_t Utf8SequenceAt(absl::string_view text, size_t i) {
   return length;
 }
 
+bool IsUtf8(absl::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = Utf8SequenceAt(text, i);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string JsonQuote(absl::string_view text) {
@@ -286,6 +295,11 @@ absl::Status ParseQueryRequest(absl::string_view query,
     using FD = google::protobuf::FieldDescriptor;
     switch (field->cpp_type()) {
       case FD::CPPTYPE_STRING:
+        // As the POST form (whose JSON must be UTF-8) and protobuf's binary
+        // form over gRPC: a string field holds UTF-8 text.
+        if (field->type() == FD::TYPE_STRING && !IsUtf8(value)) {
+          return bad("UTF-8 text (the percent-decoded bytes are not UTF-8)");
+        }
         r->SetString(target, field, value);
         break;
       case FD::CPPTYPE_BOOL:
