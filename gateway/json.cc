@@ -367,10 +367,28 @@ namespace {
 
 using FD = google::protobuf::FieldDescriptor;
 
+// The code points above U+007F protobuf's JSON printer writes as \u escapes
+// (protobuf 3.21, util/internal/json_escaping.cc; measured against
+// MessageToJsonString for every code point): C1 controls, format and
+// invisible characters, U+2028 and U+2029, tags.
+bool ProtobufEscapes(uint32_t code) {
+  return (code >= 0x80 && code <= 0x9f) || code == 0xad ||
+         (code >= 0x600 && code <= 0x603) || code == 0x6dd || code == 0x70f ||
+         code == 0x17b4 || code == 0x17b5 ||
+         (code >= 0x200b && code <= 0x200f) ||
+         (code >= 0x2028 && code <= 0x202e) ||
+         (code >= 0x2060 && code <= 0x2064) ||
+         (code >= 0x206a && code <= 0x206f) || code == 0xfeff ||
+         (code >= 0xfff9 && code <= 0xfffb) ||
+         (code >= 0x1d173 && code <= 0x1d17a) || code == 0xe0001 ||
+         (code >= 0xe0020 && code <= 0xe007f);
+}
+
 // Appends `text` as protobuf's JSON printer escapes it (util/internal/
 // json_escaping.cc): '"' '\\' and control characters, '<' '>' and U+007F as
-// \u00XX, U+2028 and U+2029; other UTF-8 as is. False for invalid UTF-8
-// (the caller then lets protobuf print the message).
+// \u00XX, the code points of ProtobufEscapes as \uXXXX (a surrogate pair
+// beyond U+FFFF); other UTF-8 as is. False for invalid UTF-8 (the caller then
+// lets protobuf print the message).
 bool AppendEscaped(absl::string_view text, std::string* out) {
   out->push_back('"');
   for (size_t i = 0; i < text.size(); ++i) {
@@ -421,8 +439,14 @@ bool AppendEscaped(absl::string_view text, std::string* out) {
         (code >= 0xd800 && code <= 0xdfff)) {
       return false;
     }
-    if (code == 0x2028 || code == 0x2029) {
-      absl::StrAppend(out, "\\u", absl::Hex(code, absl::kZeroPad4));
+    if (ProtobufEscapes(code)) {
+      if (code > 0xffff) {  // as a UTF-16 surrogate pair
+        const uint32_t v = code - 0x10000;
+        absl::StrAppend(out, "\\u", absl::Hex(0xd800 + (v >> 10)), "\\u",
+                        absl::Hex(0xdc00 + (v & 0x3ff)));
+      } else {
+        absl::StrAppend(out, "\\u", absl::Hex(code, absl::kZeroPad4));
+      }
     } else {
       out->append(text.data() + i, static_cast<size_t>(length));
     }
