@@ -202,7 +202,13 @@ absl::Status ReadStoredVersions(od::value value, ObjectFacts* out) {
 
 absl::Status ReadObject(od::value value, absl::string_view where,
                         ObjectFacts* out) {
-  if (value.is_null()) return absl::OkStatus();
+  // is_null() is an error, not false, for a malformed atom ("n", "nul"):
+  // taken as a bool, it threw out of the handler and ended the process.
+  bool is_null = false;
+  if (const auto error = value.is_null().get(is_null); error) {
+    return Malformed(where, error);
+  }
+  if (is_null) return absl::OkStatus();
   od::object object;
   if (const auto error = value.get_object().get(object); error) {
     return Malformed(where, error);

@@ -82,13 +82,15 @@ void Gateway::Handle(const http::Request& request,
   absl::string_view path = request.path;
   if (path == "/healthz") {
     route = "/healthz";
-    response->content_type = "text/plain; charset=utf-8";
     if (request.method != "GET" && request.method != "HEAD") {
+      // A google.rpc.Status like every other error: JSON, typed so.
       MethodNotAllowed("GET, HEAD", path, response);
     } else if (snapshot == nullptr) {
+      response->content_type = "text/plain; charset=utf-8";
       response->status = 503;
       response->body = "no catalog is loaded yet\n";
     } else {
+      response->content_type = "text/plain; charset=utf-8";
       response->body = "ok\n";
       response->omit_body = request.method == "HEAD";
     }

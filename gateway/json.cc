@@ -46,15 +46,50 @@ int HttpStatusOf(absl::StatusCode code) {
   }
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence (RFC 3629) at `text[i]`, or
+// 0 when the bytes there are not one.
+size_t Utf8SequenceAt(absl::string_view text, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(text[i]);
+  if (c < 0x80) return 1;
+  const size_t length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+  if (length == 0 || c > 0xf4 || i + length > text.size()) return 0;
+  uint32_t code = c & (0xff >> (length + 1));
+  for (size_t k = 1; k < length; ++k) {
+    const unsigned char next = static_cast<unsigned char>(text[i + k]);
+    if ((next & 0xc0) != 0x80) return 0;
+    code = (code << 6) | (next & 0x3f);
+  }
+  if ((length == 3 && code < 0x800) ||
+      (length == 4 && (code < 0x10000 || code > 0x10ffff)) ||
+      (code >= 0xd800 && code <= 0xdfff)) {
+    return 0;  // overlong, beyond U+10FFFF, or a surrogate
+  }
+  return length;
+}
+
+bool IsUtf8(absl::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = Utf8SequenceAt(text, i);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string JsonQuote(absl::string_view text) {
   std::string out;
   out.reserve(text.size() + 2);
   out.push_back('"');
   for (size_t i = 0; i < text.size(); ++i) {
-    // Runs of characters that need no escaping are copied at once.
+    // Runs of ASCII characters that need no escaping are copied at once.
     size_t plain = i;
     while (plain < text.size() && text[plain] != '"' && text[plain] != '\\' &&
-           static_cast<unsigned char>(text[plain]) >= 0x20) {
+           static_cast<unsigned char>(text[plain]) >= 0x20 &&
+           static_cast<unsigned char>(text[plain]) < 0x80) {
       ++plain;
     }
     if (plain > i) {
@@ -64,6 +99,20 @@ std::string JsonQuote(absl::string_view text) {
     }
     const char c = text[i];
     const unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x80) {
+      // Echoed input (a request path, a query parameter) can be any bytes;
+      // the document must stay UTF-8 (RFC 8259 8.1), so a byte that does
+      // not start a well-formed sequence is U+FFFD, as Go's encoding/json
+      // writes it.
+      const size_t length = Utf8SequenceAt(text, i);
+      if (length == 0) {
+        out += "\\ufffd";
+      } else {
+        out.append(text.data() + i, length);
+        i += length - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         out += "\\\"";
@@ -260,6 +309,11 @@ absl::Status ParseQueryRequest(absl::string_view query,
     using FD = google::protobuf::FieldDescriptor;
     switch (field->cpp_type()) {
       case FD::CPPTYPE_STRING:
+        // As the POST form (whose JSON must be UTF-8) and protobuf's binary
+        // form over gRPC: a string field holds UTF-8 text.
+        if (field->type() == FD::TYPE_STRING && !IsUtf8(value)) {
+          return bad("UTF-8 text (the percent-decoded bytes are not UTF-8)");
+        }
         r->SetString(target, field, value);
         break;
       case FD::CPPTYPE_BOOL:
@@ -327,15 +381,33 @@ namespace {
 
 using FD = google::protobuf::FieldDescriptor;
 
-// Appends `text` as protobuf's JSON printer escapes it (util/internal/
-// json_escaping.cc): '"' '\\' and control characters, '<' '>' and U+007F as
-// \u00XX, U+2028 and U+2029; other UTF-8 as is. False for invalid UTF-8
-// (the caller then lets protobuf print the message).
-// True for the ASCII characters both escapers copy as they are.
+// The code points above U+007F protobuf's JSON printer writes as \u escapes
+// (protobuf 3.21, util/internal/json_escaping.cc; measured against
+// MessageToJsonString for every code point): C1 controls, format and
+// invisible characters, U+2028 and U+2029, tags.
+bool ProtobufEscapes(uint32_t code) {
+  return (code >= 0x80 && code <= 0x9f) || code == 0xad ||
+         (code >= 0x600 && code <= 0x603) || code == 0x6dd || code == 0x70f ||
+         code == 0x17b4 || code == 0x17b5 ||
+         (code >= 0x200b && code <= 0x200f) ||
+         (code >= 0x2028 && code <= 0x202e) ||
+         (code >= 0x2060 && code <= 0x2064) ||
+         (code >= 0x206a && code <= 0x206f) || code == 0xfeff ||
+         (code >= 0xfff9 && code <= 0xfffb) ||
+         (code >= 0x1d173 && code <= 0x1d17a) || code == 0xe0001 ||
+         (code >= 0xe0020 && code <= 0xe007f);
+}
+
+// True for the ASCII characters AppendEscaped copies as they are.
 inline bool PlainJsonChar(unsigned char c) {
   return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '<' && c != '>';
 }
 
+// Appends `text` as protobuf's JSON printer escapes it (util/internal/
+// json_escaping.cc): '"' '\\' and control characters, '<' '>' and U+007F as
+// \u00XX, the code points of ProtobufEscapes as \uXXXX (a surrogate pair
+// beyond U+FFFF); other UTF-8 as is. False for invalid UTF-8 (the caller then
+// lets protobuf print the message).
 bool AppendEscaped(absl::string_view text, std::string* out) {
   out->push_back('"');
   for (size_t i = 0; i < text.size(); ++i) {
@@ -397,8 +469,14 @@ bool AppendEscaped(absl::string_view text, std::string* out) {
         (code >= 0xd800 && code <= 0xdfff)) {
       return false;
     }
-    if (code == 0x2028 || code == 0x2029) {
-      absl::StrAppend(out, "\\u", absl::Hex(code, absl::kZeroPad4));
+    if (ProtobufEscapes(code)) {
+      if (code > 0xffff) {  // as a UTF-16 surrogate pair
+        const uint32_t v = code - 0x10000;
+        absl::StrAppend(out, "\\u", absl::Hex(0xd800 + (v >> 10)), "\\u",
+                        absl::Hex(0xdc00 + (v & 0x3ff)));
+      } else {
+        absl::StrAppend(out, "\\u", absl::Hex(code, absl::kZeroPad4));
+      }
     } else {
       out->append(text.data() + i, static_cast<size_t>(length));
     }

@@ -55,7 +55,9 @@ void AppendJson(const google::protobuf::Message& message, std::string* out);
 // protobuf's own printer with the same options (for tests).
 std::string ToJsonByProtobuf(const google::protobuf::Message& message);
 
-// `text` as a JSON string literal, quotes included.
+// `text` as a JSON string literal, quotes included; bytes that are not
+// well-formed UTF-8 (echoed paths and parameters can hold any) are U+FFFD,
+// so that the document stays UTF-8 (RFC 8259 8.1).
 std::string JsonQuote(absl::string_view text);
 
 // Percent-decodes a URL query component ('+' is a space). False for a bad

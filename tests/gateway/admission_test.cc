@@ -554,6 +554,21 @@ TEST_F(AdmissionTest, MalformedJsonInsideTheObjectIs400) {
   EXPECT_TRUE(Allowed(Admit(review)));
 }
 
+// A malformed atom where the object or oldObject goes: simdjson's is_null()
+// answers an error, not false, which the reader once took as a bool; the
+// exception ended compatd. Found by the admission_review fuzz target
+// (fuzz/regressions/admission_review/).
+TEST_F(AdmissionTest, MalformedAtomInPlaceOfTheObjectIs400) {
+  for (const char* atom : {"n", "nul", "nulll", "t", "f", "-"}) {
+    Review review = Of("apps", "v1", "Deployment");
+    review.old_object = atom;
+    EXPECT_THAT(Refused(review.Json()), HasSubstr("request.oldObject")) << atom;
+    review = Of("apps", "v1", "Deployment");
+    review.object = atom;
+    EXPECT_THAT(Refused(review.Json()), HasSubstr("request.object")) << atom;
+  }
+}
+
 TEST_F(AdmissionTest, UidIsEchoedEscaped) {
   Review review = Of("apps", "v1", "Deployment");
   review.uid = R"(a\"b\\c\u00e9)";

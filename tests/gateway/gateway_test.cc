@@ -126,6 +126,9 @@ TEST_F(GatewayTest, WrongMethodsAre405WithAllow) {
   const http::Response healthz = Call("POST", "/healthz");
   EXPECT_EQ(healthz.status, 405);
   EXPECT_EQ(AllowOf(healthz), "GET, HEAD");
+  // Its body is a google.rpc.Status, typed as JSON (it was text/plain).
+  EXPECT_EQ(healthz.content_type, "application/json");
+  EXPECT_EQ(At(ParseJson(healthz.body), "code").number_value(), 3);
 }
 
 TEST_F(GatewayTest, Healthz) {

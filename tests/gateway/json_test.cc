@@ -77,6 +77,28 @@ TEST(JsonQuoteTest, QuotesAndEscapes) {
   EXPECT_EQ(JsonQuote("\x02"), R"("\u0002")");
 }
 
+TEST(JsonQuoteTest, KeepsUtf8AndReplacesWhatIsNot) {
+  EXPECT_EQ(JsonQuote("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  // A lone byte, a cut sequence, an overlong form, a surrogate, past
+  // U+10FFFF: each byte that starts no well-formed sequence is U+FFFD.
+  EXPECT_EQ(JsonQuote("/x\xff"), R"("/x\ufffd")");
+  EXPECT_EQ(JsonQuote("\xe2\x82"), R"("\ufffd\ufffd")");
+  EXPECT_EQ(JsonQuote("\xc0\xaf"), R"("\ufffd\ufffd")");
+  EXPECT_EQ(JsonQuote("\xed\xa0\x80"), R"("\ufffd\ufffd\ufffd")");
+  EXPECT_EQ(JsonQuote("\xf4\x90\x80\x80"), R"("\ufffd\ufffd\ufffd\ufffd")");
+}
+
+TEST(StatusJsonTest, AnEchoedPathOfAnyBytesIsStillJson) {
+  const std::string json =
+      StatusJson(absl::NotFoundError("/v1/\xff\xfe: no such RPC"));
+  google::protobuf::Struct parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok())
+      << json;
+  EXPECT_EQ(parsed.fields().at("message").string_value(),
+            "/v1/\xef\xbf\xbd\xef\xbf\xbd: no such RPC");
+}
+
 TEST(ParseJsonRequestTest, EmptyBodyIsTheEmptyRequest) {
   for (const char* body : {"", " ", "\r\n\t ", "{}"}) {
     v1::GetFeatureRequest request;
@@ -182,6 +204,21 @@ TEST(ParseJsonRequestTest, DepthOverTheBoundIsRefusedQuickly) {
                        HasSubstr("not valid JSON")));
   EXPECT_LT(std::chrono::steady_clock::now() - start,
             std::chrono::milliseconds(200));
+}
+
+// A string field holds UTF-8 text, as the POST form's JSON and gRPC's
+// binary form require; the GET form once took any bytes, so its request
+// differed from the same request POSTed. Found by the gateway_query fuzz
+// target (fuzz/regressions/gateway_query/).
+TEST(ParseQueryRequestTest, StringsMustBeUtf8) {
+  v1::CheckSkewRequest request;
+  const absl::Status status =
+      ParseQueryRequest("component=kube%FFproxy&clientVersion=1.31", &request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("query parameter \"component\""));
+  EXPECT_THAT(status.message(), HasSubstr("UTF-8"));
+  EXPECT_OK(ParseQueryRequest("component=caf%C3%A9", &request));
+  EXPECT_EQ(request.component(), "caf\xc3\xa9");
 }
 
 TEST(ParseQueryRequestTest, ReadsScalarsAndNestedVersions) {

@@ -119,6 +119,28 @@ TEST_F(ToJsonTest, EveryCharacterIsEscapedAsProtobufDoes) {
   ExpectSame(response);
 }
 
+// Beyond ASCII protobuf escapes C1 controls and invisible or format
+// characters too (the gateway_query fuzz target found U+0092 printed raw);
+// each range's ends, and the code points just outside them.
+TEST_F(ToJsonTest, InvisibleCharactersAreEscapedAsProtobufDoes) {
+  for (const char* text :
+       {"\x7f \xc2\x80 \xc2\x92 \xc2\x9f \xc2\xa0",
+        "\xc2\xac \xc2\xad \xc2\xae",
+        "\xd8\x80 \xd8\x83 \xd8\x84 \xdb\x9d \xdc\x8f",
+        "\xe1\x9e\xb4 \xe1\x9e\xb5 \xe1\x9e\xb6",
+        "\xe2\x80\x8a \xe2\x80\x8b \xe2\x80\x8f \xe2\x80\x90",
+        "\xe2\x80\xa7 \xe2\x80\xae \xe2\x80\xaf",
+        "\xe2\x81\xa0 \xe2\x81\xa4 \xe2\x81\xa5 \xe2\x81\xaa \xe2\x81\xaf",
+        "\xef\xbb\xbf \xef\xbf\xb8 \xef\xbf\xb9 \xef\xbf\xbb \xef\xbf\xbc",
+        "\xf0\x9d\x85\xb2 \xf0\x9d\x85\xb3 \xf0\x9d\x85\xba \xf0\x9d\x85\xbb",
+        "\xf3\xa0\x80\x80 \xf3\xa0\x80\x81 \xf3\xa0\x80\xa0 \xf3\xa0\x81\xbf "
+        "\xf3\xa0\x82\x80"}) {
+    v1::GetFeatureResponse response;
+    response.set_name(text);
+    ExpectSame(response);
+  }
+}
+
 TEST_F(ToJsonTest, InvalidUtf8IsLeftToProtobuf) {
   for (const char* bad : {"\xff", "\xc3", "\xe2\x80", "\xed\xa0\x80",
                           "\xc0\xaf", "\xf5\x80\x80\x80"}) {
