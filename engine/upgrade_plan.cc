@@ -547,9 +547,14 @@ absl::Status Planner::CheckClients(int step, absl::string_view release,
                         d->Reason(), d->min_version.MajorMinorString(),
                         d->max_version.MajorMinorString(), target),
         d->verdict == SkewVerdict::kTooOld
-            ? absl::StrFormat("upgrade %s to %s or later before this step",
-                              client.component,
-                              d->min_version.MajorMinorString())
+            ? absl::StrFormat(
+                  "upgrade %s to %s or later before this step%s",
+                  client.component, d->min_version.MajorMinorString(),
+                  at_target.ok() && at_target->min_version > d->min_version
+                      ? absl::StrCat(" (",
+                                     at_target->min_version.MajorMinorString(),
+                                     " or later for the target)")
+                      : std::string())
             : absl::StrFormat("hold %s at %s or older until this step",
                               client.component,
                               d->max_version.MajorMinorString()),

@@ -404,7 +404,9 @@ TEST_F(UpgradePlanTest, ClientsOutOfAllowanceAtTheirFirstStep) {
   EXPECT_EQ(kubelet.release, "1.34");
   EXPECT_EQ(kubelet.rule, "client-too-old");
   EXPECT_THAT(kubelet.reason, HasSubstr("allowed at the target: 1.33 to 1.36"));
-  EXPECT_THAT(kubelet.action, HasSubstr("upgrade kubelet to 1.32 or later"));
+  EXPECT_THAT(kubelet.action,
+              HasSubstr("upgrade kubelet to 1.32 or later before this step "
+                        "(1.33 or later for the target)"));
   // kube-scheduler 1.36 is too new until emulation 1.36.
   ASSERT_TRUE(by_subject.contains("kube-scheduler 1.36 (recorded)"));
   EXPECT_EQ(by_subject["kube-scheduler 1.36 (recorded)"]->step, 1);
