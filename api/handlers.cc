@@ -543,6 +543,7 @@ std::shared_ptr<const runtime::DerivedAnswers> DeriveAnswers(
     }
     return absl::OkStatus();
   }();
+  answers->target = DeriveUpgradeTarget(catalog);
   answers->list_api_versions_status =
       Answer(unborn, VersionQuery{}, v1::ListAPIVersionsRequest(),
              &answers->list_api_versions);
@@ -700,6 +701,22 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
   counts->set_skew_rules(
       static_cast<uint32_t>(engine::SkewRulesInForce(catalog).size()));
   counts->set_crds(static_cast<uint32_t>(catalog.crds.size()));
+  if (catalog.cluster.upgrade_target.has_value()) {
+    const engine::UpgradeTarget& t = *catalog.cluster.upgrade_target;
+    v1::VersionContext* target = response->mutable_upgrade_target();
+    target->set_binary_version(t.binary_version);
+    target->set_emulation_version(t.emulation_version);
+    target->set_min_compatibility_version(t.min_compatibility_version);
+    target->set_feature_gates(t.feature_gates);
+    target->set_runtime_config(t.runtime_config);
+    if (t.emulation_forward_compatible.has_value()) {
+      target->set_emulation_forward_compatible(*t.emulation_forward_compatible);
+    }
+    if (t.runtime_config_emulation_forward_compatible.has_value()) {
+      target->set_runtime_config_emulation_forward_compatible(
+          *t.runtime_config_emulation_forward_compatible);
+    }
+  }
   std::string reason =
       absl::StrFormat("catalog generation %d from %s, loaded %s",
                       snapshot.generation, catalog.source,

@@ -729,6 +729,20 @@ absl::string_view PlanSectionName(PlanSection section) {
   return "";
 }
 
+UpgradePlanQuery UpgradeTargetQuery(const Catalog& catalog) {
+  UpgradePlanQuery query;
+  const UpgradeTarget& t = *catalog.cluster.upgrade_target;
+  query.to.binary_version = t.binary_version;
+  query.to.emulation_version = t.emulation_version;
+  query.to.min_compatibility_version = t.min_compatibility_version;
+  query.to.feature_gates = t.feature_gates;
+  query.to.runtime_config = t.runtime_config;
+  query.to.emulation_forward_compatible = t.emulation_forward_compatible;
+  query.to.runtime_config_emulation_forward_compatible =
+      t.runtime_config_emulation_forward_compatible;
+  return query;
+}
+
 absl::StatusOr<UpgradePlan> PlanUpgrade(const Catalog& catalog,
                                         const UpgradePlanQuery& query) {
   return Planner(catalog, query).Run();

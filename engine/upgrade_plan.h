@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/statusor.h"
 #include "engine/catalog.h"
 #include "engine/effective_version.h"
@@ -93,6 +94,12 @@ struct UpgradePlan {
   int blockers = 0;  // items with `blocking`
   std::string reason;
 };
+
+// The plan from the catalog's cluster section (an empty `from`) to its
+// cluster.upgradeTarget (`to`; the views point into the catalog). The catalog
+// must have a target.
+UpgradePlanQuery UpgradeTargetQuery(
+    const Catalog& catalog ABSL_ATTRIBUTE_LIFETIME_BOUND);
 
 // The plan. INVALID_ARGUMENT, the message starting with the field ("from.",
 // "to.", "clients[i]."), for: a binary version other than the catalog's

@@ -198,6 +198,47 @@ TEST_F(PlanUpgradeServerTest, EvaluateAnswersAPlanItem) {
               HasSubstr("from.emulation_version \"1.29\""));
 }
 
+// A catalog with cluster.upgradeTarget: its blockers on /metrics, a kubelet
+// out of allowance at the target, and the target in GetCatalog.
+class UpgradeTargetServerTest : public PlanUpgradeServerTest {
+ protected:
+  void SetUp() override {
+    Start({"--catalog=" + std::string(COMPATD_TESTDATA_DIR) +
+           "/catalogs/good/upgrade_target.yaml"});
+  }
+};
+
+TEST_F(UpgradeTargetServerTest, MetricsExportWhatBlocksTheTarget) {
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("x-kubernetes-component", "kubelet");
+    context.AddMetadata("x-kubernetes-version", "v1.31.4");
+    v1::GetCatalogResponse response;
+    ASSERT_TRUE(stub_->GetCatalog(&context, {}, &response).ok());
+    EXPECT_EQ(response.upgrade_target().emulation_version(), "1.36");
+    EXPECT_EQ(response.upgrade_target().min_compatibility_version(), "1.35");
+  }
+  const std::string scrape = Scrape();
+  // TracingGate=false is refused once the gate locks (1.35); widgets v1beta1
+  // stops being served at 1.35; kubelet 1.31 is below 1.33 at the target.
+  EXPECT_THAT(scrape, HasSubstr("compatd_upgrade_blockers{kind=\"flags\"} 1"));
+  EXPECT_THAT(scrape, HasSubstr("compatd_upgrade_blockers{kind=\"apis\"} 1"));
+  EXPECT_THAT(scrape,
+              HasSubstr("compatd_upgrade_blockers{kind=\"clients\"} 1"));
+  EXPECT_THAT(scrape, HasSubstr("compatd_clients_out_of_allowance_at_target{"
+                                "component=\"kubelet\"} 1"));
+  // Allowed now (emulation 1.33: kubelet 1.31 to 1.33).
+  EXPECT_THAT(scrape, HasSubstr("compatd_clients_out_of_allowance{component="
+                                "\"kubelet\"} 0"));
+  // The plan to the target, from the cluster section (an empty from).
+  v1::PlanUpgradeRequest request;
+  request.mutable_to()->set_emulation_version("1.36");
+  request.mutable_to()->set_min_compatibility_version("1.35");
+  v1::PlanUpgradeResponse plan;
+  ASSERT_TRUE(Plan(request, &plan).ok());
+  EXPECT_EQ(plan.blockers(), 3u);
+}
+
 TEST(PlanCommandTest, PrintsThePlanAsTextSayingNoClientsAreRecorded) {
   const RunResult r = RunCompatd(
       COMPATD_BINARY,
