@@ -22,6 +22,7 @@
   X(ComputeStorageVersionAgreement) \
   X(PlanVersionRemoval)             \
   X(LintCatalog)                    \
+  X(ScanObjects)                    \
   X(Evaluate)                       \
   X(GetCatalog)                     \
   X(ListClients)

@@ -7,6 +7,8 @@
 //   compatd eval --rpc=NAME --request=JSON [--catalog=FILE]
 //                                     answer one RPC offline, JSON on stdout
 //   compatd lint [--catalog=FILE]     check a catalog against the API rules
+//   compatd scan [--target=1.37] [--catalog=FILE] [-o table|json|yaml]
+//                PATH...|-            check manifests against a release
 // clang-format on
 
 #include <iostream>
@@ -31,7 +33,16 @@ constexpr char kUsage[] =
     "stdout)\n"
     "  compatd lint [--catalog=FILE]       check a catalog against "
     "Kubernetes' API\n"
-    "                                      change rules (exit 1 on errors)\n\n"
+    "                                      change rules (exit 1 on errors)\n"
+    "  compatd scan [--target=1.37] [--catalog=FILE] [-o table|json|yaml]\n"
+    "               [--ignore-deprecations] [--ignore-removals] PATH...|-\n"
+    "                                      check manifests (files, "
+    "directories,\n"
+    "                                      stdin) against a Kubernetes "
+    "release:\n"
+    "                                      exit 0 clean, 1 error, 2 "
+    "deprecated,\n"
+    "                                      3 removed or not served\n\n"
     "Flags:\n";
 
 }  // namespace
@@ -40,6 +51,7 @@ int main(int argc, char** argv) {
   using compatd::api::kExitUsage;
   compatd::service::ServerOptions server;
   compatd::api::EvalOptions eval;
+  compatd::api::ScanOptions scan;
   std::string check_catalog;
   bool help = false;
   bool version = false;
@@ -150,13 +162,25 @@ int main(int argc, char** argv) {
   flags.AddString("request", &eval.request_json,
                   "eval: the request message as JSON, e.g. "
                   "'{\"name\":\"WatchList\"}'");
+  flags.AddString("target", &scan.target,
+                  "scan: the Kubernetes release to check against (1.16 or "
+                  "later); empty: the catalog's binary version");
+  flags.AddString("output", &scan.output, "scan: table, json or yaml");
+  flags.AddString("o", &scan.output, "scan: short for --output");
+  flags.AddBool("ignore-deprecations", &scan.ignore_deprecations,
+                "scan: deprecated findings do not set the exit code (2)");
+  flags.AddBool("ignore-removals", &scan.ignore_removals,
+                "scan: removed, not served and unknown findings do not set "
+                "the exit code (3)");
   flags.AddBool("version", &version, "print the version and exit");
   flags.AddBool("help", &help, "print this help and exit");
 
   std::vector<std::string> positional;
   if (absl::Status s = flags.Parse(argc, argv, 1, &positional); !s.ok()) {
     std::cerr << "compatd: " << s.message() << "\n";
-    return compatd::api::kExitUsage;
+    // scan's exit 2 means "deprecated APIs found" (Pluto's convention).
+    const bool scanning = argc > 1 && std::string(argv[1]) == "scan";
+    return scanning ? compatd::api::kScanExitError : compatd::api::kExitUsage;
   }
   if (help) {
     std::cout << kUsage << flags.Usage();
@@ -169,11 +193,25 @@ int main(int argc, char** argv) {
   }
   const bool is_eval = !positional.empty() && positional[0] == "eval";
   const bool is_lint = !positional.empty() && positional[0] == "lint";
+  const bool is_scan = !positional.empty() && positional[0] == "scan";
+  if (is_scan) {
+    scan.catalog_path = server.catalog_path;
+    scan.paths.assign(positional.begin() + 1, positional.end());
+    return compatd::api::RunScan(scan, std::cin, std::cout, std::cerr);
+  }
+  if (!scan.target.empty() || scan.output != "table" ||
+      scan.ignore_deprecations || scan.ignore_removals) {
+    std::cerr << "compatd: --target, --output, --ignore-deprecations and "
+                 "--ignore-removals go with the scan command: compatd scan "
+                 "--target=1.37 PATH...\n";
+    return compatd::api::kExitUsage;
+  }
   const bool is_command = is_eval || is_lint;
   if (positional.size() > (is_command ? 1u : 0u)) {
     std::cerr << "compatd: unexpected argument \""
               << positional[is_command ? 1 : 0]
-              << "\"; the commands are eval and lint (see compatd --help)\n";
+              << "\"; the commands are eval, lint and scan (see compatd "
+                 "--help)\n";
     return compatd::api::kExitUsage;
   }
   if (is_eval) {

@@ -383,6 +383,19 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
       FillRandomPlan(rng, r);
       return;
     }
+    case Rpc::kScanObjects: {
+      // Garbage manifests: bad documents are problems in an OK answer; a bad
+      // target or nothing to scan is INVALID_ARGUMENT.
+      auto* r = static_cast<v1::ScanObjectsRequest*>(message);
+      versions(r);
+      if (!OneIn(rng, 3)) r->set_target(RandomVersion(rng));
+      if (!OneIn(rng, 5)) {
+        r->set_objects(absl::StrCat("apiVersion: ", RandomGroup(rng), "/v1\n",
+                                    "kind: ", RandomGateName(rng), "\n---\n",
+                                    RandomText(rng, 64)));
+      }
+      return;
+    }
     case Rpc::kEvaluate: {
       auto* r = static_cast<v1::EvaluateRequest*>(message);
       versions(r);
@@ -563,6 +576,8 @@ std::unique_ptr<Message> NewRequest(Rpc rpc) {
       return std::make_unique<v1::PlanVersionRemovalRequest>();
     case Rpc::kLintCatalog:
       return std::make_unique<v1::LintCatalogRequest>();
+    case Rpc::kScanObjects:
+      return std::make_unique<v1::ScanObjectsRequest>();
     case Rpc::kEvaluate:
       return std::make_unique<v1::EvaluateRequest>();
     case Rpc::kGetCatalog:
@@ -595,6 +610,8 @@ std::unique_ptr<Message> NewResponse(Rpc rpc) {
       return std::make_unique<v1::PlanVersionRemovalResponse>();
     case Rpc::kLintCatalog:
       return std::make_unique<v1::LintCatalogResponse>();
+    case Rpc::kScanObjects:
+      return std::make_unique<v1::ScanObjectsResponse>();
     case Rpc::kEvaluate:
       return std::make_unique<v1::EvaluateResponse>();
     case Rpc::kGetCatalog:
@@ -633,6 +650,8 @@ grpc::Status CallStub(v1::CompatibilityPolicy::Stub& stub,
       COMPATD_SOAK_CALL(PlanVersionRemoval);
     case Rpc::kLintCatalog:
       COMPATD_SOAK_CALL(LintCatalog);
+    case Rpc::kScanObjects:
+      COMPATD_SOAK_CALL(ScanObjects);
     case Rpc::kEvaluate:
       COMPATD_SOAK_CALL(Evaluate);
     case Rpc::kGetCatalog:
