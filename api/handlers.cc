@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "api/catalog_answers.h"
 #include "api/convert.h"
+#include "api/scan.h"
 #include "base/status_macros.h"
 #include "engine/api_availability.h"
 #include "engine/catalog_lint.h"
@@ -460,6 +461,23 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
+absl::Status Answer(const runtime::ServingSnapshot& snapshot,
+                    const VersionQuery& query,
+                    const v1::ScanObjectsRequest& request,
+                    v1::ScanObjectsResponse* response) {
+  std::vector<ScanText> texts;
+  texts.reserve(static_cast<size_t>(request.sources_size()) + 1);
+  if (!request.objects().empty()) {
+    texts.push_back(ScanText{"objects", request.objects()});
+  }
+  for (const v1::ScanSource& source : request.sources()) {
+    texts.push_back(
+        ScanText{source.name().empty() ? std::string("objects") : source.name(),
+                 source.text()});
+  }
+  return ScanManifests(snapshot, query, request.target(), texts, response);
+}
+
 // Evaluate: one item against the batch's snapshot. The item's own versions
 // override the batch's field by field (proto3 MergeFrom: set fields win).
 void EvaluateItem(const runtime::ServingSnapshot& snapshot,
@@ -507,6 +525,8 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
       if (!status.ok()) ToRpcStatus(status, result->mutable_error());
       return;
     }
+    case v1::EvaluateItem::kScanObjects:
+      return run(item.scan_objects(), result->mutable_scan_objects());
     case v1::EvaluateItem::REQUEST_NOT_SET:
       break;
   }
@@ -515,7 +535,7 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
                   "list_features, get_storage_version, list_api_versions, "
                   "check_skew, resolve_versions, "
                   "compute_storage_version_agreement, plan_version_removal, "
-                  "plan_upgrade"),
+                  "scan_objects, plan_upgrade"),
               result->mutable_error());
 }
 
@@ -578,6 +598,7 @@ COMPATD_UNARY_HANDLER(CheckSkew)
 COMPATD_UNARY_HANDLER(ResolveVersions)
 COMPATD_UNARY_HANDLER(ComputeStorageVersionAgreement)
 COMPATD_UNARY_HANDLER(PlanVersionRemoval)
+COMPATD_UNARY_HANDLER(ScanObjects)
 
 #undef COMPATD_UNARY_HANDLER
 
@@ -717,6 +738,7 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
           *t.runtime_config_emulation_forward_compatible);
     }
   }
+  counts->set_api_history(static_cast<uint32_t>(catalog.api_history.size()));
   std::string reason =
       absl::StrFormat("catalog generation %d from %s, loaded %s",
                       snapshot.generation, catalog.source,

@@ -1,6 +1,7 @@
 #include "api/object_check.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "api/catalog_answers.h"
@@ -40,6 +41,21 @@ std::string TargetMessage(const UpgradeTargetAnswers& target,
           ? std::string()
           : absl::StrCat("; use ", resource.replacement, " ", kind,
                          " instead"));
+}
+
+// The catalog's entry for group/version/kind, or null.
+const engine::APIResource* FindResource(const engine::Catalog& catalog,
+                                        absl::string_view group,
+                                        absl::string_view version,
+                                        absl::string_view kind) {
+  const engine::APIResource* resource = nullptr;
+  for (const engine::APIGroupVersion& candidate : catalog.apis) {
+    if (candidate.group != group || candidate.version != version) continue;
+    for (const engine::APIResource& r : candidate.resources) {
+      if (r.kind == kind) resource = &r;
+    }
+  }
+  return resource;
 }
 
 }  // namespace
@@ -86,10 +102,9 @@ UpgradeTargetAnswers DeriveUpgradeTarget(const engine::Catalog& catalog) {
   return out;
 }
 
-absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
-    const runtime::ServingSnapshot& snapshot, const engine::VersionQuery& query,
-    absl::string_view group, absl::string_view version,
-    absl::string_view kind) {
+absl::Status ResolveObjectApiContext(const runtime::ServingSnapshot& snapshot,
+                                     const engine::VersionQuery& query,
+                                     ObjectApiContext* context) {
   const engine::Catalog& catalog = *snapshot.catalog;
   // The cluster's own versions (no override): the snapshot has the served
   // set already (api/catalog_answers.h).
@@ -102,24 +117,60 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
   const auto* derived =
       defaults ? static_cast<const CatalogAnswers*>(snapshot.derived.get())
                : nullptr;
-  if (derived != nullptr) COMPATD_RETURN_IF_ERROR(derived->served_status);
-  engine::EffectiveVersions versions;
   if (derived != nullptr) {
-    versions = derived->versions;
-  } else {
-    COMPATD_ASSIGN_OR_RETURN(versions,
-                             engine::ResolveEffectiveVersions(catalog, query));
+    COMPATD_RETURN_IF_ERROR(derived->served_status);
+    context->versions = derived->versions;
+    context->served = &derived->served;
+    return absl::OkStatus();
   }
+  COMPATD_ASSIGN_OR_RETURN(context->versions,
+                           engine::ResolveEffectiveVersions(catalog, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      std::vector<engine::ServedGroupVersion> served,
+      engine::ListServedAPIs(catalog, context->versions, query));
+  for (const engine::ServedGroupVersion& s : served) {
+    for (const std::string& resource : s.resources) {
+      context->own.insert(ServedKey(s.group, s.version, resource));
+    }
+  }
+  context->served = &context->own;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
+    const runtime::ServingSnapshot& snapshot, const engine::VersionQuery& query,
+    absl::string_view group, absl::string_view version,
+    absl::string_view kind) {
+  ObjectApiContext context;
+  COMPATD_RETURN_IF_ERROR(ResolveObjectApiContext(snapshot, query, &context));
+  const engine::Catalog& catalog = *snapshot.catalog;
+  ObjectApiVerdict verdict =
+      CheckObjectApiIn(catalog, context, group, version, kind);
+  if (!catalog.cluster.upgrade_target.has_value()) return verdict;
+  const engine::APIResource* resource =
+      FindResource(catalog, group, version, kind);
+  if (resource == nullptr) return verdict;
+  const auto* answers =
+      static_cast<const CatalogAnswers*>(snapshot.derived.get());
+  verdict.upgrade_target_message =
+      answers != nullptr
+          ? TargetMessage(answers->target, group, version, kind, *resource)
+          : TargetMessage(DeriveUpgradeTarget(catalog), group, version, kind,
+                          *resource);
+  return verdict;
+}
+
+ObjectApiVerdict CheckObjectApiIn(const engine::Catalog& catalog,
+                                  const ObjectApiContext& context,
+                                  absl::string_view group,
+                                  absl::string_view version,
+                                  absl::string_view kind) {
+  const engine::EffectiveVersions& versions = context.versions;
   ObjectApiVerdict verdict;
   verdict.emulation = versions.emulation.MajorMinorString();
   const std::string gv = engine::GroupVersionString(group, version);
-  const engine::APIResource* resource = nullptr;
-  for (const engine::APIGroupVersion& candidate : catalog.apis) {
-    if (candidate.group != group || candidate.version != version) continue;
-    for (const engine::APIResource& r : candidate.resources) {
-      if (r.kind == kind) resource = &r;
-    }
-  }
+  const engine::APIResource* resource =
+      FindResource(catalog, group, version, kind);
   if (resource == nullptr) {
     verdict.message = absl::StrCat(gv, " ", kind,
                                    " is not a built-in API of the catalog "
@@ -134,31 +185,8 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
     verdict.removed = resource->removed->MajorMinorString();
   }
   verdict.replacement = resource->replacement;
-  if (catalog.cluster.upgrade_target.has_value()) {
-    const auto* answers =
-        static_cast<const CatalogAnswers*>(snapshot.derived.get());
-    if (answers != nullptr) {
-      verdict.upgrade_target_message =
-          TargetMessage(answers->target, group, version, kind, *resource);
-    } else {
-      verdict.upgrade_target_message = TargetMessage(
-          DeriveUpgradeTarget(catalog), group, version, kind, *resource);
-    }
-  }
-  bool is_served = false;
-  if (derived != nullptr) {
-    is_served =
-        derived->served.contains(ServedKey(group, version, resource->resource));
-  } else {
-    COMPATD_ASSIGN_OR_RETURN(std::vector<engine::ServedGroupVersion> served,
-                             engine::ListServedAPIs(catalog, versions, query));
-    for (const engine::ServedGroupVersion& s : served) {
-      if (s.group == group && s.version == version) {
-        is_served = std::binary_search(s.resources.begin(), s.resources.end(),
-                                       resource->resource);
-      }
-    }
-  }
+  const bool is_served =
+      context.served->contains(ServedKey(group, version, resource->resource));
   const std::string replacement =
       verdict.replacement.empty()
           ? std::string()
@@ -167,6 +195,7 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
     verdict.state = ObjectApiVerdict::State::kNotServed;
     if (resource->removed.has_value() &&
         versions.emulation >= *resource->removed) {
+      verdict.not_served = ObjectApiVerdict::NotServed::kRemoved;
       verdict.message =
           absl::StrCat(gv, " ", kind, " is removed in Kubernetes ",
                        verdict.removed, " and not served at emulation version ",
@@ -175,11 +204,13 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
                versions.emulation < *resource->introduced) {
       // Not a matter of --runtime-config: the emulated release had no such
       // API yet.
+      verdict.not_served = ObjectApiVerdict::NotServed::kNotIntroduced;
       verdict.message =
           absl::StrCat(gv, " ", kind, " is not served at emulation version ",
                        verdict.emulation, ": it is introduced in Kubernetes ",
                        resource->introduced->MajorMinorString());
     } else {
+      verdict.not_served = ObjectApiVerdict::NotServed::kDisabled;
       verdict.message = absl::StrCat(
           gv, " ", kind, " is not served at emulation version ",
           verdict.emulation, " (not enabled by default; --runtime-config=", gv,

@@ -6,8 +6,10 @@
 
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/effective_version.h"
 #include "engine/query.h"
 #include "runtime/serving_snapshot.h"
 
@@ -21,7 +23,15 @@ struct ObjectApiVerdict {
     kUnknown,     // not a built-in API of the catalog (a CRD, an aggregated
                   // API): compatd has nothing to say
   };
+  // Why a kNotServed object is not served.
+  enum class NotServed {
+    kNone,
+    kRemoved,        // removed by the emulation version
+    kNotIntroduced,  // introduced after the emulation version
+    kDisabled,       // off (by default or --runtime-config)
+  };
   State state = State::kUnknown;
+  NotServed not_served = NotServed::kNone;
   std::string resource;     // plural, when known
   std::string deprecated;   // "1.33", when deprecated
   std::string removed;      // "1.36", when removal is planned or done
@@ -34,6 +44,34 @@ struct ObjectApiVerdict {
   // is not served: one sentence for a warning (never a denial).
   std::string upgrade_target_message;
 };
+
+// The versions and the served resources one query resolves to: computed once,
+// then used for many objects (a manifest scan). Borrows the snapshot's
+// derived answers when the query has no override; the snapshot must outlive
+// it.
+struct ObjectApiContext {
+  engine::EffectiveVersions versions;
+  // ServedKey(group, version, resource) of every served resource: `own`, or
+  // the snapshot's.
+  const absl::flat_hash_set<std::string>* served = nullptr;
+  absl::flat_hash_set<std::string> own;
+
+  ObjectApiContext() = default;
+  ObjectApiContext(const ObjectApiContext&) = delete;
+  ObjectApiContext& operator=(const ObjectApiContext&) = delete;
+};
+
+// INVALID_ARGUMENT for versions or flags the query cannot resolve.
+absl::Status ResolveObjectApiContext(const runtime::ServingSnapshot& snapshot,
+                                     const engine::VersionQuery& query,
+                                     ObjectApiContext* context);
+
+// CheckObjectApi against a resolved context. Pure and thread-safe.
+ObjectApiVerdict CheckObjectApiIn(const engine::Catalog& catalog,
+                                  const ObjectApiContext& context,
+                                  absl::string_view group,
+                                  absl::string_view version,
+                                  absl::string_view kind);
 
 // `group` is "" for the core group. INVALID_ARGUMENT for versions the query
 // cannot resolve (as every RPC). Pure and thread-safe.

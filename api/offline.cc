@@ -1,19 +1,28 @@
 #include "api/offline.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "api/convert.h"
 #include "api/handlers.h"
+#include "api/scan.h"
 #include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
 #include "engine/skew.h"
@@ -139,6 +148,181 @@ std::shared_ptr<const runtime::ServingSnapshot> Serve(
   runtime::CatalogPipeline pipeline(std::move(options));
   pipeline.Publish(std::move(catalog), /*initial=*/true);
   return pipeline.Current();
+}
+
+// A manifest file of a scanned directory.
+bool IsManifestFile(const std::filesystem::path& path) {
+  const std::string ext = absl::AsciiStrToLower(path.extension().string());
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+// The texts `compatd scan` reads, in argument order (a directory's files
+// sorted by path); read errors become problems with line 0.
+struct ScanInputs {
+  std::vector<std::string> names;
+  std::vector<std::string> texts;
+  std::vector<std::pair<std::string, std::string>> errors;  // path, message
+};
+
+void ReadScanFile(const std::string& path, ScanInputs& inputs) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    std::error_code ec(errno, std::generic_category());
+    inputs.errors.emplace_back(path,
+                               absl::StrCat("cannot read: ", ec.message()));
+    return;
+  }
+  std::string text((std::istreambuf_iterator<char>(file)),
+                   std::istreambuf_iterator<char>());
+  if (file.bad()) {
+    inputs.errors.emplace_back(path, "cannot read: I/O error");
+    return;
+  }
+  inputs.names.push_back(path);
+  inputs.texts.push_back(std::move(text));
+}
+
+ScanInputs ReadScanInputs(const std::vector<std::string>& paths,
+                          std::istream& in) {
+  ScanInputs inputs;
+  for (const std::string& path : paths) {
+    if (path == "-") {
+      std::string text((std::istreambuf_iterator<char>(in)),
+                       std::istreambuf_iterator<char>());
+      inputs.names.push_back("-");
+      inputs.texts.push_back(std::move(text));
+      continue;
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      ReadScanFile(path, inputs);
+      continue;
+    }
+    std::vector<std::string> files;
+    std::filesystem::recursive_directory_iterator it(
+        path, std::filesystem::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != std::filesystem::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (it->is_regular_file(ec) && IsManifestFile(it->path())) {
+        files.push_back(it->path().string());
+      }
+    }
+    if (ec) {
+      inputs.errors.emplace_back(path,
+                                 absl::StrCat("cannot list: ", ec.message()));
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::string& file : files) ReadScanFile(file, inputs);
+  }
+  return inputs;
+}
+
+// A JSON string literal, which is also a YAML double-quoted scalar.
+std::string Quote(absl::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", c);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out += "\"";
+  return out;
+}
+
+// -o yaml: the response as YAML, keys as in -o json.
+void PrintScanYaml(const v1::ScanObjectsResponse& r, std::ostream& out) {
+  out << "target: " << Quote(r.target()) << "\n"
+      << "objects: " << r.objects() << "\n"
+      << "deprecated: " << r.deprecated() << "\n"
+      << "blocking: " << r.blocking() << "\n"
+      << "unchecked: " << r.unchecked() << "\n"
+      << "reason: " << Quote(r.reason()) << "\n"
+      << "catalogDigest: " << Quote(r.catalog_digest()) << "\n";
+  out << "findings:" << (r.findings().empty() ? " []\n" : "\n");
+  for (const v1::ScanFinding& f : r.findings()) {
+    out << "  - source: " << Quote(f.source()) << "\n"
+        << "    line: " << f.line() << "\n"
+        << "    apiVersion: " << Quote(f.api_version()) << "\n"
+        << "    kind: " << Quote(f.kind()) << "\n"
+        << "    namespace: " << Quote(f.namespace_()) << "\n"
+        << "    name: " << Quote(f.name()) << "\n"
+        << "    status: " << v1::ScanStatus_Name(f.status()) << "\n"
+        << "    introduced: " << Quote(f.introduced()) << "\n"
+        << "    deprecated: " << Quote(f.deprecated()) << "\n"
+        << "    removed: " << Quote(f.removed()) << "\n"
+        << "    replacement: " << Quote(f.replacement()) << "\n"
+        << "    rule: " << Quote(f.rule()) << "\n"
+        << "    message: " << Quote(f.message()) << "\n";
+  }
+  out << "problems:" << (r.problems().empty() ? " []\n" : "\n");
+  for (const v1::ScanProblem& p : r.problems()) {
+    out << "  - source: " << Quote(p.source()) << "\n"
+        << "    line: " << p.line() << "\n"
+        << "    message: " << Quote(p.message()) << "\n";
+  }
+}
+
+// The table for people: one row per finding, then the summary.
+void PrintScanTable(const v1::ScanObjectsResponse& r, std::ostream& out) {
+  const std::vector<std::string> header = {
+      "LOCATION",   "OBJECT",  "API VERSION", "STATUS",
+      "DEPRECATED", "REMOVED", "REPLACEMENT"};
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::ScanFinding& f : r.findings()) {
+    std::string object = f.kind();
+    if (!f.name().empty() || !f.namespace_().empty()) {
+      absl::StrAppend(&object, " ",
+                      f.namespace_().empty() ? "" : f.namespace_() + "/",
+                      f.name().empty() ? "-" : f.name());
+    }
+    rows.push_back({absl::StrCat(f.source(), ":", f.line()), object,
+                    f.api_version(), std::string(ScanStatusLabel(f.status())),
+                    f.deprecated().empty() ? "-" : f.deprecated(),
+                    f.removed().empty() ? "-" : f.removed(),
+                    f.replacement().empty() ? "-" : f.replacement()});
+  }
+  if (!rows.empty()) {
+    std::vector<size_t> width(header.size());
+    for (size_t c = 0; c < header.size(); ++c) {
+      width[c] = header[c].size();
+      for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+    }
+    auto print = [&](const std::vector<std::string>& row) {
+      std::string line;
+      for (size_t c = 0; c < row.size(); ++c) {
+        absl::StrAppend(&line, row[c]);
+        if (c + 1 < row.size()) {
+          line.append(width[c] - row[c].size() + 2, ' ');
+        }
+      }
+      out << line << "\n";
+    };
+    print(header);
+    for (const auto& row : rows) print(row);
+    out << "\n";
+    for (const v1::ScanFinding& f : r.findings()) {
+      out << f.source() << ":" << f.line() << ": " << f.message() << "\n";
+    }
+    out << "\n";
+  }
+  out << r.reason() << "\n";
 }
 
 }  // namespace
@@ -334,6 +518,78 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
+            std::ostream& err) {
+  if (options.output != "table" && options.output != "json" &&
+      options.output != "yaml") {
+    err << "compatd scan: -o \"" << options.output
+        << "\": accepted: table, json, yaml\n";
+    return kScanExitError;
+  }
+  if (options.paths.empty()) {
+    err << "compatd scan: nothing to scan: give files, directories or - "
+           "(stdin), e.g. compatd scan chart/ or helm template . | compatd "
+           "scan -\n";
+    return kScanExitError;
+  }
+  std::unique_ptr<engine::Catalog> catalog =
+      LoadForOffline(options.catalog_path, err);
+  if (catalog == nullptr) return kScanExitError;
+  const ScanInputs inputs = ReadScanInputs(options.paths, in);
+  std::vector<ScanText> texts;
+  texts.reserve(inputs.texts.size());
+  for (size_t i = 0; i < inputs.texts.size(); ++i) {
+    texts.push_back(ScanText{inputs.names[i], inputs.texts[i]});
+  }
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      Serve(std::move(catalog));
+  v1::ScanObjectsResponse response;
+  if (const absl::Status status = ScanManifests(
+          *snapshot, engine::VersionQuery{}, options.target, texts, &response);
+      !status.ok()) {
+    err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
+        << "\n";
+    return kScanExitError;
+  }
+  for (const auto& [path, message] : inputs.errors) {
+    v1::ScanProblem* problem = response.add_problems();
+    problem->set_source(path);
+    problem->set_message(message);
+  }
+  if (options.output == "json") {
+    std::string text;
+    google::protobuf::util::JsonPrintOptions print_options;
+    print_options.add_whitespace = true;
+    print_options.always_print_primitive_fields = true;
+    const auto printed = google::protobuf::util::MessageToJsonString(
+        response, &text, print_options);
+    if (!printed.ok()) {
+      err << "ERROR: INTERNAL: cannot print the response as JSON: "
+          << printed.ToString() << "\n";
+      return kScanExitError;
+    }
+    out << text;
+  } else if (options.output == "yaml") {
+    PrintScanYaml(response, out);
+  } else {
+    PrintScanTable(response, out);
+    for (const v1::ScanProblem& p : response.problems()) {
+      err << p.source();
+      if (p.line() > 0) err << ":" << p.line();
+      err << ": " << p.message() << "\n";
+    }
+  }
+  int code = kScanExitClean;
+  if (response.problems_size() > 0) code = kScanExitError;
+  if (response.deprecated() > 0 && !options.ignore_deprecations) {
+    code = kScanExitDeprecated;
+  }
+  if (response.blocking() > 0 && !options.ignore_removals) {
+    code = kScanExitRemoved;
+  }
+  return code;
+}
+
 int RunCheckCatalog(const std::string& path, std::ostream& out,
                     std::ostream& err) {
   std::unique_ptr<engine::Catalog> catalog = LoadForOffline(path, err);
@@ -347,7 +603,8 @@ int RunCheckCatalog(const std::string& path, std::ostream& out,
       << catalog->apis.size() << " group-versions, " << resources
       << " resources, " << catalog->storage_overrides.size()
       << " storage overrides, " << engine::SkewRulesInForce(*catalog).size()
-      << " skew rules, " << catalog->crds.size() << " CRDs; digest "
+      << " skew rules, " << catalog->crds.size() << " CRDs, "
+      << catalog->api_history.size() << " API history entries; digest "
       << catalog->digest << "\n";
   return kExitOk;
 }

@@ -4,8 +4,10 @@
 // handlers), `compatd lint` and `compatd --check-catalog`. They print to the
 // given streams and return the exit code.
 
+#include <istream>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "api/handlers.h"
@@ -66,6 +68,36 @@ struct PlanOptions {
 // an RPC error "ERROR: <CODE>: <message>" on `err` (exit 1); a catalog that
 // does not load (exit 1); bad usage (exit 2).
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
+
+// Exit codes of `compatd scan`, Pluto's convention (CI users know it): the
+// highest applies.
+inline constexpr int kScanExitClean = 0;
+inline constexpr int kScanExitError = 1;  // bad usage, unreadable input or
+                                          // catalog, bad documents
+inline constexpr int kScanExitDeprecated = 2;
+inline constexpr int kScanExitRemoved = 3;  // removed, not served, not yet
+                                            // introduced, unknown, CRD rules
+
+struct ScanOptions {
+  std::string catalog_path;  // empty: the embedded catalog
+  std::string target;        // empty: the catalog's binary version
+  // Files, directories (read recursively: *.yaml, *.yml, *.json) and "-"
+  // (stdin).
+  std::vector<std::string> paths;
+  std::string output = "table";  // table, json or yaml
+  // Pluto's flags: leave deprecated (exit 2) or removed (exit 3) findings
+  // out of the exit code; they are still printed.
+  bool ignore_deprecations = false;
+  bool ignore_removals = false;
+};
+
+// `compatd scan`: reads every path, scans the objects through the
+// ScanObjects handler's own function (api/scan.h) in one set, prints the
+// findings (table, json or yaml) on `out`, bad documents and read errors on
+// `err` (the table) or in the output (json, yaml), and returns the exit code
+// above.
+int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
+            std::ostream& err);
 
 // Validates a catalog file: on success prints its counts and digest on `out`
 // (exit 0); otherwise every error, "<file>:<line>: <message>", on `err` (exit

@@ -323,6 +323,24 @@ absl::Status ValidateRequest(const v1::PlanUpgradeRequest& request) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateRequest(const v1::ScanObjectsRequest& request) {
+  COMPATD_RETURN_IF_ERROR(CheckRequestVersions(request.versions()));
+  COMPATD_RETURN_IF_ERROR(CheckVersion("target", request.target()));
+  COMPATD_RETURN_IF_ERROR(CheckCount("sources", request.sources_size()));
+  for (int i = 0; i < request.sources_size(); ++i) {
+    COMPATD_RETURN_IF_ERROR(CheckLength(
+        Child(Index("sources", i), "name"), request.sources(i).name(),
+        kMaxPathBytes, "a file name, e.g. \"chart/templates/deploy.yaml\""));
+  }
+  if (request.objects().empty() && request.sources_size() == 0) {
+    return absl::InvalidArgumentError(
+        "objects and sources are both empty: give the manifests to scan as "
+        "YAML or JSON text in objects (e.g. \"apiVersion: apps/v1\\nkind: "
+        "Deployment\\n...\") or as named sources[]");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRequest(const v1::GetCatalogRequest&) {
   return absl::OkStatus();
 }

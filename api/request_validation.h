@@ -42,6 +42,7 @@ namespace compatd::api {
 // Byte limits of string fields.
 inline constexpr size_t kMaxNameBytes = 256;    // names, ids, components
 inline constexpr size_t kMaxVersionBytes = 64;  // "v1.36.2-alpha.1+abc"
+inline constexpr size_t kMaxPathBytes = 4096;   // ScanSource names
 inline constexpr size_t kMaxFlagStringBytes =
     4096;  // feature_gates, runtime_config
 // Entries of any repeated field (storage_versions, participants, releases,
@@ -86,6 +87,9 @@ absl::Status ValidateRequest(
     const v1::ComputeStorageVersionAgreementRequest& request);
 absl::Status ValidateRequest(const v1::PlanVersionRemovalRequest& request);
 absl::Status ValidateRequest(const v1::PlanUpgradeRequest& request);
+// ScanObjects: versions, target and source names bounded, something to scan.
+// The text itself is bounded by the transport (--max-recv-message-bytes).
+absl::Status ValidateRequest(const v1::ScanObjectsRequest& request);
 absl::Status ValidateRequest(const v1::GetCatalogRequest& request);
 absl::Status ValidateRequest(const v1::ListClientsRequest& request);
 // The batch only: its size and shared versions. Each item is validated on its

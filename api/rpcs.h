@@ -23,6 +23,7 @@
   X(PlanVersionRemoval)             \
   X(PlanUpgrade)                    \
   X(LintCatalog)                    \
+  X(ScanObjects)                    \
   X(Evaluate)                       \
   X(GetCatalog)                     \
   X(ListClients)

@@ -22,6 +22,7 @@
 #include "engine/api_names.h"
 #include "engine/effective_version.h"
 #include "engine/features.h"
+#include "engine/resource_config.h"
 #include "engine/sha256.h"
 #include "engine/skew.h"
 #include "engine/upgrade_plan.h"
@@ -30,6 +31,7 @@ namespace compatd::catalog {
 
 // The model this loader builds and the rules it validates with.
 using engine::APIGroupVersion;
+using engine::APIHistoryEntry;
 using engine::APIResource;
 using engine::Catalog;
 using engine::ClusterSettings;
@@ -146,6 +148,7 @@ class CatalogBuilder {
     BuildStorageOverrides(in, out);
     BuildSkewPolicy(in, out);
     BuildCrds(in, out);
+    BuildApiHistory(in, out);
     // The cluster section must be what kube-apiserver would accept as flags
     // at start-up; only meaningful once its parts are individually valid.
     if (binary_ok && cluster_ok) CheckClusterAsFlags(in, out);
@@ -1025,6 +1028,180 @@ class CatalogBuilder {
     }
     if (!ok) return std::nullopt;
     return out;
+  }
+
+  // One apiHistory lifecycle version; nullopt if absent or malformed
+  // (reported).
+  std::optional<Version> HistoryVersion(const pb::APIHistoryEntry& in,
+                                        int field_number, absl::string_view key,
+                                        const std::string& text,
+                                        const std::string& where, bool& ok) {
+    if (text.empty()) return std::nullopt;
+    absl::StatusOr<Version> version =
+        ParseCatalogVersion(text, /*allow_patch=*/false);
+    if (!version.ok()) {
+      Error(
+          LineOr(lines_.FieldLine(in, field_number), lines_.MessageLine(in)),
+          absl::StrFormat("%s: %s %s", where, key, version.status().message()));
+      ok = false;
+      return std::nullopt;
+    }
+    return *std::move(version);
+  }
+
+  // apiHistory: every built-in group/version/kind with its lifecycle. Each
+  // entry stands alone (it is never served), so the checks are the entry's
+  // own: names, versions in order, a replacement that names a group-version
+  // the catalog knows.
+  void BuildApiHistory(const pb::Catalog& in, Catalog& out) {
+    absl::flat_hash_map<std::string, int> first_line;
+    absl::flat_hash_set<std::string> group_versions;
+    for (const APIGroupVersion& gv : out.apis) {
+      group_versions.insert(engine::GroupVersionString(gv.group, gv.version));
+    }
+    for (const pb::APIHistoryEntry& entry : in.api_history()) {
+      group_versions.insert(
+          engine::GroupVersionString(entry.group(), entry.version()));
+    }
+    out.api_history.reserve(in.api_history_size());
+    for (int i = 0; i < in.api_history_size(); ++i) {
+      const pb::APIHistoryEntry& entry = in.api_history(i);
+      const int line = lines_.MessageLine(entry);
+      if (entry.version().empty() || entry.kind().empty()) {
+        Error(line, absl::StrFormat("apiHistory[%d]: version and kind are "
+                                    "required ({group, version, kind, ...}; "
+                                    "group \"\" is the core group)",
+                                    i));
+        continue;
+      }
+      const std::string where = absl::StrFormat(
+          "apiHistory %s %s",
+          engine::GroupVersionString(entry.group(), entry.version()),
+          entry.kind());
+      if (absl::StrContains(entry.group(), "/") ||
+          absl::StrContains(entry.version(), "/") ||
+          absl::StrContains(entry.kind(), "/")) {
+        Error(line, absl::StrFormat("%s: group, version and kind must not "
+                                    "contain \"/\" (write them separately)",
+                                    where));
+        continue;
+      }
+      const std::string key =
+          engine::HistoryKey(entry.group(), entry.version(), entry.kind());
+      auto [it, inserted] = first_line.try_emplace(key, line);
+      if (!inserted) {
+        Error(line, absl::StrFormat("duplicate %s (first defined at line %d)",
+                                    where, it->second));
+        continue;
+      }
+      bool ok = true;
+      APIHistoryEntry built;
+      built.group = entry.group();
+      built.version = entry.version();
+      built.kind = entry.kind();
+      built.resource = entry.resource();
+      built.line = line;
+      if (absl::AsciiStrToLower(entry.resource()) != entry.resource() ||
+          absl::StrContains(entry.resource(), "/")) {
+        Error(LineOr(lines_.FieldLine(
+                         entry, pb::APIHistoryEntry::kResourceFieldNumber),
+                     line),
+              absl::StrFormat("%s: resource \"%s\" must be the lowercase "
+                              "plural name without \"/\" (e.g. "
+                              "\"deployments\")",
+                              where, entry.resource()));
+        ok = false;
+      }
+      built.introduced =
+          HistoryVersion(entry, pb::APIHistoryEntry::kIntroducedFieldNumber,
+                         "introduced", entry.introduced(), where, ok);
+      built.deprecated =
+          HistoryVersion(entry, pb::APIHistoryEntry::kDeprecatedFieldNumber,
+                         "deprecated", entry.deprecated(), where, ok);
+      built.removed =
+          HistoryVersion(entry, pb::APIHistoryEntry::kRemovedFieldNumber,
+                         "removed", entry.removed(), where, ok);
+      built.types_deleted =
+          HistoryVersion(entry, pb::APIHistoryEntry::kTypesDeletedFieldNumber,
+                         "typesDeleted", entry.types_deleted(), where, ok);
+      // introduced <= deprecated <= removed, and the types outlive the
+      // introduction (prerelease-lifecycle-gen's order).
+      struct Step {
+        const std::optional<Version>& value;
+        absl::string_view key;
+        int field;
+      };
+      const Step steps[] = {
+          {built.introduced, "introduced",
+           pb::APIHistoryEntry::kIntroducedFieldNumber},
+          {built.deprecated, "deprecated",
+           pb::APIHistoryEntry::kDeprecatedFieldNumber},
+          {built.removed, "removed", pb::APIHistoryEntry::kRemovedFieldNumber},
+      };
+      const Step* earlier = nullptr;
+      for (const Step& step : steps) {
+        if (!step.value.has_value()) continue;
+        if (earlier != nullptr && *step.value < *earlier->value) {
+          Error(LineOr(lines_.FieldLine(entry, step.field), line),
+                absl::StrFormat("%s: %s %s is before %s %s", where, step.key,
+                                step.value->MajorMinorString(), earlier->key,
+                                earlier->value->MajorMinorString()));
+          ok = false;
+        }
+        earlier = &step;
+      }
+      if (built.types_deleted && built.introduced &&
+          *built.types_deleted <= *built.introduced) {
+        Error(
+            LineOr(lines_.FieldLine(
+                       entry, pb::APIHistoryEntry::kTypesDeletedFieldNumber),
+                   line),
+            absl::StrFormat("%s: typesDeleted %s is not after introduced %s",
+                            where, entry.types_deleted(), entry.introduced()));
+        ok = false;
+      }
+      built.replacement = entry.replacement();
+      built.replacement_kind = entry.replacement_kind();
+      const int replacement_line = LineOr(
+          lines_.FieldLine(entry, pb::APIHistoryEntry::kReplacementFieldNumber),
+          line);
+      if (!built.replacement.empty() &&
+          !group_versions.contains(built.replacement)) {
+        Error(replacement_line,
+              absl::StrFormat("%s: replacement \"%s\" is not a group-version "
+                              "of apiHistory or apis; expected \"group/"
+                              "version\" (\"v1\" for the core group)",
+                              where, built.replacement));
+        ok = false;
+      }
+      if (!built.replacement_kind.empty() && built.replacement.empty()) {
+        Error(
+            LineOr(lines_.FieldLine(
+                       entry, pb::APIHistoryEntry::kReplacementKindFieldNumber),
+                   line),
+            absl::StrFormat("%s: replacementKind \"%s\" needs replacement "
+                            "(the group-version it belongs to)",
+                            where, built.replacement_kind));
+        ok = false;
+      }
+      if (entry.has_enabled_by_default()) {
+        if (!engine::IsBetaVersion(entry.version())) {
+          Error(LineOr(lines_.FieldLine(
+                           entry,
+                           pb::APIHistoryEntry::kEnabledByDefaultFieldNumber),
+                       line),
+                absl::StrFormat("%s: enabledByDefault applies to beta "
+                                "versions only (GA is on and alpha off by "
+                                "default); \"%s\" is not a beta version",
+                                where, entry.version()));
+          ok = false;
+        }
+        built.enabled_by_default = entry.enabled_by_default();
+      }
+      if (!ok) continue;
+      out.history_index.emplace(key, out.api_history.size());
+      out.api_history.push_back(std::move(built));
+    }
   }
 
   const SourceLines& lines_;

@@ -6,6 +6,8 @@ see catalog/data/PROVENANCE.md for where each fact was read):
   catalog/data/feature_gates.json    versioned feature gates of Kubernetes 1.36
   catalog/data/api_lifecycles.json   API group-versions, kinds and lifecycles
   catalog/data/storage_versions.json kube-apiserver 1.36 storage overrides
+  catalog/data/api_history.json      every built-in group/version/kind ever
+                                     (generate_api_history.py), as apiHistory
 
 Usage:
   python3 catalog/generate.py            rewrite catalog/kubernetes-1.36.yaml
@@ -248,10 +250,66 @@ def header(gates, lifecycles, storage, feature_count, gv_count, skipped, dropped
     return lines
 
 
+# Beta versions kube-apiserver kept on by default from 1.24, when new beta APIs
+# stopped being enabled by default (KEP-3136): the betas served before 1.24
+# (pkg/controlplane/instance.go legacyBetaEnabledByDefaultResources at
+# kubernetes v1.24.0: autoscaling v2beta1/v2beta2, batch/v1beta1, discovery,
+# events, flowcontrol v1beta1/v1beta2, node, policy, storage v1beta1
+# csistoragecapacities), and flowcontrol.apiserver.k8s.io/v1beta3, a new
+# version of an API already on, which v1.26.0 added to that list. Other betas
+# introduced from 1.24 on are off by default.
+KEP_3136_RELEASE = "1.24"
+LEGACY_BETA_ADDED_LATER = {("flowcontrol.apiserver.k8s.io", "v1beta3")}
+
+
+def beta_on_by_default(entry):
+    """True for a beta entry served past 1.24 and still on by default there."""
+    match = KUBE_VERSION.match(entry["version"])
+    if not match or match.group(2) != "beta" or not entry["resource"] \
+            or entry.get("subresourceOf"):
+        return False
+    ends = [v for v in (entry["removed"], entry["typesDeletedIn"]) if v]
+    if ends and min(version_key(v) for v in ends) <= version_key(KEP_3136_RELEASE):
+        return False  # gone by 1.24: the pre-1.24 default (beta on) covers it
+    if (entry["group"], entry["version"]) in LEGACY_BETA_ADDED_LATER:
+        return True
+    introduced = entry["introduced"]
+    return introduced is not None and version_key(introduced) < version_key(KEP_3136_RELEASE)
+
+
+def history_lines(history):
+    """The apiHistory section: one line per group/version/kind."""
+    lines = ["apiHistory:"]
+    entries = sorted(history["entries"],
+                     key=lambda e: (e["group"] != "", e["group"],
+                                    kube_priority_key(e["version"]), e["kind"]))
+    for entry in entries:
+        fields = [f"group: {group_scalar(entry['group'])}", f"version: {entry['version']}",
+                  f"kind: {entry['kind']}"]
+        if entry["resource"]:
+            fields.append(f"resource: {entry['resource']}")
+        for key in ("introduced", "deprecated", "removed"):
+            if entry[key]:
+                fields.append(f"{key}: {quote(entry[key])}")
+        replacement = entry["replacement"]
+        if replacement:
+            fields.append("replacement: " + (f"{replacement['group']}/{replacement['version']}"
+                                             if replacement["group"] else replacement["version"]))
+            if replacement["kind"] != entry["kind"]:
+                fields.append(f"replacementKind: {replacement['kind']}")
+        if entry["typesDeletedIn"]:
+            fields.append(f"typesDeleted: {quote(entry['typesDeletedIn'])}")
+        if beta_on_by_default(entry):
+            fields.append("enabledByDefault: true")
+        lines.append("  - {" + ", ".join(fields) + "}")
+    return lines, len(entries)
+
+
 def generate():
     gates = load("feature_gates.json")
     lifecycles = load("api_lifecycles.json")
     storage = load("storage_versions.json")
+    history = load("api_history.json")
     if gates["binaryVersion"] != BINARY_VERSION or lifecycles["binaryVersion"] != BINARY_VERSION:
         raise SystemExit("catalog/data is not for Kubernetes " + BINARY_VERSION)
     features, feature_count = feature_lines(gates)
@@ -262,6 +320,10 @@ def generate():
     lines.extend(features)
     lines.extend(apis)
     lines.extend(overrides)
+    history_section, history_count = history_lines(history)
+    lines.append(f"# The history of every built-in group/version/kind ({history_count}), for manifest")
+    lines.append("# scans only (compatd scan): never served or stored; from data/api_history.json.")
+    lines.extend(history_section)
     return "\n".join(lines) + "\n"
 
 

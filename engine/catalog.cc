@@ -1,5 +1,7 @@
 #include "engine/catalog.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace compatd::engine {
 
 absl::string_view PreReleaseName(PreRelease stage) {
@@ -16,6 +18,18 @@ absl::string_view PreReleaseName(PreRelease stage) {
       return "DEPRECATED";
   }
   return "UNKNOWN";
+}
+
+std::string HistoryKey(absl::string_view group, absl::string_view version,
+                       absl::string_view kind) {
+  return absl::StrCat(group, "/", version, "/", kind);
+}
+
+const APIHistoryEntry* Catalog::FindHistory(absl::string_view group,
+                                            absl::string_view version,
+                                            absl::string_view kind) const {
+  auto it = history_index.find(HistoryKey(group, version, kind));
+  return it == history_index.end() ? nullptr : &api_history[it->second];
 }
 
 }  // namespace compatd::engine

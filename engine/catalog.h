@@ -159,6 +159,25 @@ struct CRDHistory {
   int line = 0;
 };
 
+// One group/version/kind of the history of Kubernetes' built-in APIs (the
+// catalog's apiHistory): what a manifest scan reads, never served or stored.
+struct APIHistoryEntry {
+  std::string group;  // "" is core
+  std::string version;
+  std::string kind;
+  std::string resource;  // plural, lowercase; empty when not a resource
+  std::optional<Version> introduced;  // absent: unknown (always existed)
+  std::optional<Version> deprecated;
+  std::optional<Version> removed;
+  std::string replacement;       // "group/version" or empty
+  std::string replacement_kind;  // empty: the same kind
+  // First release whose k8s.io/api no longer has the Go types.
+  std::optional<Version> types_deleted;
+  // A beta kept on by default from 1.24 (KEP-3136). Absent: the rule.
+  std::optional<bool> enabled_by_default;
+  int line = 0;
+};
+
 // The whole catalog. Built by ParseCatalog() (catalog/catalog_loader.h);
 // immutable after.
 struct Catalog {
@@ -172,6 +191,8 @@ struct Catalog {
   // through SkewRulesInForce (engine/skew.h), the one place that applies it.
   std::vector<SkewRule> skew_policy;
   std::vector<CRDHistory> crds;
+  // The catalog's apiHistory, in file order.
+  std::vector<APIHistoryEntry> api_history;
 
   // Identity, set by the loader. When it was published and as which
   // generation is the serving snapshot's (runtime/serving_snapshot.h).
@@ -182,10 +203,23 @@ struct Catalog {
   // name -> index into features.
   absl::flat_hash_map<std::string, size_t> feature_index;
 
+  // HistoryKey(group, version, kind) -> index into api_history.
+  absl::flat_hash_map<std::string, size_t> history_index;
+
   const Feature* FindFeature(absl::string_view name) const {
     auto it = feature_index.find(name);
     return it == feature_index.end() ? nullptr : &features[it->second];
   }
+
+  // The history of one group/version/kind, or null.
+  const APIHistoryEntry* FindHistory(absl::string_view group,
+                                     absl::string_view version,
+                                     absl::string_view kind) const;
 };
+
+// The key of Catalog::history_index: "group/version/kind" ("/v1/Pod" for the
+// core group, so that no two keys collide).
+std::string HistoryKey(absl::string_view group, absl::string_view version,
+                       absl::string_view kind);
 
 }  // namespace compatd::engine

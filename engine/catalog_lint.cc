@@ -86,6 +86,7 @@ class Linter {
     LintStorageVersions();
     LintApiRemovals();
     LintFeatures();
+    LintApiHistory();
     return Finish();
   }
 
@@ -249,6 +250,52 @@ class Linter {
                 removed.MajorMinorString(), served,
                 r.deprecated->AddMinor(3).MajorMinorString()),
             r.line);
+      }
+    }
+  }
+
+  // apiHistory against apis: a scan reads apis inside the emulation window and
+  // the history outside it, so the two must not contradict each other.
+  void LintApiHistory() {
+    if (catalog_.api_history.empty()) return;
+    const std::vector<Version> releases = Releases();
+    for (const APIGroupVersion& gv : catalog_.apis) {
+      const std::string name = GroupVersionString(gv.group, gv.version);
+      for (const APIResource& r : gv.resources) {
+        const std::string subject = absl::StrCat(name, " ", r.resource);
+        const APIHistoryEntry* entry =
+            catalog_.FindHistory(gv.group, gv.version, r.kind);
+        if (entry == nullptr) {
+          Add(LintSeverity::kError, "api-history-missing-kind", subject,
+              catalog_.binary_version.ToMajorMinor(),
+              absl::StrFormat("apis has %s %s, which apiHistory does not "
+                              "list: a scan outside the emulation window "
+                              "would call it unknown; add it to apiHistory",
+                              name, r.kind),
+              r.line);
+          continue;
+        }
+        std::optional<Version> end = entry->removed;
+        if (entry->types_deleted.has_value() &&
+            (!end.has_value() || *entry->types_deleted < *end)) {
+          end = entry->types_deleted;
+        }
+        if (!end.has_value()) continue;
+        for (const Version& release : releases) {
+          if (release.CompareMajorMinor(*end) < 0 || !ServedAt(r, release)) {
+            continue;
+          }
+          Add(LintSeverity::kError, "api-history-removed-but-served", subject,
+              release,
+              absl::StrFormat(
+                  "apiHistory (line %d) ends %s %s in %s, but apis still "
+                  "serves it in %s: a scan would call it removed where the "
+                  "catalog serves it; correct one of the two",
+                  entry->line, name, r.kind, end->MajorMinorString(),
+                  release.MajorMinorString()),
+              r.line);
+          break;
+        }
       }
     }
   }

@@ -40,6 +40,15 @@
 //           it can only be removed 3 releases after it is locked (same
 //           sources; feature-gates.md: "GA ... LockToDefault is set to true").
 //
+// error   api-history-missing-kind
+//           apis serves a kind that apiHistory (when the catalog has one) does
+//           not list: a manifest scan outside the emulation window would call
+//           it unknown.
+// error   api-history-removed-but-served
+//           apiHistory ends a kind (removed, or its types deleted) in a
+//           release the binary can emulate, but apis still serves it there:
+//           a scan inside and one outside the window would disagree.
+//
 // The storage rules look at the releases the catalog's binary can emulate
 // (binary-3, not below 1.31, to binary), each at the rollback target a release
 // has by default: min-compatibility = release - 1. Data of resources that had

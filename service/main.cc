@@ -9,6 +9,8 @@
 //   compatd lint [--catalog=FILE]     check a catalog against the API rules
 //   compatd plan --from=1.33 --to=1.36 [--catalog=FILE] [-o json]
 //                                     plan an upgrade (PlanUpgrade) offline
+//   compatd scan [--target=1.37] [--catalog=FILE] [-o table|json|yaml]
+//                PATH...|-            check manifests against a release
 // clang-format on
 
 #include <iostream>
@@ -37,148 +39,255 @@ constexpr char kUsage[] =
     "  compatd plan --from=1.33 --to=1.36 [--catalog=FILE] [-o json]\n"
     "                                      plan an upgrade offline "
     "(PlanUpgrade)\n\n"
+    "  compatd scan [--target=1.37] [--catalog=FILE] [-o table|json|yaml]\n"
+    "               [--ignore-deprecations] [--ignore-removals] PATH...|-\n"
+    "                                      check manifests (files, "
+    "directories,\n"
+    "                                      stdin) against a Kubernetes "
+    "release:\n"
+    "                                      exit 0 clean, 1 error, 2 "
+    "deprecated,\n"
+    "                                      3 removed or not served\n\n"
     "Flags:\n";
+
+// The server's flags (README.md, "Running it").
+void AddServerFlags(compatd::base::FlagTable* flags,
+                    compatd::service::ServerOptions* server) {
+  flags->AddString("listen", &server->listen,
+                   "gRPC listen address host:port (port 0 picks a free port)");
+  flags->AddString("metrics-listen", &server->metrics_listen,
+                   "Prometheus /metrics listen address host:port; empty "
+                   "disables it");
+  flags->AddString("health-listen", &server->health_listen,
+                   "plaintext gRPC address serving only grpc.health.v1, for "
+                   "kubelet gRPC probes when --tls-cert is on; empty disables "
+                   "it");
+  flags->AddString("http-listen", &server->http_listen,
+                   "HTTPS/JSON front door host:port (/v1/<RPC>, "
+                   "/admission/v1/validate, /gatekeeper/v1, /healthz); empty "
+                   "disables it");
+  flags->AddString("http-tls-cert", &server->http_tls.cert,
+                   "PEM certificate chain of --http-listen (with "
+                   "--http-tls-key); empty: plain HTTP. Re-read when it "
+                   "changes");
+  flags->AddString("http-tls-key", &server->http_tls.key,
+                   "PEM private key of --http-tls-cert");
+  flags->AddString("http-tls-client-ca", &server->http_tls.client_ca,
+                   "PEM CA bundle: HTTP clients must present a certificate "
+                   "signed by it (mutual TLS)");
+  flags->AddInt("max-http-body-bytes", &server->max_http_body_bytes, 1024,
+                64 * 1024 * 1024,
+                "largest request body on --http-listen (kube-apiserver's own "
+                "limit is 3 MiB); larger ones get 413 before they are read");
+  flags->AddInt("max-http-connections", &server->max_http_connections, 1,
+                1000000,
+                "open connections per HTTP port (--http-listen, "
+                "--metrics-listen); more are closed at once");
+  flags->AddString("catalog", &server->catalog_path,
+                   "catalog file (YAML or JSON) to serve and watch; empty "
+                   "serves the embedded Kubernetes 1.36 catalog");
+  flags->AddDuration("reload-interval", &server->reload_interval,
+                     "periodic content check of --catalog besides inotify and "
+                     "SIGHUP; 0 disables it");
+  flags->AddDuration("shutdown-grace", &server->shutdown_grace,
+                     "how long in-flight calls may take to finish after "
+                     "SIGTERM");
+  flags->AddDuration("client-ttl", &server->client_ttl,
+                     "forget a client component/version not seen for this "
+                     "long");
+  flags->AddInt("max-client-series", &server->max_client_series, 1, 100000,
+                "bound on distinct client label sets per metric family "
+                "(overflow is counted as component=\"other\")");
+  flags->AddString("tls-cert", &server->tls.cert,
+                   "PEM certificate chain of the gRPC port (with --tls-key); "
+                   "empty: plaintext gRPC. Re-read when it changes");
+  flags->AddString("tls-key", &server->tls.key,
+                   "PEM private key of --tls-cert");
+  flags->AddString("tls-client-ca", &server->tls.client_ca,
+                   "PEM CA bundle: gRPC clients must present a certificate "
+                   "signed by it (mutual TLS)");
+  flags->AddString("metrics-tls-cert", &server->metrics_tls.cert,
+                   "PEM certificate chain of /metrics (with "
+                   "--metrics-tls-key); empty: plain HTTP");
+  flags->AddString("metrics-tls-key", &server->metrics_tls.key,
+                   "PEM private key of --metrics-tls-cert");
+  flags->AddString("metrics-tls-client-ca", &server->metrics_tls.client_ca,
+                   "PEM CA bundle: scrapers must present a certificate "
+                   "signed by it");
+  flags->AddDuration("tls-refresh-interval", &server->tls_refresh_interval,
+                     "how often certificate files are checked for a "
+                     "rotation (at least 1s)");
+  flags->AddInt("max-recv-message-bytes", &server->max_recv_message_bytes, 1024,
+                64 * 1024 * 1024,
+                "largest gRPC request message; larger ones fail with "
+                "RESOURCE_EXHAUSTED");
+  flags->AddInt("max-concurrent-streams", &server->max_concurrent_streams, 1,
+                1000000,
+                "calls one connection may have in flight (HTTP/2 "
+                "SETTINGS_MAX_CONCURRENT_STREAMS); more wait on the client");
+  flags->AddInt("max-send-message-bytes", &server->max_send_message_bytes, 1024,
+                64 * 1024 * 1024,
+                "largest answer; a larger one fails with RESOURCE_EXHAUSTED, "
+                "and Evaluate stops once its answer passes it");
+  flags->AddInt("max-answer-backlog-bytes", &server->max_answer_backlog_bytes,
+                1024, 1024 * 1024 * 1024,
+                "bytes of answers not yet taken by their (slow) clients, over "
+                "all connections; an answer past it fails with "
+                "RESOURCE_EXHAUSTED");
+  flags->AddInt("grpc-memory-bytes", &server->grpc_memory_bytes, 1024 * 1024,
+                1024 * 1024 * 1024,
+                "gRPC's memory quota (requests being received, read buffers, "
+                "calls); past it gRPC cancels streams (RESOURCE_EXHAUSTED)");
+  flags->AddInt("max-connections", &server->max_connections, 1, 1000000,
+                "open connections of the gRPC port; one past it is closed at "
+                "once");
+  flags->AddDuration("handshake-timeout", &server->handshake_timeout,
+                     "time a new connection has for its TLS handshake and "
+                     "HTTP/2 preface and SETTINGS before it is closed");
+  flags->AddDuration("max-connection-idle", &server->max_connection_idle,
+                     "a connection with no call for this long gets GOAWAY and "
+                     "is closed");
+  flags->AddInt("max-evaluate-items", &server->limits.max_evaluate_items, 1,
+                1000000, "items per Evaluate call; more is INVALID_ARGUMENT");
+  flags->AddDuration("max-call-duration", &server->limits.max_call_duration,
+                     "cap on a call's deadline: longer or missing deadlines "
+                     "are clamped to it (WatchCatalog streams end with OK "
+                     "after it; clients reconnect)");
+}
+
+// The offline commands and what they take.
+struct Commands {
+  compatd::api::EvalOptions eval;
+  compatd::api::PlanOptions plan;
+  compatd::api::ScanOptions scan;
+  std::string output;  // -o / --output, for plan and scan
+  std::string check_catalog;
+};
+
+void AddCommandFlags(compatd::base::FlagTable* flags, Commands* commands) {
+  flags->AddString("check-catalog", &commands->check_catalog,
+                   "validate this catalog file, print every error or its "
+                   "counts and digest, and exit (0 valid, 1 invalid)");
+  flags->AddString("rpc", &commands->eval.rpc,
+                   "eval: the RPC to run, e.g. GetFeature");
+  flags->AddString("request", &commands->eval.request_json,
+                   "eval: the request message as JSON, e.g. "
+                   "'{\"name\":\"WatchList\"}'");
+  flags->AddString("from", &commands->plan.from,
+                   "plan: the cluster's emulation version now, on the "
+                   "catalog's binary, e.g. 1.33");
+  flags->AddString("to", &commands->plan.to,
+                   "plan: the target emulation version, e.g. 1.36 (default: "
+                   "the binary version)");
+  flags->AddString("from-json", &commands->plan.from_json,
+                   "plan: the cluster now as a whole VersionContext in JSON "
+                   "(instead of --from)");
+  flags->AddString("to-json", &commands->plan.to_json,
+                   "plan: the target as a whole VersionContext in JSON "
+                   "(instead of --to)");
+  flags->AddString("clients", &commands->plan.clients,
+                   "plan: clients to check, component=version,... e.g. "
+                   "kubelet=1.31,kubectl=1.35");
+  flags->AddString("target", &commands->scan.target,
+                   "scan: the Kubernetes release to check against (1.16 or "
+                   "later); empty: the catalog's upgrade target, else its "
+                   "binary version");
+  flags->AddString("output", &commands->output,
+                   "output format: plan: text or json; scan: table, json or "
+                   "yaml");
+  flags->AddString("o", &commands->output, "short for --output");
+  flags->AddBool("ignore-deprecations", &commands->scan.ignore_deprecations,
+                 "scan: deprecated findings do not set the exit code (2)");
+  flags->AddBool("ignore-removals", &commands->scan.ignore_removals,
+                 "scan: removed, not served and unknown findings do not set "
+                 "the exit code (3)");
+}
+
+// Runs the command `positional` names (eval, lint, plan, scan or
+// --check-catalog), or returns -1 when there is none (serve). Flags that go
+// with another command than the one given are usage errors.
+int RunCommand(const std::vector<std::string>& positional,
+               const std::string& catalog_path, Commands& c) {
+  using compatd::api::kExitUsage;
+  const std::string command = positional.empty() ? "" : positional[0];
+  if (command == "scan") {
+    c.scan.catalog_path = catalog_path;
+    if (!c.output.empty()) c.scan.output = c.output;
+    c.scan.paths.assign(positional.begin() + 1, positional.end());
+    return compatd::api::RunScan(c.scan, std::cin, std::cout, std::cerr);
+  }
+  if (!c.scan.target.empty() || c.scan.ignore_deprecations ||
+      c.scan.ignore_removals) {
+    std::cerr << "compatd: --target, --ignore-deprecations and "
+                 "--ignore-removals go with the scan command: compatd scan "
+                 "--target=1.37 PATH...\n";
+    return kExitUsage;
+  }
+  const bool known =
+      command == "eval" || command == "lint" || command == "plan";
+  if (!command.empty() && !known) {
+    std::cerr << "compatd: unexpected argument \"" << command
+              << "\"; the commands are eval, lint, plan and scan (see "
+                 "compatd --help)\n";
+    return kExitUsage;
+  }
+  if (positional.size() > 1) {
+    std::cerr << "compatd: unexpected argument \"" << positional[1]
+              << "\" after " << command << " (see compatd --help)\n";
+    return kExitUsage;
+  }
+  if (command != "eval" &&
+      (!c.eval.rpc.empty() || !c.eval.request_json.empty())) {
+    std::cerr << "compatd: --rpc and --request go with the eval command: "
+                 "compatd eval --rpc=NAME --request=JSON\n";
+    return kExitUsage;
+  }
+  const compatd::api::PlanOptions& p = c.plan;
+  if (command != "plan" &&
+      (!p.from.empty() || !p.to.empty() || !p.from_json.empty() ||
+       !p.to_json.empty() || !p.clients.empty() || !c.output.empty())) {
+    std::cerr << "compatd: --from, --to, --from-json, --to-json, --clients "
+                 "and -o go with the plan and scan commands: compatd plan "
+                 "--from=1.33 --to=1.36\n";
+    return kExitUsage;
+  }
+  if (command == "eval") {
+    c.eval.catalog_path = catalog_path;
+    return compatd::api::RunEval(c.eval, std::cout, std::cerr);
+  }
+  if (command == "plan") {
+    c.plan.catalog_path = catalog_path;
+    c.plan.output = c.output;
+    return compatd::api::RunPlan(c.plan, std::cout, std::cerr);
+  }
+  if (command == "lint") {
+    return compatd::api::RunLint(catalog_path, std::cout, std::cerr);
+  }
+  if (!c.check_catalog.empty()) {
+    return compatd::api::RunCheckCatalog(c.check_catalog, std::cout, std::cerr);
+  }
+  return -1;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  using compatd::api::kExitUsage;
   compatd::service::ServerOptions server;
-  compatd::api::EvalOptions eval;
-  compatd::api::PlanOptions plan;
-  std::string check_catalog;
+  Commands commands;
   bool help = false;
   bool version = false;
-
   compatd::base::FlagTable flags;
-  flags.AddString("listen", &server.listen,
-                  "gRPC listen address host:port (port 0 picks a free port)");
-  flags.AddString("metrics-listen", &server.metrics_listen,
-                  "Prometheus /metrics listen address host:port; empty "
-                  "disables it");
-  flags.AddString("health-listen", &server.health_listen,
-                  "plaintext gRPC address serving only grpc.health.v1, for "
-                  "kubelet gRPC probes when --tls-cert is on; empty disables "
-                  "it");
-  flags.AddString("http-listen", &server.http_listen,
-                  "HTTPS/JSON front door host:port (/v1/<RPC>, "
-                  "/admission/v1/validate, /gatekeeper/v1, /healthz); empty "
-                  "disables it");
-  flags.AddString("http-tls-cert", &server.http_tls.cert,
-                  "PEM certificate chain of --http-listen (with "
-                  "--http-tls-key); empty: plain HTTP. Re-read when it "
-                  "changes");
-  flags.AddString("http-tls-key", &server.http_tls.key,
-                  "PEM private key of --http-tls-cert");
-  flags.AddString("http-tls-client-ca", &server.http_tls.client_ca,
-                  "PEM CA bundle: HTTP clients must present a certificate "
-                  "signed by it (mutual TLS)");
-  flags.AddInt("max-http-body-bytes", &server.max_http_body_bytes, 1024,
-               64 * 1024 * 1024,
-               "largest request body on --http-listen (kube-apiserver's own "
-               "limit is 3 MiB); larger ones get 413 before they are read");
-  flags.AddInt("max-http-connections", &server.max_http_connections, 1, 1000000,
-               "open connections per HTTP port (--http-listen, "
-               "--metrics-listen); more are closed at once");
-  flags.AddString("catalog", &server.catalog_path,
-                  "catalog file (YAML or JSON) to serve and watch; empty "
-                  "serves the embedded Kubernetes 1.36 catalog");
-  flags.AddString("check-catalog", &check_catalog,
-                  "validate this catalog file, print every error or its "
-                  "counts and digest, and exit (0 valid, 1 invalid)");
-  flags.AddDuration("reload-interval", &server.reload_interval,
-                    "periodic content check of --catalog besides inotify and "
-                    "SIGHUP; 0 disables it");
-  flags.AddDuration("shutdown-grace", &server.shutdown_grace,
-                    "how long in-flight calls may take to finish after "
-                    "SIGTERM");
-  flags.AddDuration("client-ttl", &server.client_ttl,
-                    "forget a client component/version not seen for this "
-                    "long");
-  flags.AddInt("max-client-series", &server.max_client_series, 1, 100000,
-               "bound on distinct client label sets per metric family "
-               "(overflow is counted as component=\"other\")");
-  flags.AddString("tls-cert", &server.tls.cert,
-                  "PEM certificate chain of the gRPC port (with --tls-key); "
-                  "empty: plaintext gRPC. Re-read when it changes");
-  flags.AddString("tls-key", &server.tls.key, "PEM private key of --tls-cert");
-  flags.AddString("tls-client-ca", &server.tls.client_ca,
-                  "PEM CA bundle: gRPC clients must present a certificate "
-                  "signed by it (mutual TLS)");
-  flags.AddString("metrics-tls-cert", &server.metrics_tls.cert,
-                  "PEM certificate chain of /metrics (with "
-                  "--metrics-tls-key); empty: plain HTTP");
-  flags.AddString("metrics-tls-key", &server.metrics_tls.key,
-                  "PEM private key of --metrics-tls-cert");
-  flags.AddString("metrics-tls-client-ca", &server.metrics_tls.client_ca,
-                  "PEM CA bundle: scrapers must present a certificate "
-                  "signed by it");
-  flags.AddDuration("tls-refresh-interval", &server.tls_refresh_interval,
-                    "how often certificate files are checked for a "
-                    "rotation (at least 1s)");
-  flags.AddInt("max-recv-message-bytes", &server.max_recv_message_bytes, 1024,
-               64 * 1024 * 1024,
-               "largest gRPC request message; larger ones fail with "
-               "RESOURCE_EXHAUSTED");
-  flags.AddInt("max-concurrent-streams", &server.max_concurrent_streams, 1,
-               1000000,
-               "calls one connection may have in flight (HTTP/2 "
-               "SETTINGS_MAX_CONCURRENT_STREAMS); more wait on the client");
-  flags.AddInt("max-send-message-bytes", &server.max_send_message_bytes, 1024,
-               64 * 1024 * 1024,
-               "largest answer; a larger one fails with RESOURCE_EXHAUSTED, "
-               "and Evaluate stops once its answer passes it");
-  flags.AddInt("max-answer-backlog-bytes", &server.max_answer_backlog_bytes,
-               1024, 1024 * 1024 * 1024,
-               "bytes of answers not yet taken by their (slow) clients, over "
-               "all connections; an answer past it fails with "
-               "RESOURCE_EXHAUSTED");
-  flags.AddInt("grpc-memory-bytes", &server.grpc_memory_bytes, 1024 * 1024,
-               1024 * 1024 * 1024,
-               "gRPC's memory quota (requests being received, read buffers, "
-               "calls); past it gRPC cancels streams (RESOURCE_EXHAUSTED)");
-  flags.AddInt("max-connections", &server.max_connections, 1, 1000000,
-               "open connections of the gRPC port; one past it is closed at "
-               "once");
-  flags.AddDuration("handshake-timeout", &server.handshake_timeout,
-                    "time a new connection has for its TLS handshake and "
-                    "HTTP/2 preface and SETTINGS before it is closed");
-  flags.AddDuration("max-connection-idle", &server.max_connection_idle,
-                    "a connection with no call for this long gets GOAWAY and "
-                    "is closed");
-  flags.AddInt("max-evaluate-items", &server.limits.max_evaluate_items, 1,
-               1000000, "items per Evaluate call; more is INVALID_ARGUMENT");
-  flags.AddDuration("max-call-duration", &server.limits.max_call_duration,
-                    "cap on a call's deadline: longer or missing deadlines "
-                    "are clamped to it (WatchCatalog streams end with OK "
-                    "after it; clients reconnect)");
-  flags.AddString("rpc", &eval.rpc, "eval: the RPC to run, e.g. GetFeature");
-  flags.AddString("request", &eval.request_json,
-                  "eval: the request message as JSON, e.g. "
-                  "'{\"name\":\"WatchList\"}'");
-  flags.AddString("from", &plan.from,
-                  "plan: the cluster's emulation version now, on the "
-                  "catalog's binary, e.g. 1.33");
-  flags.AddString("to", &plan.to,
-                  "plan: the target emulation version, e.g. 1.36 (default: "
-                  "the binary version)");
-  flags.AddString("from-json", &plan.from_json,
-                  "plan: the cluster now as a whole VersionContext in JSON "
-                  "(instead of --from)");
-  flags.AddString("to-json", &plan.to_json,
-                  "plan: the target as a whole VersionContext in JSON "
-                  "(instead of --to)");
-  flags.AddString("clients", &plan.clients,
-                  "plan: clients to check, component=version,... e.g. "
-                  "kubelet=1.31,kubectl=1.35");
-  flags.AddString("o", &plan.output, "plan: output format, text or json");
+  AddServerFlags(&flags, &server);
+  AddCommandFlags(&flags, &commands);
   flags.AddBool("version", &version, "print the version and exit");
   flags.AddBool("help", &help, "print this help and exit");
 
   std::vector<std::string> positional;
   if (absl::Status s = flags.Parse(argc, argv, 1, &positional); !s.ok()) {
     std::cerr << "compatd: " << s.message() << "\n";
-    return compatd::api::kExitUsage;
+    // scan's exit 2 means "deprecated APIs found" (Pluto's convention).
+    const bool scanning = argc > 1 && std::string(argv[1]) == "scan";
+    return scanning ? compatd::api::kScanExitError : compatd::api::kExitUsage;
   }
   if (help) {
     std::cout << kUsage << flags.Usage();
@@ -189,41 +298,7 @@ int main(int argc, char** argv) {
               << ")\n";
     return 0;
   }
-  const bool is_eval = !positional.empty() && positional[0] == "eval";
-  const bool is_lint = !positional.empty() && positional[0] == "lint";
-  const bool is_plan = !positional.empty() && positional[0] == "plan";
-  const bool is_command = is_eval || is_lint || is_plan;
-  if (positional.size() > (is_command ? 1u : 0u)) {
-    std::cerr
-        << "compatd: unexpected argument \"" << positional[is_command ? 1 : 0]
-        << "\"; the commands are eval, lint and plan (see compatd --help)\n";
-    return compatd::api::kExitUsage;
-  }
-  if (is_eval) {
-    eval.catalog_path = server.catalog_path;
-    return compatd::api::RunEval(eval, std::cout, std::cerr);
-  }
-  if (!eval.rpc.empty() || !eval.request_json.empty()) {
-    std::cerr << "compatd: --rpc and --request go with the eval command: "
-                 "compatd eval --rpc=NAME --request=JSON\n";
-    return compatd::api::kExitUsage;
-  }
-  if (is_plan) {
-    plan.catalog_path = server.catalog_path;
-    return compatd::api::RunPlan(plan, std::cout, std::cerr);
-  }
-  if (!plan.from.empty() || !plan.to.empty() || !plan.from_json.empty() ||
-      !plan.to_json.empty() || !plan.clients.empty() || !plan.output.empty()) {
-    std::cerr << "compatd: --from, --to, --from-json, --to-json, --clients "
-                 "and -o go with the plan command: compatd plan --from=1.33 "
-                 "--to=1.36\n";
-    return compatd::api::kExitUsage;
-  }
-  if (is_lint) {
-    return compatd::api::RunLint(server.catalog_path, std::cout, std::cerr);
-  }
-  if (!check_catalog.empty()) {
-    return compatd::api::RunCheckCatalog(check_catalog, std::cout, std::cerr);
-  }
+  const int code = RunCommand(positional, server.catalog_path, commands);
+  if (code >= 0) return code;
   return compatd::service::RunServer(server);
 }

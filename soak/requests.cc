@@ -395,6 +395,19 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
       }
       return;
     }
+    case Rpc::kScanObjects: {
+      // Garbage manifests: bad documents are problems in an OK answer; a bad
+      // target or nothing to scan is INVALID_ARGUMENT.
+      auto* r = static_cast<v1::ScanObjectsRequest*>(message);
+      versions(r);
+      if (!OneIn(rng, 3)) r->set_target(RandomVersion(rng));
+      if (!OneIn(rng, 5)) {
+        r->set_objects(absl::StrCat("apiVersion: ", RandomGroup(rng), "/v1\n",
+                                    "kind: ", RandomGateName(rng), "\n---\n",
+                                    RandomText(rng, 64)));
+      }
+      return;
+    }
     case Rpc::kEvaluate: {
       auto* r = static_cast<v1::EvaluateRequest*>(message);
       versions(r);
@@ -577,6 +590,8 @@ std::unique_ptr<Message> NewRequest(Rpc rpc) {
       return std::make_unique<v1::PlanUpgradeRequest>();
     case Rpc::kLintCatalog:
       return std::make_unique<v1::LintCatalogRequest>();
+    case Rpc::kScanObjects:
+      return std::make_unique<v1::ScanObjectsRequest>();
     case Rpc::kEvaluate:
       return std::make_unique<v1::EvaluateRequest>();
     case Rpc::kGetCatalog:
@@ -611,6 +626,8 @@ std::unique_ptr<Message> NewResponse(Rpc rpc) {
       return std::make_unique<v1::PlanUpgradeResponse>();
     case Rpc::kLintCatalog:
       return std::make_unique<v1::LintCatalogResponse>();
+    case Rpc::kScanObjects:
+      return std::make_unique<v1::ScanObjectsResponse>();
     case Rpc::kEvaluate:
       return std::make_unique<v1::EvaluateResponse>();
     case Rpc::kGetCatalog:
@@ -651,6 +668,8 @@ grpc::Status CallStub(v1::CompatibilityPolicy::Stub& stub,
       COMPATD_SOAK_CALL(PlanUpgrade);
     case Rpc::kLintCatalog:
       COMPATD_SOAK_CALL(LintCatalog);
+    case Rpc::kScanObjects:
+      COMPATD_SOAK_CALL(ScanObjects);
     case Rpc::kEvaluate:
       COMPATD_SOAK_CALL(Evaluate);
     case Rpc::kGetCatalog:

@@ -299,6 +299,33 @@ TEST(CatalogLoaderTest, NullMeansAbsent) {
   EXPECT_FALSE(catalog->apis[0].resources[0].deprecated.has_value());
 }
 
+TEST(CatalogLoaderTest, ApiHistoryIsReadAndIndexed) {
+  ASSERT_OK_AND_ASSIGN(auto catalog, Load("good/api_history.yaml"));
+  EXPECT_TRUE(catalog->apis.empty());
+  ASSERT_EQ(catalog->api_history.size(), 5u);
+  const engine::APIHistoryEntry* endpoints =
+      catalog->FindHistory("", "v1", "Endpoints");
+  ASSERT_NE(endpoints, nullptr);
+  EXPECT_EQ(endpoints->line, 4);
+  EXPECT_EQ(endpoints->resource, "endpoints");
+  EXPECT_EQ(endpoints->deprecated, Version::MajorMinor(1, 33));
+  EXPECT_FALSE(endpoints->removed.has_value());
+  EXPECT_EQ(endpoints->replacement, "discovery.k8s.io/v1");
+  EXPECT_EQ(endpoints->replacement_kind, "EndpointSlice");
+  const engine::APIHistoryEntry* deployment =
+      catalog->FindHistory("extensions", "v1beta1", "Deployment");
+  ASSERT_NE(deployment, nullptr);
+  EXPECT_EQ(deployment->removed, Version::MajorMinor(1, 16));
+  EXPECT_EQ(deployment->types_deleted, Version::MajorMinor(1, 27));
+  EXPECT_FALSE(deployment->enabled_by_default.has_value());
+  const engine::APIHistoryEntry* cronjob =
+      catalog->FindHistory("batch", "v1beta1", "CronJob");
+  ASSERT_NE(cronjob, nullptr);
+  EXPECT_EQ(cronjob->enabled_by_default, true);
+  EXPECT_EQ(catalog->FindHistory("batch", "v1beta1", "Job"), nullptr);
+  EXPECT_EQ(catalog->FindHistory("", "v1beta1", "Endpoints"), nullptr);
+}
+
 TEST(CatalogLoaderTest, ErrorsOutputIsEmptyOnSuccess) {
   CatalogErrors errors;
   errors.errors.push_back(CatalogError{3, "stale"});
@@ -359,8 +386,8 @@ const BadCase kBadCases[] = {
      "the top level: a key must be a scalar, got a sequence"},
     // The schema (catalog.proto), by json_name.
     {"unknown_top_level_key", 2,
-     "unknown key \"featurs\" in the top level; accepted: apis, binaryVersion, "
-     "cluster, crds, features, skewPolicy, storageOverrides"},
+     "unknown key \"featurs\" in the top level; accepted: apiHistory, apis, "
+     "binaryVersion, cluster, crds, features, skewPolicy, storageOverrides"},
     // A miscased key is unknown, and the key it missed is then missing.
     {"unknown_nested_key", 5,
      "unknown key \"prerelease\" in features[0].versionedSpecs[0]; accepted: "
@@ -467,6 +494,23 @@ const BadCase kBadCases[] = {
     {"crd_two_storage_versions", 5,
      "2 versions are marked storage; a CRD has exactly one storage version"},
     {"crd_bad_upgrade_span", 4, "upgradeSpan 0 must be at least 1"},
+    // API history.
+    {"history_missing_kind", 3, "apiHistory[0]: version and kind are required"},
+    {"history_duplicate", 5,
+     "duplicate apiHistory batch/v1beta1 CronJob (first defined at line 3)"},
+    {"history_bad_version", 7,
+     "apiHistory extensions/v1beta1 Ingress: removed \"v1.22\" is not a "
+     "version: expected \"major.minor\""},
+    {"history_out_of_order", 5,
+     "apiHistory policy/v1beta1 PodSecurityPolicy: removed 1.21 is before "
+     "deprecated 1.25"},
+    {"history_types_deleted_before_introduced", 4,
+     "typesDeleted 1.26 is not after introduced 1.27"},
+    {"history_unknown_replacement", 5,
+     "replacement \"networking.k8s.io/v2\" is not a group-version of "
+     "apiHistory or apis"},
+    {"history_enabled_by_default_not_beta", 7,
+     "enabledByDefault applies to beta versions only"},
 };
 
 INSTANTIATE_TEST_SUITE_P(BadCatalogs, RejectionTest,

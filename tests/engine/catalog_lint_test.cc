@@ -540,5 +540,63 @@ TEST(CatalogLintTest, SeverityNames) {
   EXPECT_EQ(LintSeverityName(LintSeverity::kWarning), "warning");
 }
 
+// The API history against apis: both views of a scan must agree.
+TEST(CatalogLintTest, ApiHistoryMustListEveryServedKind) {
+  auto catalog = Load(R"(binaryVersion: "1.36"
+apis:
+  - group: apps
+    version: v1
+    resources:
+      - {resource: deployments, kind: Deployment, introduced: "1.9"}
+      - {resource: daemonsets, kind: DaemonSet, introduced: "1.9"}
+apiHistory:
+  - {group: apps, version: v1, kind: Deployment, introduced: "1.9"}
+)");
+  ASSERT_NE(catalog, nullptr);
+  const LintReport report = LintCatalog(*catalog);
+  EXPECT_THAT(report.findings,
+              ElementsAre(AllOf(Finding("api-history-missing-kind",
+                                        "apps/v1 daemonsets", "1.36"),
+                                Field(&LintFinding::line, 7))));
+  EXPECT_EQ(report.errors, 1);
+}
+
+TEST(CatalogLintTest, ApiHistoryMustNotEndAKindTheCatalogServes) {
+  auto catalog = Load(R"(binaryVersion: "1.36"
+apis:
+  - group: storage.k8s.io
+    version: v1beta1
+    resources:
+      - {resource: volumeattributesclasses, kind: VolumeAttributesClass,
+         introduced: "1.31", deprecated: "1.34", removed: "1.37"}
+apiHistory:
+  - {group: storage.k8s.io, version: v1beta1, kind: VolumeAttributesClass,
+     introduced: "1.31", deprecated: "1.34", typesDeleted: "1.35"}
+)");
+  ASSERT_NE(catalog, nullptr);
+  const LintReport report = LintCatalog(*catalog);
+  ASSERT_THAT(report.findings,
+              ElementsAre(Finding("api-history-removed-but-served",
+                                  "storage.k8s.io/v1beta1 "
+                                  "volumeattributesclasses",
+                                  "1.35")));
+  EXPECT_THAT(report.findings[0].message,
+              HasSubstr("apiHistory (line 9) ends storage.k8s.io/v1beta1 "
+                        "VolumeAttributesClass in 1.35, but apis still serves "
+                        "it in 1.35"));
+}
+
+TEST(CatalogLintTest, WithoutApiHistoryTheHistoryRulesDoNotApply) {
+  auto catalog = Load(R"(binaryVersion: "1.36"
+apis:
+  - group: apps
+    version: v1
+    resources:
+      - {resource: deployments, kind: Deployment, introduced: "1.9"}
+)");
+  ASSERT_NE(catalog, nullptr);
+  EXPECT_THAT(LintCatalog(*catalog).findings, IsEmpty());
+}
+
 }  // namespace
 }  // namespace compatd::engine

@@ -1,0 +1,422 @@
+#include "api/scan.h"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "api/convert.h"
+#include "api/object_check.h"
+#include "base/status_macros.h"
+#include "engine/api_history.h"
+#include "engine/api_names.h"
+#include "engine/crd_manifest.h"
+#include "engine/effective_version.h"
+#include "manifest/manifest_reader.h"
+
+namespace compatd::api {
+namespace {
+
+using engine::APIHistoryEntry;
+using engine::HistoryState;
+using engine::Version;
+
+absl::StatusOr<Version> ResolveTarget(const engine::Catalog& catalog,
+                                      const engine::VersionQuery& query,
+                                      absl::string_view target) {
+  // No target: the release the cluster is going to (the catalog's
+  // cluster.upgradeTarget, whose empty emulation version is the binary's),
+  // else the binary version.
+  std::string text;
+  if (!target.empty()) {
+    text = std::string(target);
+  } else if (!query.binary_version.empty()) {
+    text = std::string(query.binary_version);
+  } else if (catalog.cluster.upgrade_target.has_value() &&
+             !catalog.cluster.upgrade_target->emulation_version.empty()) {
+    text = catalog.cluster.upgrade_target->emulation_version;
+  } else {
+    text = catalog.binary_version.ToString();
+  }
+  absl::StatusOr<Version> parsed = Version::Parse(text);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "target \"%s\": %s; expected a Kubernetes release like \"1.37\"", text,
+        parsed.status().message()));
+  }
+  const Version release = parsed->ToMajorMinor();
+  if (release.major() != 1 ||
+      release.minor() < static_cast<uint64_t>(kScanOldestMinor)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "target %s: scans cover Kubernetes 1.%d and later (the releases the "
+        "API history's removals start from)",
+        release.MajorMinorString(), kScanOldestMinor));
+  }
+  return release;
+}
+
+// apiVersion "apps/v1" -> ("apps", "v1"); "v1" -> ("", "v1").
+bool SplitApiVersion(absl::string_view api_version, absl::string_view* group,
+                     absl::string_view* version) {
+  const size_t slash = api_version.find('/');
+  if (slash == absl::string_view::npos) {
+    *group = "";
+    *version = api_version;
+  } else {
+    *group = api_version.substr(0, slash);
+    *version = api_version.substr(slash + 1);
+    if (group->empty() || version->find('/') != absl::string_view::npos) {
+      return false;
+    }
+  }
+  return !version->empty();
+}
+
+void SetStatus(v1::ScanFinding* finding, v1::ScanStatus status,
+               v1::ScanObjectsResponse* response) {
+  finding->set_status(status);
+  if (IsBlocking(status)) {
+    response->set_blocking(response->blocking() + 1);
+  } else {
+    response->set_deprecated(response->deprecated() + 1);
+  }
+}
+
+v1::ScanStatus FromHistory(HistoryState state) {
+  switch (state) {
+    case HistoryState::kDeprecated:
+      return v1::SCAN_STATUS_DEPRECATED;
+    case HistoryState::kNotServedByDefault:
+      return v1::SCAN_STATUS_NOT_SERVED;
+    case HistoryState::kRemoved:
+      return v1::SCAN_STATUS_REMOVED;
+    case HistoryState::kNotYetIntroduced:
+      return v1::SCAN_STATUS_NOT_YET_INTRODUCED;
+    case HistoryState::kServed:
+      break;
+  }
+  return v1::SCAN_STATUS_UNSPECIFIED;
+}
+
+// The lifecycle values of a history entry into a finding.
+void FillLifecycle(const APIHistoryEntry& entry, v1::ScanFinding* finding) {
+  if (entry.introduced) {
+    finding->set_introduced(entry.introduced->MajorMinorString());
+  }
+  if (entry.deprecated) {
+    finding->set_deprecated(entry.deprecated->MajorMinorString());
+  }
+  if (entry.removed) {
+    finding->set_removed(entry.removed->MajorMinorString());
+  } else if (entry.types_deleted) {
+    finding->set_removed(entry.types_deleted->MajorMinorString());
+  }
+  finding->set_replacement(engine::HistoryReplacement(entry));
+}
+
+class Scanner {
+ public:
+  Scanner(const engine::Catalog& catalog, const Version& target,
+          const ObjectApiContext* window, v1::ScanObjectsResponse* response)
+      : catalog_(catalog),
+        target_(target),
+        window_(window),
+        response_(response) {
+    for (const engine::APIGroupVersion& gv : catalog.apis) {
+      builtin_groups_.insert(gv.group);
+    }
+    for (const APIHistoryEntry& entry : catalog.api_history) {
+      builtin_groups_.insert(entry.group);
+    }
+  }
+
+  // Every object of every text; CRDs first collected, so that a custom
+  // resource before its CRD (or in another file) is still checked.
+  void Run(absl::Span<const ScanText> texts) {
+    std::vector<manifest::ManifestContents> contents;
+    contents.reserve(texts.size());
+    for (const ScanText& text : texts) {
+      contents.push_back(manifest::ReadManifests(text.text));
+      for (const manifest::ManifestObject& object : contents.back().objects) {
+        if (object.crd.has_value() && !object.crd->group.empty() &&
+            !object.crd->kind.empty()) {
+          crds_[CrdKey(object.crd->group, object.crd->kind)] = &object;
+        }
+      }
+    }
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const std::string& source = texts[i].name;
+      // Problems and objects merged by line.
+      const auto& objects = contents[i].objects;
+      const auto& problems = contents[i].problems;
+      size_t p = 0;
+      for (const manifest::ManifestObject& object : objects) {
+        while (p < problems.size() && problems[p].line <= object.line) {
+          AddProblem(source, problems[p].line, problems[p].message);
+          ++p;
+        }
+        Check(source, object);
+      }
+      for (; p < problems.size(); ++p) {
+        AddProblem(source, problems[p].line, problems[p].message);
+      }
+    }
+  }
+
+ private:
+  static std::string CrdKey(absl::string_view group, absl::string_view kind) {
+    return absl::StrCat(group, "/", kind);
+  }
+
+  void AddProblem(const std::string& source, int line,
+                  const std::string& message) {
+    v1::ScanProblem* problem = response_->add_problems();
+    problem->set_source(source);
+    problem->set_line(line);
+    problem->set_message(message);
+  }
+
+  v1::ScanFinding* NewFinding(const std::string& source,
+                              const manifest::ManifestObject& object) {
+    v1::ScanFinding* finding = response_->add_findings();
+    finding->set_source(source);
+    finding->set_line(object.line);
+    finding->set_api_version(object.api_version);
+    finding->set_kind(object.kind);
+    finding->set_namespace_(object.namespace_);
+    finding->set_name(object.name);
+    return finding;
+  }
+
+  void Check(const std::string& source,
+             const manifest::ManifestObject& object) {
+    response_->set_objects(response_->objects() + 1);
+    absl::string_view group;
+    absl::string_view version;
+    if (!SplitApiVersion(object.api_version, &group, &version)) {
+      AddProblem(source, object.line,
+                 absl::StrFormat("apiVersion \"%s\" (kind %s) is not "
+                                 "\"group/version\" or \"version\"",
+                                 object.api_version, object.kind));
+      return;
+    }
+    CheckApi(source, object, group, version);
+    if (object.crd.has_value() && group == "apiextensions.k8s.io") {
+      CheckCrd(source, object);
+    }
+  }
+
+  void CheckApi(const std::string& source,
+                const manifest::ManifestObject& object, absl::string_view group,
+                absl::string_view version) {
+    const APIHistoryEntry* entry =
+        catalog_.FindHistory(group, version, object.kind);
+    if (window_ != nullptr) {
+      const ObjectApiVerdict verdict =
+          CheckObjectApiIn(catalog_, *window_, group, version, object.kind);
+      if (verdict.state != ObjectApiVerdict::State::kUnknown) {
+        return FromWindow(source, object, verdict, entry);
+      }
+    }
+    if (entry != nullptr) {
+      const engine::HistoryVerdict verdict =
+          engine::DecideFromHistory(*entry, target_);
+      if (verdict.state == HistoryState::kServed) return;
+      v1::ScanFinding* finding = NewFinding(source, object);
+      SetStatus(finding, FromHistory(verdict.state), response_);
+      FillLifecycle(*entry, finding);
+      finding->set_message(verdict.message);
+      finding->set_rule("api-history");
+      return;
+    }
+    if (builtin_groups_.contains(group)) {
+      v1::ScanFinding* finding = NewFinding(source, object);
+      SetStatus(finding, v1::SCAN_STATUS_UNKNOWN, response_);
+      finding->set_message(absl::StrCat(
+          object.api_version, " ", object.kind, " is not a Kubernetes API: ",
+          group.empty() ? "the core group" : absl::StrCat("group ", group),
+          " is built in, and ",
+          catalog_.api_history.empty()
+              ? "the catalog's apis do not have this version and kind (the "
+                "catalog has no apiHistory)"
+              : "no Kubernetes release had this version and kind"));
+      finding->set_rule("api-history");
+      return;
+    }
+    CheckCustomResource(source, object, group, version);
+  }
+
+  void FromWindow(const std::string& source,
+                  const manifest::ManifestObject& object,
+                  const ObjectApiVerdict& verdict,
+                  const APIHistoryEntry* entry) {
+    v1::ScanStatus status = v1::SCAN_STATUS_UNSPECIFIED;
+    if (verdict.state == ObjectApiVerdict::State::kDeprecated) {
+      status = v1::SCAN_STATUS_DEPRECATED;
+    } else if (verdict.state == ObjectApiVerdict::State::kNotServed) {
+      switch (verdict.not_served) {
+        case ObjectApiVerdict::NotServed::kRemoved:
+          status = v1::SCAN_STATUS_REMOVED;
+          break;
+        case ObjectApiVerdict::NotServed::kNotIntroduced:
+          status = v1::SCAN_STATUS_NOT_YET_INTRODUCED;
+          break;
+        case ObjectApiVerdict::NotServed::kDisabled:
+        case ObjectApiVerdict::NotServed::kNone:
+          status = v1::SCAN_STATUS_NOT_SERVED;
+          break;
+      }
+    }
+    if (status == v1::SCAN_STATUS_UNSPECIFIED) return;  // served
+    v1::ScanFinding* finding = NewFinding(source, object);
+    SetStatus(finding, status, response_);
+    if (entry != nullptr) {
+      FillLifecycle(*entry, finding);
+    } else if (!verdict.replacement.empty()) {
+      finding->set_replacement(
+          absl::StrCat(verdict.replacement, " ", object.kind));
+    }
+    // The catalog's values decided: they win over the history's.
+    if (!verdict.deprecated.empty()) {
+      finding->set_deprecated(verdict.deprecated);
+    }
+    if (!verdict.removed.empty()) finding->set_removed(verdict.removed);
+    finding->set_message(verdict.message);
+    finding->set_rule("emulation-window");
+  }
+
+  void CheckCustomResource(const std::string& source,
+                           const manifest::ManifestObject& object,
+                           absl::string_view group, absl::string_view version) {
+    auto it = crds_.find(CrdKey(group, object.kind));
+    if (it == crds_.end()) {
+      response_->set_unchecked(response_->unchecked() + 1);
+      return;
+    }
+    const manifest::ManifestObject& crd = *it->second;
+    std::vector<std::string> listed;
+    for (const manifest::CrdVersion& v : crd.crd->versions) {
+      if (v.name != version) {
+        listed.push_back(v.name);
+        continue;
+      }
+      if (v.served) return;
+      v1::ScanFinding* finding = NewFinding(source, object);
+      SetStatus(finding, v1::SCAN_STATUS_NOT_SERVED, response_);
+      finding->set_message(
+          absl::StrFormat("%s %s: CRD %s lists version %s as not served",
+                          object.api_version, object.kind, crd.name, version));
+      finding->set_rule("crd");
+      return;
+    }
+    v1::ScanFinding* finding = NewFinding(source, object);
+    SetStatus(finding, v1::SCAN_STATUS_UNKNOWN, response_);
+    finding->set_message(
+        absl::StrFormat("%s %s: CRD %s has no version %s (it lists %s)",
+                        object.api_version, object.kind, crd.name, version,
+                        listed.empty() ? "none" : absl::StrJoin(listed, ", ")));
+    finding->set_rule("crd");
+  }
+
+  void CheckCrd(const std::string& source,
+                const manifest::ManifestObject& object) {
+    std::vector<engine::CRDVersion> versions;
+    versions.reserve(object.crd->versions.size());
+    for (const manifest::CrdVersion& v : object.crd->versions) {
+      versions.push_back(
+          engine::CRDVersion{v.name, v.served, v.storage, v.deprecated});
+    }
+    for (engine::CRDManifestFinding& f : engine::CheckCRDManifest(
+             catalog_, object.name, versions, object.crd->stored_versions)) {
+      v1::ScanFinding* finding = NewFinding(source, object);
+      SetStatus(finding, v1::SCAN_STATUS_CRD_VIOLATION, response_);
+      finding->set_message(std::move(f.message));
+      finding->set_rule(std::move(f.rule));
+    }
+  }
+
+  const engine::Catalog& catalog_;
+  const Version& target_;
+  const ObjectApiContext* window_;
+  v1::ScanObjectsResponse* response_;
+  absl::flat_hash_set<std::string> builtin_groups_;
+  // CrdKey(spec.group, spec.names.kind) -> the CRD object (in `contents`).
+  absl::flat_hash_map<std::string, const manifest::ManifestObject*> crds_;
+};
+
+}  // namespace
+
+absl::string_view ScanStatusLabel(v1::ScanStatus status) {
+  switch (status) {
+    case v1::SCAN_STATUS_DEPRECATED:
+      return "DEPRECATED";
+    case v1::SCAN_STATUS_REMOVED:
+      return "REMOVED";
+    case v1::SCAN_STATUS_NOT_SERVED:
+      return "NOT-SERVED";
+    case v1::SCAN_STATUS_NOT_YET_INTRODUCED:
+      return "NOT-YET-INTRODUCED";
+    case v1::SCAN_STATUS_UNKNOWN:
+      return "UNKNOWN";
+    case v1::SCAN_STATUS_CRD_VIOLATION:
+      return "CRD-VIOLATION";
+    default:
+      return "-";
+  }
+}
+
+bool IsBlocking(v1::ScanStatus status) {
+  return status != v1::SCAN_STATUS_DEPRECATED &&
+         status != v1::SCAN_STATUS_UNSPECIFIED;
+}
+
+absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
+                           const engine::VersionQuery& base,
+                           absl::string_view target,
+                           absl::Span<const ScanText> texts,
+                           v1::ScanObjectsResponse* response) {
+  const engine::Catalog& catalog = *snapshot.catalog;
+  COMPATD_ASSIGN_OR_RETURN(engine::EffectiveVersions effective,
+                           engine::ResolveEffectiveVersions(catalog, base));
+  COMPATD_ASSIGN_OR_RETURN(Version release,
+                           ResolveTarget(catalog, base, target));
+  const std::string release_text = release.MajorMinorString();
+  // Inside the emulation window: the target as --emulated-version (and as
+  // --min-compatibility-version, which every emulation accepts and which
+  // does not change what is served).
+  engine::VersionQuery at_target = base;
+  at_target.emulation_version = release_text;
+  at_target.min_compatibility_version = release_text;
+  ObjectApiContext window;
+  const bool in_window =
+      engine::ResolveEffectiveVersions(catalog, at_target).ok();
+  if (in_window) {
+    COMPATD_RETURN_IF_ERROR(
+        ResolveObjectApiContext(snapshot, at_target, &window));
+  }
+  Scanner(catalog, release, in_window ? &window : nullptr, response).Run(texts);
+  response->set_target(release_text);
+  FillCommon(
+      snapshot, effective,
+      absl::StrFormat(
+          "%d object(s) checked against Kubernetes %s (%s): %d deprecated, %d "
+          "removed or not served, %d custom resource(s) not checked, %d bad "
+          "document(s)",
+          response->objects(), release_text,
+          in_window ? absl::StrCat("inside the emulation window of binary ",
+                                   effective.binary.MajorMinorString(),
+                                   ": its API start-up, then the API history")
+                    : absl::StrCat("outside the emulation window of binary ",
+                                   effective.binary.MajorMinorString(),
+                                   ": the API history"),
+          response->deprecated(), response->blocking(), response->unchecked(),
+          response->problems_size()),
+      response);
+  return absl::OkStatus();
+}
+
+}  // namespace compatd::api

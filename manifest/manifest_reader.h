@@ -1,0 +1,82 @@
+#pragma once
+
+// Reads Kubernetes manifests: what `kubectl apply -f`, `helm template` and
+// `kubectl kustomize` produce. A stream of YAML documents separated by `---`
+// (JSON is YAML too, so `kubectl get -o json` output reads the same), each a
+// Kubernetes object, or a list (`kind: List`, or any kind ending in "List"
+// with `items`, as kubectl's resource builder flattens them) whose items are
+// taken one by one, nested lists included.
+//
+// Only what a scan needs is kept: apiVersion, kind, metadata.name and
+// .namespace, and for CustomResourceDefinitions spec.group, spec.names,
+// spec.versions (name, served, storage, deprecated), the legacy spec.version
+// and status.storedVersions. Everything else is skipped event by event
+// (libyaml's parser, no node tree), so reading costs little more than
+// parsing.
+//
+// Bad input never stops the read: a document that is not a mapping, an
+// object without apiVersion or kind, or a field of the wrong shape is a
+// problem with its line, and the next object is read. A YAML syntax error
+// ends libyaml's parse; reading resumes at the next line that starts a
+// document (`---`), so one broken document costs only itself. Empty
+// documents (a template that rendered nothing) are skipped silently.
+//
+// Pure and thread-safe.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace compatd::manifest {
+
+struct CrdVersion {
+  std::string name;
+  bool served = false;
+  bool storage = false;
+  bool deprecated = false;
+};
+
+// The parts of a CustomResourceDefinition a scan checks.
+struct CrdSpec {
+  std::string group;   // spec.group
+  std::string kind;    // spec.names.kind
+  std::string plural;  // spec.names.plural
+  // spec.versions; apiextensions.k8s.io/v1beta1's single spec.version reads
+  // as one served storage version.
+  std::vector<CrdVersion> versions;
+  std::vector<std::string> stored_versions;  // status.storedVersions
+};
+
+struct ManifestObject {
+  std::string api_version;  // as written ("apps/v1", "v1")
+  std::string kind;
+  std::string name;            // metadata.name; may be empty (generateName)
+  std::string namespace_;      // metadata.namespace; empty when not written
+  int line = 0;                // 1-based: where the object's mapping starts
+  std::optional<CrdSpec> crd;  // kind CustomResourceDefinition only
+};
+
+struct ManifestProblem {
+  int line = 0;  // 1-based
+  std::string message;
+};
+
+struct ManifestContents {
+  std::vector<ManifestObject> objects;  // in input order, lists flattened
+  std::vector<ManifestProblem> problems;
+  int documents = 0;  // non-empty documents read
+};
+
+// Nesting of lists within lists followed; deeper items are a problem.
+inline constexpr int kMaxListNesting = 8;
+// Deepest nesting of sequences and mappings read. libyaml's cost grows with
+// the square of the depth (every level is a possible simple key), so a
+// hostile "[[[[..." would take minutes; a document deeper than this is a
+// problem and reading resumes at the next document.
+inline constexpr int kMaxYamlDepth = 1000;
+
+ManifestContents ReadManifests(absl::string_view text);
+
+}  // namespace compatd::manifest

@@ -1,0 +1,233 @@
+// `compatd scan` as a user runs it: old Helm-chart-style manifests, a
+// rendered chart on stdin, Cluster API CRDs against examples/cluster-api.yaml,
+// the kustomize output of k8s/, Pluto's exit codes, and the three outputs.
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
+
+namespace compatd {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::RunCompatd;
+using testing::RunResult;
+
+const std::string kScan = std::string(COMPATD_TESTDATA_DIR) + "/scan";
+
+// Runs a shell pipeline; stdout, and the exit code of its last command.
+std::string Shell(const std::string& command, int* code) {
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  if (pipe == nullptr) {
+    *code = -1;
+    return out;
+  }
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    out.append(buffer, n);
+  const int status = pclose(pipe);
+  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+RunResult Scan(const std::vector<std::string>& args) {
+  std::vector<std::string> all = {"scan"};
+  all.insert(all.end(), args.begin(), args.end());
+  return RunCompatd(COMPATD_BINARY, all);
+}
+
+TEST(ScanCliTest, OldChartDirectoryAgainstTheEmbeddedRelease) {
+  const RunResult r = Scan({kScan + "/old-chart"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  // One row per finding: location, object, apiVersion, status, release,
+  // replacement.
+  EXPECT_THAT(r.out, HasSubstr("LOCATION"));
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("old-chart/templates/deployment.yaml:2"),
+                    HasSubstr("Deployment shop/shop-web"),
+                    HasSubstr("extensions/v1beta1"), HasSubstr("REMOVED"),
+                    HasSubstr("apps/v1 Deployment")));
+  EXPECT_THAT(r.out, HasSubstr("old-chart/templates/ingress.yaml:1"));
+  EXPECT_THAT(r.out, HasSubstr("old-chart/templates/psp.yaml:1"));
+  EXPECT_THAT(r.out, HasSubstr("PodDisruptionBudget shop/shop-web"));
+  // JSON files are read too; NOTES.txt is not.
+  EXPECT_THAT(r.out, HasSubstr("old-chart/templates/cronjob.json:1"));
+  EXPECT_THAT(r.out, Not(HasSubstr("NOTES.txt")));
+  // The Service is current: no row.
+  EXPECT_THAT(r.out, Not(HasSubstr("Service shop/shop-web")));
+  EXPECT_THAT(r.out,
+              HasSubstr("extensions/v1beta1 Deployment is removed in "
+                        "Kubernetes 1.16 and not served at emulation version "
+                        "1.36; use apps/v1 Deployment instead"));
+  // Kinds a 1.36 binary no longer has at all: the API history.
+  EXPECT_THAT(r.out, HasSubstr("policy/v1beta1 PodSecurityPolicy is removed "
+                               "in Kubernetes 1.25 (deprecated in 1.21)"));
+  EXPECT_THAT(r.out, HasSubstr("6 object(s) checked against Kubernetes 1.36"));
+  // Chart.yaml is no Kubernetes object: reported, with its line.
+  EXPECT_THAT(r.err, HasSubstr("old-chart/Chart.yaml:2: the object (apiVersion "
+                               "v1) has no kind"));
+}
+
+TEST(ScanCliTest, RenderedChartOnStdin) {
+  int code = 0;
+  const std::string out =
+      Shell(std::string("cat ") + kScan + "/rendered.yaml | " + COMPATD_BINARY +
+                " scan --target=1.29 - 2>/dev/null",
+            &code);
+  EXPECT_EQ(code, 3) << out;
+  EXPECT_THAT(out, AllOf(HasSubstr("-:10"), HasSubstr("ClusterRole platform"),
+                         HasSubstr("rbac.authorization.k8s.io/v1beta1"),
+                         HasSubstr("1.22")));
+  // autoscaling/v2beta2 HPA: removed 1.26; flowcontrol v1beta2: removed 1.29.
+  EXPECT_THAT(out, HasSubstr("HorizontalPodAutoscaler platform/platform"));
+  EXPECT_THAT(out,
+              HasSubstr("flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"));
+  EXPECT_THAT(out, HasSubstr("networking.k8s.io/v1 Ingress"));
+  EXPECT_THAT(out, HasSubstr("storage.k8s.io/v1 StorageClass"));
+  EXPECT_THAT(out, Not(HasSubstr("ServiceMonitor")));
+  EXPECT_THAT(out, HasSubstr("10 object(s) checked against Kubernetes 1.29 "
+                             "(outside the emulation window"));
+  EXPECT_THAT(out, HasSubstr("1 custom resource(s) not checked"));
+}
+
+TEST(ScanCliTest, FlowControlV1beta2IsOnlyDeprecatedAt128) {
+  int code = 0;
+  const std::string out = Shell(
+      std::string("sed -n '/flowcontrol.yaml/,/ingress.yaml/p' ") + kScan +
+          "/rendered.yaml | " + COMPATD_BINARY + " scan --target=1.28 -",
+      &code);
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_THAT(out, HasSubstr("FlowSchema platform"));
+  EXPECT_THAT(out, HasSubstr("is deprecated since Kubernetes 1.26 and removed "
+                             "in 1.29"));
+  EXPECT_THAT(out, HasSubstr("2 deprecated, 0 removed or not served"));
+}
+
+TEST(ScanCliTest, DeprecatedOnlyExitsTwoAndCanBeIgnored) {
+  RunResult r = Scan({"--target=1.22", kScan + "/deprecated-at-1.22.yaml"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("CronJob nightly"), HasSubstr("DEPRECATED"),
+                    HasSubstr("batch/v1 CronJob"),
+                    HasSubstr("policy/v1 PodDisruptionBudget")));
+  r = Scan({"--target=1.22", "--ignore-deprecations",
+            kScan + "/deprecated-at-1.22.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("DEPRECATED"));  // still shown
+  r = Scan({"--target=1.25", kScan + "/deprecated-at-1.22.yaml"});
+  EXPECT_EQ(r.exit_code, 3);
+  r = Scan({"--target=1.25", "--ignore-removals",
+            kScan + "/deprecated-at-1.22.yaml"});
+  EXPECT_EQ(r.exit_code, 0);
+}
+
+TEST(ScanCliTest, CleanManifestsExitZero) {
+  const RunResult r = Scan({"--target=1.37", kScan + "/clean.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("3 object(s) checked against Kubernetes 1.37"));
+  EXPECT_THAT(r.out, Not(HasSubstr("LOCATION")));
+}
+
+TEST(ScanCliTest, BadInputIsReportedWithItsLineAndTheRestIsScanned) {
+  const RunResult r = Scan({kScan + "/bad.yaml", kScan + "/no-such-file.yaml"});
+  // The DaemonSet after the broken documents is still found: 3 wins over 1.
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("bad.yaml:14"));
+  EXPECT_THAT(r.out, HasSubstr("DaemonSet kube-system/agent"));
+  EXPECT_THAT(r.err, HasSubstr("bad.yaml:6: the object has neither apiVersion "
+                               "nor kind"));
+  EXPECT_THAT(r.err, HasSubstr("bad.yaml:13: not YAML"));
+  EXPECT_THAT(r.err, HasSubstr("no-such-file.yaml: cannot read"));
+  // Without the finding, bad input alone is an error (exit 1).
+  int code = 0;
+  Shell(std::string("head -8 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
+            " scan - 2>/dev/null",
+        &code);
+  EXPECT_EQ(code, 1);
+}
+
+TEST(ScanCliTest, JsonAndYamlOutputs) {
+  RunResult r = Scan({"-o", "json", kScan + "/old-chart/templates/psp.yaml"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("\"status\": \"SCAN_STATUS_REMOVED\""),
+                           HasSubstr("\"kind\": \"PodSecurityPolicy\""),
+                           HasSubstr("\"removed\": \"1.25\""),
+                           HasSubstr("\"line\": 15"),
+                           HasSubstr("\"target\": \"1.36\"")));
+  r = Scan({"--output=yaml", kScan + "/old-chart/templates/psp.yaml"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("target: \"1.36\"\n"), HasSubstr("blocking: 2\n"),
+                    HasSubstr("  - source: \""),
+                    HasSubstr("    status: SCAN_STATUS_REMOVED\n"),
+                    HasSubstr("    replacement: \"policy/v1 "
+                              "PodDisruptionBudget\"\n")));
+  r = Scan({"-o", "xml", kScan + "/clean.yaml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("accepted: table, json, yaml"));
+}
+
+TEST(ScanCliTest, ClusterApiCrdsAgainstTheirHistory) {
+  const std::string catalog =
+      std::string(COMPATD_SOURCE_DIR) + "/examples/cluster-api.yaml";
+  // v1.14's CRD is a release of the history, and v1beta1 is still listed
+  // (unserved) for its stored objects: only the v1beta1 Cluster, which the
+  // CRD no longer serves, is a finding.
+  RunResult r =
+      Scan({"--catalog=" + catalog, kScan + "/capi/cluster-crd-v1.14.yaml"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Cluster default/legacy"));
+  EXPECT_THAT(r.out, HasSubstr("CRD clusters.cluster.x-k8s.io lists version "
+                               "v1beta1 as not served"));
+  EXPECT_THAT(r.out, Not(HasSubstr("Cluster default/current")));
+  EXPECT_THAT(r.out, Not(HasSubstr("CRD-VIOLATION")));
+  // Dropping v1beta1 while the history ends at v1.13: too early.
+  r = Scan({"--catalog=" + kScan + "/capi/history-to-v1.13.yaml",
+            kScan + "/capi/cluster-crd-without-v1beta1.yaml"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("CRD-VIOLATION"));
+  EXPECT_THAT(r.out, HasSubstr("taken as release v1.14, after the history's "
+                               "last, v1.13"));
+  EXPECT_THAT(r.out, HasSubstr("status.storedVersions lists v1beta1, which "
+                               "spec.versions no longer has"));
+}
+
+TEST(ScanCliTest, KustomizeOutputOfK8s) {
+  int code = 0;
+  Shell("command -v kubectl >/dev/null 2>&1", &code);
+  if (code != 0) GTEST_SKIP() << "kubectl is not installed: cannot render k8s/";
+  const std::string out =
+      Shell(std::string("kubectl kustomize ") + COMPATD_SOURCE_DIR + "/k8s | " +
+                COMPATD_BINARY + " scan --target=1.36 -",
+            &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_THAT(out, HasSubstr("object(s) checked against Kubernetes 1.36"));
+  EXPECT_THAT(out, HasSubstr(" 0 deprecated, 0 removed or not served"));
+}
+
+TEST(ScanCliTest, UsageErrorsExitOne) {
+  RunResult r = Scan({});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("nothing to scan"));
+  r = Scan({"--target=1.15", kScan + "/clean.yaml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("scans cover Kubernetes 1.16 and later"));
+  r = Scan({"--no-such-flag", kScan + "/clean.yaml"});
+  EXPECT_EQ(r.exit_code, 1);
+  r = RunCompatd(COMPATD_BINARY, {"--target=1.30"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("go with the scan command"));
+}
+
+}  // namespace
+}  // namespace compatd

@@ -1,0 +1,253 @@
+// manifest::ReadManifests: documents, lists, CRD fields, JSON, and bad input
+// with its line, the rest still read.
+
+#include "manifest/manifest_reader.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace compatd::manifest {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Optional;
+using ::testing::SizeIs;
+
+auto Object(const std::string& api_version, const std::string& kind, int line) {
+  return AllOf(Field(&ManifestObject::api_version, api_version),
+               Field(&ManifestObject::kind, kind),
+               Field(&ManifestObject::line, line));
+}
+
+auto Problem(int line, const std::string& message) {
+  return AllOf(Field(&ManifestProblem::line, line),
+               Field(&ManifestProblem::message, HasSubstr(message)));
+}
+
+TEST(ManifestReaderTest, DocumentsWithMetadataAndLines) {
+  const ManifestContents c = ReadManifests(
+      "# Source: chart/templates/deployment.yaml\n"
+      "apiVersion: extensions/v1beta1\n"
+      "kind: Deployment\n"
+      "metadata:\n"
+      "  name: web\n"
+      "  namespace: shop\n"
+      "  labels: {app: web}\n"
+      "spec:\n"
+      "  template:\n"
+      "    spec:\n"
+      "      containers: [{name: web, image: nginx}]\n"
+      "---\n"
+      "kind: Service\n"
+      "metadata: {name: web}\n"
+      "apiVersion: v1\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  EXPECT_EQ(c.documents, 2);
+  ASSERT_THAT(c.objects,
+              ElementsAre(Object("extensions/v1beta1", "Deployment", 2),
+                          Object("v1", "Service", 13)));
+  EXPECT_EQ(c.objects[0].name, "web");
+  EXPECT_EQ(c.objects[0].namespace_, "shop");
+  EXPECT_EQ(c.objects[1].name, "web");
+  EXPECT_EQ(c.objects[1].namespace_, "");
+  EXPECT_FALSE(c.objects[0].crd.has_value());
+}
+
+TEST(ManifestReaderTest, EmptyDocumentsAreSkippedSilently) {
+  // What `helm template` prints for a template that rendered nothing.
+  const ManifestContents c = ReadManifests(
+      "---\n# Source: chart/templates/empty.yaml\n---\n---\n"
+      "apiVersion: v1\nkind: ConfigMap\n...\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  EXPECT_THAT(c.objects, ElementsAre(Object("v1", "ConfigMap", 5)));
+}
+
+TEST(ManifestReaderTest, ListItemsAreObjectsNestedListsToo) {
+  const ManifestContents c = ReadManifests(
+      "apiVersion: v1\n"
+      "kind: List\n"
+      "items:\n"
+      "- apiVersion: batch/v1beta1\n"
+      "  kind: CronJob\n"
+      "  metadata: {name: nightly}\n"
+      "- apiVersion: v1\n"
+      "  kind: DeploymentList\n"
+      "  items:\n"
+      "  - {apiVersion: apps/v1, kind: Deployment, metadata: {name: a}}\n"
+      "- 42\n");
+  ASSERT_THAT(c.objects, ElementsAre(Object("batch/v1beta1", "CronJob", 4),
+                                     Object("apps/v1", "Deployment", 10)));
+  EXPECT_EQ(c.objects[0].name, "nightly");
+  EXPECT_THAT(c.problems, ElementsAre(Problem(11, "a list item is a scalar")));
+}
+
+TEST(ManifestReaderTest, ItemsBeforeKindStillMakeAList) {
+  const ManifestContents c = ReadManifests(
+      R"({"items": [{"kind": "Pod", "apiVersion": "v1"}], "kind": "List",
+          "apiVersion": "v1"})");
+  EXPECT_THAT(c.objects, ElementsAre(Object("v1", "Pod", 1)));
+}
+
+TEST(ManifestReaderTest, JsonAsKubectlPrintsIt) {
+  const ManifestContents c = ReadManifests(
+      "{\n"
+      "    \"apiVersion\": \"policy/v1beta1\",\n"
+      "    \"kind\": \"PodSecurityPolicy\",\n"
+      "    \"metadata\": {\n"
+      "        \"name\": \"restricted\"\n"
+      "    },\n"
+      "    \"spec\": {\"privileged\": false}\n"
+      "}\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  ASSERT_THAT(c.objects,
+              ElementsAre(Object("policy/v1beta1", "PodSecurityPolicy", 1)));
+  EXPECT_EQ(c.objects[0].name, "restricted");
+}
+
+TEST(ManifestReaderTest, CustomResourceDefinitionVersions) {
+  const ManifestContents c = ReadManifests(
+      "apiVersion: apiextensions.k8s.io/v1\n"
+      "kind: CustomResourceDefinition\n"
+      "metadata: {name: clusters.cluster.x-k8s.io}\n"
+      "spec:\n"
+      "  group: cluster.x-k8s.io\n"
+      "  names: {kind: Cluster, plural: clusters}\n"
+      "  versions:\n"
+      "  - name: v1beta1\n"
+      "    served: false\n"
+      "    storage: false\n"
+      "    deprecated: true\n"
+      "    schema: {openAPIV3Schema: {type: object}}\n"
+      "  - {name: v1beta2, served: true, storage: true}\n"
+      "status:\n"
+      "  storedVersions: [v1beta1, v1beta2]\n");
+  ASSERT_THAT(c.objects, SizeIs(1));
+  ASSERT_TRUE(c.objects[0].crd.has_value());
+  const CrdSpec& crd = *c.objects[0].crd;
+  EXPECT_EQ(crd.group, "cluster.x-k8s.io");
+  EXPECT_EQ(crd.kind, "Cluster");
+  EXPECT_EQ(crd.plural, "clusters");
+  ASSERT_THAT(crd.versions, SizeIs(2));
+  EXPECT_EQ(crd.versions[0].name, "v1beta1");
+  EXPECT_FALSE(crd.versions[0].served);
+  EXPECT_TRUE(crd.versions[0].deprecated);
+  EXPECT_TRUE(crd.versions[1].served);
+  EXPECT_TRUE(crd.versions[1].storage);
+  EXPECT_THAT(crd.stored_versions, ElementsAre("v1beta1", "v1beta2"));
+}
+
+TEST(ManifestReaderTest, LegacyCrdSingleVersion) {
+  const ManifestContents c = ReadManifests(
+      "apiVersion: apiextensions.k8s.io/v1beta1\n"
+      "kind: CustomResourceDefinition\n"
+      "metadata: {name: crontabs.stable.example.com}\n"
+      "spec: {group: stable.example.com, version: v1, names: {kind: "
+      "CronTab}}\n");
+  ASSERT_THAT(c.objects, SizeIs(1));
+  ASSERT_TRUE(c.objects[0].crd.has_value());
+  ASSERT_THAT(c.objects[0].crd->versions, SizeIs(1));
+  EXPECT_EQ(c.objects[0].crd->versions[0].name, "v1");
+  EXPECT_TRUE(c.objects[0].crd->versions[0].storage);
+}
+
+TEST(ManifestReaderTest, ObjectsWithoutApiVersionOrKindAreProblems) {
+  const ManifestContents c = ReadManifests(
+      "kind: Deployment\nmetadata: {name: a}\n"
+      "---\n"
+      "apiVersion: v1\n"
+      "---\n"
+      "metadata: {name: c}\n"
+      "---\n"
+      "- just\n- a list\n"
+      "---\n"
+      "apiVersion: {group: apps}\nkind: Deployment\n"
+      "---\n"
+      "apiVersion: v1\nkind: ConfigMap\n");
+  EXPECT_THAT(c.objects, ElementsAre(Object("v1", "ConfigMap", 14)));
+  EXPECT_THAT(c.problems,
+              ElementsAre(Problem(1, "(kind Deployment) has no apiVersion"),
+                          Problem(4, "(apiVersion v1) has no kind"),
+                          Problem(6, "has neither apiVersion nor kind"),
+                          Problem(8, "the document is a sequence"),
+                          Problem(11, "apiVersion is a mapping"),
+                          Problem(11, "has no apiVersion")));
+}
+
+TEST(ManifestReaderTest, ASyntaxErrorCostsOnlyItsDocument) {
+  const ManifestContents c = ReadManifests(
+      "apiVersion: v1\nkind: ConfigMap\n"
+      "---\n"
+      "apiVersion: apps/v1\n"
+      "kind: Deployment\n"
+      "metadata: {name: [broken\n"
+      "---\n"
+      "apiVersion: v1\n"
+      "kind: Secret\n"
+      "---\n"
+      "\tnot: yaml: at all\n"
+      "---\n"
+      "apiVersion: v1\nkind: Service\n");
+  EXPECT_THAT(c.objects, ElementsAre(Object("v1", "ConfigMap", 1),
+                                     Object("v1", "Secret", 8),
+                                     Object("v1", "Service", 13)));
+  ASSERT_THAT(c.problems, SizeIs(2));
+  EXPECT_THAT(c.problems[0].message, HasSubstr("not YAML"));
+  EXPECT_GE(c.problems[0].line, 6);
+  EXPECT_LE(c.problems[0].line, 7);
+  EXPECT_THAT(c.problems[1], Problem(11, "not YAML"));
+}
+
+TEST(ManifestReaderTest, NotYamlAtAll) {
+  const ManifestContents c = ReadManifests("\x89PNG\r\n\x1a\n\xff\xfe");
+  EXPECT_THAT(c.objects, IsEmpty());
+  ASSERT_THAT(c.problems, SizeIs(1));
+  EXPECT_THAT(c.problems[0].message, HasSubstr("not YAML"));
+}
+
+TEST(ManifestReaderTest, DeepNestingIsSkippedUpToTheBound) {
+  std::string deep = "apiVersion: v1\nkind: ConfigMap\ndata: ";
+  deep += std::string(kMaxYamlDepth - 1, '[') +
+          std::string(kMaxYamlDepth - 1, ']') + "\n";
+  const ManifestContents c = ReadManifests(deep);
+  EXPECT_THAT(c.problems, IsEmpty());
+  EXPECT_THAT(c.objects, ElementsAre(Object("v1", "ConfigMap", 1)));
+}
+
+TEST(ManifestReaderTest, NestingPastTheBoundCostsOnlyItsDocument) {
+  // A million levels: libyaml's cost grows with the square of the depth, so
+  // reading all of it would take hours; the reader stops at the bound.
+  std::string text = "apiVersion: v1\nkind: ConfigMap\ndata: ";
+  text += std::string(1000000, '[') + std::string(1000000, ']') + "\n";
+  text += "---\napiVersion: v1\nkind: Secret\n";
+  const ManifestContents c = ReadManifests(text);
+  EXPECT_THAT(c.objects, ElementsAre(Object("v1", "Secret", 5)));
+  EXPECT_THAT(c.problems,
+              ElementsAre(Problem(3,
+                                  "nests more than 1000 sequences and "
+                                  "mappings")));
+}
+
+TEST(ManifestReaderTest, ListsNestedTooDeepAreProblems) {
+  std::string text;
+  for (int i = 0; i <= kMaxListNesting; ++i) {
+    text += std::string(static_cast<size_t>(2 * i), ' ') +
+            "- apiVersion: v1\n" +
+            std::string(static_cast<size_t>(2 * i), ' ') + "  kind: List\n" +
+            std::string(static_cast<size_t>(2 * i), ' ') + "  items:\n";
+  }
+  text = "apiVersion: v1\nkind: List\nitems:\n" + text;
+  const ManifestContents c = ReadManifests(text);
+  EXPECT_THAT(c.objects, IsEmpty());
+  ASSERT_THAT(c.problems, SizeIs(1));
+  EXPECT_THAT(c.problems[0].message, HasSubstr("nested more than 8 deep"));
+}
+
+}  // namespace
+}  // namespace compatd::manifest
