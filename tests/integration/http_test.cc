@@ -131,6 +131,8 @@ TEST_F(HttpTest, EveryUnaryRpcAnswersPost) {
        R"({"release":"1.30","versions":[{"name":"v1","served":true,)"
        R"("storage":true}]}]},"version":"v1"})"},
       {"LintCatalog", "{}"},
+      {"ScanObjects",
+       R"({"target":"1.37","objects":"apiVersion: batch/v1beta1\nkind: CronJob\n"})"},
       {"Evaluate", R"({"items":[{"getFeature":{"name":"WatchList"}}]})"},
       {"GetCatalog", "{}"},
       {"ListClients", "{}"},
