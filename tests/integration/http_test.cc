@@ -133,6 +133,8 @@ TEST_F(HttpTest, EveryUnaryRpcAnswersPost) {
        R"("storage":true}]}]},"version":"v1"})"},
       {"PlanUpgrade", R"({"from":{"emulationVersion":"1.34"}})"},
       {"LintCatalog", "{}"},
+      {"ScanObjects",
+       R"({"target":"1.37","objects":"apiVersion: batch/v1beta1\nkind: CronJob\n"})"},
       {"Evaluate", R"({"items":[{"getFeature":{"name":"WatchList"}}]})"},
       {"GetCatalog", "{}"},
       {"ListClients", "{}"},
