@@ -378,6 +378,24 @@ def run(args, workdir):
         expect(browser.evaluate("document.getElementById('generation').textContent") == "2",
                "overview: reloaded itself at generation 2")
 
+        print("A rejected reload is shown in red")
+        with open(catalog, "w") as f:
+            f.write("binaryVersion: \"1.36\"\nnoSuchKey: <b>1</b>\n")
+        os.kill(compatd.proc.pid, signal.SIGHUP)
+        for _ in range(50):
+            browser.navigate(compatd.url("/ui/"))
+            if browser.evaluate("!!document.getElementById('last-error')"):
+                break
+            time.sleep(0.1)
+        expect(browser.evaluate("getComputedStyle(document.getElementById('last-error')).color")
+               == "rgb(183, 28, 28)", "overview: the last reload error, in red")
+        expect("noSuchKey" in browser.evaluate("document.querySelector('#last-error pre').textContent")
+               and browser.evaluate("document.querySelectorAll('#last-error b').length") == 0,
+               "overview: the error names the key, as text")
+        expect(browser.evaluate("document.getElementById('generation').textContent") == "2",
+               "overview: generation 2 keeps serving")
+        browser.screenshot(os.path.join(args.out, "overview-rejected-1280x800.png"))
+
         problems = browser.problems()
         if problems:
             raise Failure("the browser reported:\n  " + "\n  ".join(problems))
