@@ -295,21 +295,106 @@ bool CatalogReloader::ReleaseRetired() {
   return held;  // `to_free` is freed here, outside the lock
 }
 
+CatalogReloader::EventVerdict CatalogReloader::ClassifyEvents(
+    const std::vector<DirEvent>& events, absl::string_view entry,
+    absl::Time now, PendingReload* pending) {
+  EventVerdict verdict;
+  for (const DirEvent& event : events) {
+    const bool ours = !entry.empty() && event.name == entry;
+    switch (event.kind) {
+      case DirEvent::Kind::kWritten:  // a writer closed: complete
+      case DirEvent::Kind::kMovedIn:  // a rename: complete
+        if (ours) pending->written_at = absl::InfinitePast();
+        verdict.trigger = true;
+        break;
+      case DirEvent::Kind::kAttributes:  // e.g. made readable
+        verdict.trigger = true;
+        break;
+      case DirEvent::Kind::kModified:  // written to, not closed yet
+        if (ours) {
+          pending->written_at = now;
+          verdict.activity = true;
+        }
+        break;
+      case DirEvent::Kind::kCreated: {
+        // A new symlink (or directory) is complete; a new regular file is
+        // being written, and complete at its close.
+        struct stat st;
+        const std::string path = absl::StrCat(watcher_->dir(), "/", event.name);
+        if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+          if (ours) {
+            pending->written_at = now;
+            verdict.activity = true;
+          }
+        } else {
+          verdict.trigger = true;
+        }
+        break;
+      }
+      case DirEvent::Kind::kDeleted:
+      case DirEvent::Kind::kMovedOut:
+        // The file is gone, for now: its replacement's close or rename is
+        // what to reload (a missing file is found by the periodic check).
+        if (ours) pending->written_at = absl::InfinitePast();
+        break;
+      case DirEvent::Kind::kOverflow:
+      case DirEvent::Kind::kWatchLost:
+      case DirEvent::Kind::kWatchEstablished:
+        // Anything may have changed, and what was seen may be stale.
+        pending->written_at = absl::InfinitePast();
+        verdict.trigger = true;
+        NoteWatchState();
+        break;
+    }
+  }
+  return verdict;
+}
+
+void CatalogReloader::ReloadWhenClosed(absl::Time now, PendingReload* pending) {
+  // Some process still has the file open for writing: wait for its close.
+  // The kernel's answer (a read lease, for our own files) wins; without one,
+  // a write seen without its close counts for a while.
+  std::optional<bool> writing = options_.source->OpenForWriting();
+  if (!writing.has_value()) {
+    writing = pending->written_at != absl::InfinitePast() &&
+              now - pending->written_at < kMaxWriterWait;
+  }
+  if (*writing) {
+    {
+      std::lock_guard<std::mutex> lock(reload_mu_);
+      NoteBeingWritten(absl::StrCat(options_.source->name(),
+                                    ": the catalog is open for writing; "
+                                    "it is read once the writer has "
+                                    "closed it"));
+    }
+    // The writer's close starts a new burst (and its own debounce).
+    pending->first = now;
+    pending->due = now + kWriterPoll;
+    return;
+  }
+  // Errors are recorded by the pipeline and logged by the reload itself.
+  absl::StatusOr<bool> reloaded = ReloadNow();
+  if (!reloaded.ok() &&
+      reloaded.status().code() == absl::StatusCode::kUnavailable) {
+    std::lock_guard<std::mutex> lock(reload_mu_);
+    NoteBeingWritten(reloaded.status().message());
+    pending->first = absl::Now();
+    pending->due = pending->first + kWriterPoll;
+  } else {
+    *pending = PendingReload();
+  }
+}
+
 void CatalogReloader::Run() {
   const bool periodic = options_.interval > absl::ZeroDuration();
   absl::Time next_check =
       periodic ? absl::Now() + options_.interval : absl::InfiniteFuture();
   const std::string entry = options_.source->WatchEntry();
-  // A pending reload: due at `due`; the burst of events began at `first`.
-  absl::Time due = absl::InfiniteFuture();
-  absl::Time first = absl::InfiniteFuture();
-  // The last write seen on our entry without its close (inotify's view of
-  // "open for writing", for when the kernel cannot tell us).
-  absl::Time written_at = absl::InfinitePast();
+  PendingReload pending;
   NoteWatchState();
   bool retired_held = false;
   while (!stop_.load()) {
-    const absl::Time until = std::min(due, next_check);
+    const absl::Time until = std::min(pending.due, next_check);
     absl::Duration timeout =
         until == absl::InfiniteFuture()
             ? absl::InfiniteDuration()
@@ -319,105 +404,21 @@ void CatalogReloader::Run() {
     if (stop_.load()) break;
     retired_held = ReleaseRetired();
     const absl::Time now = absl::Now();
-    bool trigger = false;   // a change that may be complete
-    bool activity = false;  // a change that is not quiet yet
-    for (const DirEvent& event : result.events) {
-      const bool ours = !entry.empty() && event.name == entry;
-      switch (event.kind) {
-        case DirEvent::Kind::kWritten:  // a writer closed: complete
-          if (ours) written_at = absl::InfinitePast();
-          trigger = true;
-          break;
-        case DirEvent::Kind::kMovedIn:  // a rename: complete
-          if (ours) written_at = absl::InfinitePast();
-          trigger = true;
-          break;
-        case DirEvent::Kind::kAttributes:  // e.g. made readable
-          trigger = true;
-          break;
-        case DirEvent::Kind::kModified:  // written to, not closed yet
-          if (ours) {
-            written_at = now;
-            activity = true;
-          }
-          break;
-        case DirEvent::Kind::kCreated: {
-          // A new symlink (or directory) is complete; a new regular file is
-          // being written, and complete at its close.
-          struct stat st;
-          const std::string path =
-              absl::StrCat(watcher_->dir(), "/", event.name);
-          if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-            if (ours) {
-              written_at = now;
-              activity = true;
-            }
-          } else {
-            trigger = true;
-          }
-          break;
-        }
-        case DirEvent::Kind::kDeleted:
-        case DirEvent::Kind::kMovedOut:
-          // The file is gone, for now: its replacement's close or rename is
-          // what to reload (a missing file is found by the periodic check).
-          if (ours) written_at = absl::InfinitePast();
-          break;
-        case DirEvent::Kind::kOverflow:
-        case DirEvent::Kind::kWatchLost:
-        case DirEvent::Kind::kWatchEstablished:
-          // Anything may have changed, and what was seen may be stale.
-          written_at = absl::InfinitePast();
-          trigger = true;
-          NoteWatchState();
-          break;
-      }
+    const EventVerdict verdict =
+        ClassifyEvents(result.events, entry, now, &pending);
+    if (verdict.trigger && pending.due == absl::InfiniteFuture()) {
+      pending.first = now;
     }
-    if (trigger && due == absl::InfiniteFuture()) first = now;
-    if (due != absl::InfiniteFuture() || trigger) {
-      if (trigger || activity) {
-        // Quiet for kDebounce (within a burst's kMaxDebounce).
-        due = std::min(now + kDebounce, first + kMaxDebounce);
-      }
+    if ((pending.due != absl::InfiniteFuture() || verdict.trigger) &&
+        (verdict.trigger || verdict.activity)) {
+      // Quiet for kDebounce (within a burst's kMaxDebounce).
+      pending.due = std::min(now + kDebounce, pending.first + kMaxDebounce);
     }
     const bool triggered = trigger_.exchange(false);
     const bool periodic_due = now >= next_check;
-    if (triggered || periodic_due || now >= due) {
+    if (triggered || periodic_due || now >= pending.due) {
       if (periodic_due && periodic) next_check = now + options_.interval;
-      // Some process still has the file open for writing: wait for its
-      // close. The kernel's answer (a read lease, for our own files) wins;
-      // without one, a write seen without its close counts for a while.
-      std::optional<bool> writing = options_.source->OpenForWriting();
-      if (!writing.has_value()) {
-        writing = written_at != absl::InfinitePast() &&
-                  now - written_at < kMaxWriterWait;
-      }
-      if (*writing) {
-        {
-          std::lock_guard<std::mutex> lock(reload_mu_);
-          NoteBeingWritten(absl::StrCat(options_.source->name(),
-                                        ": the catalog is open for writing; "
-                                        "it is read once the writer has "
-                                        "closed it"));
-        }
-        // The writer's close starts a new burst (and its own debounce).
-        first = now;
-        due = now + kWriterPoll;
-        continue;
-      }
-      // Errors are recorded by the pipeline and logged by the reload itself.
-      absl::StatusOr<bool> reloaded = ReloadNow();
-      if (!reloaded.ok() &&
-          reloaded.status().code() == absl::StatusCode::kUnavailable) {
-        std::lock_guard<std::mutex> lock(reload_mu_);
-        NoteBeingWritten(reloaded.status().message());
-        first = absl::Now();
-        due = first + kWriterPoll;
-      } else {
-        due = absl::InfiniteFuture();
-        first = absl::InfiniteFuture();
-        written_at = absl::InfinitePast();
-      }
+      ReloadWhenClosed(now, &pending);
       retired_held = ReleaseRetired();
     }
   }

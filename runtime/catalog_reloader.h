@@ -154,7 +154,30 @@ class CatalogReloader final {
   // the pipeline. Returns `error`.
   absl::Status Reject(absl::Status error, bool log)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
+  // The watcher thread: waits for events, debounces them, reloads.
   void Run();
+  // A reload the watcher thread has pending: due at `due`; the burst of
+  // events began at `first`; the last write seen on our entry without its
+  // close at `written_at` (inotify's view of "open for writing", for when the
+  // kernel cannot tell us). Used by the watcher thread only.
+  struct PendingReload {
+    absl::Time due = absl::InfiniteFuture();
+    absl::Time first = absl::InfiniteFuture();
+    absl::Time written_at = absl::InfinitePast();
+  };
+  // What a batch of directory events means: `trigger`, a change that may be
+  // complete (a close after writing, a rename, a new link, a lost watch);
+  // `activity`, a change that is not quiet yet (a write without its close).
+  struct EventVerdict {
+    bool trigger = false;
+    bool activity = false;
+  };
+  EventVerdict ClassifyEvents(const std::vector<DirEvent>& events,
+                              absl::string_view entry, absl::Time now,
+                              PendingReload* pending);
+  // Reloads unless a writer still has the file open, in which case the
+  // reload is put off by kWriterPoll; clears `pending` once done.
+  void ReloadWhenClosed(absl::Time now, PendingReload* pending);
   void NoteWatchState();
   // Frees the replaced catalogs no request holds any more (and lets go of
   // those older than kMaxRetiredAge). True if some are still held.

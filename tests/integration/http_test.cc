@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compatd/v1/compatd.pb.h"
@@ -170,6 +171,55 @@ TEST_F(HttpTest, GetTakesKyvernosQuery) {
   EXPECT_TRUE(Field(answer, "enabled").has_bool_value());
   EXPECT_EQ(Field(Field(answer, "versions"), "emulationVersion").string_value(),
             "1.34");
+}
+
+// k8s/admission/kyverno/clusterpolicy.yaml as Kyverno runs it: its apiCall's
+// URL path against the real server, and its jmesPath through jp, Debian's
+// JMESPath command (github.com/jmespath/go-jmespath, the Go library Kyverno's
+// fork of it follows). The value the policy compares must be the boolean
+// the gate has, at the default versions and at an emulation that turns the
+// gate off.
+TEST_F(HttpTest, KyvernoPolicysJmesPathReadsTheAnswer) {
+  constexpr char kJp[] = "/usr/bin/jp";
+  if (access(kJp, X_OK) != 0) GTEST_SKIP() << "jp is not installed";
+  const RunResult policy =
+      RunCompatd("/bin/cat", {std::string(COMPATD_SOURCE_DIR) +
+                              "/k8s/admission/kyverno/clusterpolicy.yaml"});
+  ASSERT_EQ(policy.exit_code, 0) << policy.err;
+  auto value_of = [&](absl::string_view key) -> std::string {
+    const size_t at = policy.out.find(absl::StrCat(key, ": "));
+    if (at == std::string::npos) return "";
+    const size_t start = at + key.size() + 2;
+    return policy.out.substr(start, policy.out.find('\n', start) - start);
+  };
+  const std::string url = value_of("url");
+  const std::string jmes_path = value_of("jmesPath");
+  ASSERT_EQ(jmes_path, "enabled");
+  const size_t path_at = url.find("/v1/");
+  ASSERT_NE(path_at, std::string::npos) << url;
+  const std::string path = url.substr(path_at);
+
+  // PodLevelResources: alpha in 1.32, beta and on by default from 1.34.
+  const std::pair<std::string, std::string> cases[] = {
+      {path, "true"},
+      {absl::StrCat(path, "&versions.emulationVersion=1.33"), "false"},
+  };
+  for (const auto& [query, want] : cases) {
+    const CurlReply reply = Curl({Url(query)});
+    ASSERT_EQ(reply.status, 200) << query << ": " << reply.body;
+    const std::string answer_file =
+        absl::StrCat(::testing::TempDir(), "/kyverno-answer.json");
+    {
+      FILE* f = fopen(answer_file.c_str(), "w");
+      ASSERT_NE(f, nullptr);
+      fwrite(reply.body.data(), 1, reply.body.size(), f);
+      fclose(f);
+    }
+    const RunResult jp = RunCompatd(kJp, {"-f", answer_file, jmes_path});
+    EXPECT_EQ(jp.exit_code, 0) << jp.err;
+    EXPECT_EQ(std::string(absl::StripAsciiWhitespace(jp.out)), want)
+        << query << ": " << reply.body;
+  }
 }
 
 TEST_F(HttpTest, ErrorsAreGrpcGatewayStatuses) {
