@@ -229,8 +229,14 @@ struct Row {
 // The client matrix at the cluster's versions: every component a skew rule
 // names plus every component seen, columns for the minor versions around the
 // allowed ranges, with edge columns for what lies beyond.
+//
+// `versions` (may be null: the cluster's) are the versions the verdicts are
+// judged at (the upgrade target's for the second matrix); `id` is the
+// table's id. The counts are the clients' whatever the versions.
 absl::Status AppendClientMatrix(std::string* out, const PageContext& context,
-                                const v1::ListClientsResponse& clients) {
+                                const v1::ListClientsResponse& clients,
+                                const v1::VersionContext* versions,
+                                absl::string_view id) {
   const engine::Catalog& catalog = *context.snapshot->catalog;
   const uint64_t major = catalog.binary_version.major();
   std::vector<std::string> components;
@@ -256,6 +262,7 @@ absl::Status AppendClientMatrix(std::string* out, const PageContext& context,
     row.component = component;
     if (known.contains(component)) {
       v1::CheckSkewRequest request;
+      if (versions != nullptr) *request.mutable_versions() = *versions;
       request.set_component(component);
       request.set_client_version(catalog.binary_version.MajorMinorString());
       v1::CheckSkewResponse response;
@@ -297,6 +304,7 @@ absl::Status AppendClientMatrix(std::string* out, const PageContext& context,
     if (row.has_rule) {
       for (size_t i = 0; i < columns; ++i) {
         v1::CheckSkewRequest request;
+        if (versions != nullptr) *request.mutable_versions() = *versions;
         request.set_component(row.component);
         request.set_client_version(
             engine::Version::MajorMinor(major, first + i).MajorMinorString());
@@ -337,8 +345,9 @@ absl::Status AppendClientMatrix(std::string* out, const PageContext& context,
     }
   }
 
+  absl::StrAppend(out, "<div class=\"scroll\"><table class=\"matrix\" id=\"",
+                  id, "\">");
   out->append(
-      "<div class=\"scroll\"><table class=\"matrix\" id=\"client-matrix\">"
       "<thead><tr><th scope=\"col\">component</th>"
       "<th scope=\"col\">allowed</th>");
   absl::StrAppend(out, "<th scope=\"col\">&lt;",
@@ -758,7 +767,9 @@ absl::StatusOr<std::string> RenderClients(const PageContext& context) {
   out.append(", min-compatibility ");
   AppendEscaped(&out, clients.versions().min_compatibility_version());
   out.append(".</p>");
-  if (absl::Status s = AppendClientMatrix(&out, context, clients); !s.ok()) {
+  if (absl::Status s =
+          AppendClientMatrix(&out, context, clients, nullptr, "client-matrix");
+      !s.ok()) {
     return s;
   }
   AppendClientTable(&out, context, clients);
