@@ -4,13 +4,17 @@
 // (DeriveAnswers in api/handlers.h): the answers of the requests that depend
 // on the catalog alone. Internal to api/.
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "compatd/v1/compatd.pb.h"
+#include "engine/catalog.h"
 #include "engine/effective_version.h"
 #include "runtime/serving_snapshot.h"
 
@@ -22,6 +26,24 @@ inline std::string ServedKey(absl::string_view group, absl::string_view version,
   return absl::StrCat(group, "/", version, "/", resource);
 }
 
+// The catalog's cluster.upgradeTarget, derived once per snapshot.
+struct UpgradeTargetAnswers {
+  bool present = false;
+  // Not OK: the target's served APIs could not be listed (the plan and the
+  // loader say why); objects are then not checked against it.
+  absl::Status status;
+  engine::EffectiveVersions versions;
+  // The resources served at the target, as ServedKey.
+  absl::flat_hash_set<std::string> served;
+  // Blocking plan items by kind: "flags", "apis" (both always present).
+  std::vector<std::pair<std::string, int64_t>> blockers;
+};
+
+// The target of `catalog` (present = false when it has none). Runs
+// engine::PlanUpgrade from the cluster section to the target, and
+// ListServedAPIs at the target with its flags.
+UpgradeTargetAnswers DeriveUpgradeTarget(const engine::Catalog& catalog);
+
 struct CatalogAnswers final : runtime::DerivedAnswers {
   absl::Status list_api_versions_status;
   v1::ListAPIVersionsResponse list_api_versions;
@@ -31,6 +53,15 @@ struct CatalogAnswers final : runtime::DerivedAnswers {
   absl::Status served_status;
   engine::EffectiveVersions versions;
   absl::flat_hash_set<std::string> served;
+  UpgradeTargetAnswers target;
+
+  const engine::EffectiveVersions* UpgradeTargetVersions() const override {
+    return target.present ? &target.versions : nullptr;
+  }
+  std::vector<std::pair<std::string, int64_t>> UpgradeBlockers()
+      const override {
+    return target.blockers;
+  }
 };
 
 }  // namespace compatd::api

@@ -75,6 +75,53 @@ void FillObservedClient(const runtime::ObservedClientInfo& info,
   out->set_requests(info.requests);
 }
 
+void FillUpgradePlan(engine::UpgradePlan plan, v1::PlanUpgradeResponse* out) {
+  FillVersions(plan.from, out->mutable_from());
+  FillVersions(plan.to, out->mutable_to());
+  for (const engine::UpgradeStep& step : plan.steps) {
+    v1::UpgradeStep* s = out->add_steps();
+    s->set_number(static_cast<uint32_t>(step.number));
+    s->set_name(step.name);
+    FillVersions(step.versions, s->mutable_versions());
+    s->set_action(step.action);
+    s->set_rollback_to(step.rollback_to);
+  }
+  for (engine::PlanItem& item : plan.items) {
+    v1::UpgradeItem* section = nullptr;
+    switch (item.section) {
+      case engine::PlanSection::kFlags:
+        section = out->add_flags();
+        break;
+      case engine::PlanSection::kFeatureGates:
+        section = out->add_feature_gates();
+        break;
+      case engine::PlanSection::kAPIs:
+        section = out->add_apis();
+        break;
+      case engine::PlanSection::kStorage:
+        section = out->add_storage();
+        break;
+      case engine::PlanSection::kRollback:
+        section = out->add_rollback();
+        break;
+      case engine::PlanSection::kClients:
+        section = out->add_clients();
+        break;
+    }
+    section->set_step(static_cast<uint32_t>(item.step));
+    section->set_release(std::move(item.release));
+    section->set_subject(std::move(item.subject));
+    section->set_rule(std::move(item.rule));
+    section->set_reason(std::move(item.reason));
+    section->set_action(std::move(item.action));
+    section->set_blocking(item.blocking);
+    if (item.step >= 1 && item.step <= out->steps_size()) {
+      *out->mutable_steps(item.step - 1)->add_items() = *section;
+    }
+  }
+  out->set_blockers(static_cast<uint32_t>(plan.blockers));
+}
+
 void ToRpcStatus(const absl::Status& status, google::rpc::Status* out) {
   out->set_code(static_cast<int32_t>(status.code()));
   out->set_message(std::string(status.message()));

@@ -12,6 +12,7 @@
 #include "engine/effective_version.h"
 #include "engine/query.h"
 #include "engine/skew.h"
+#include "engine/upgrade_plan.h"
 #include "runtime/client_tracker.h"
 #include "runtime/serving_snapshot.h"
 
@@ -31,6 +32,10 @@ v1::SkewVerdict ToProtoVerdict(std::optional<engine::SkewVerdict> verdict);
 // One ListClients entry.
 void FillObservedClient(const runtime::ObservedClientInfo& info,
                         v1::ObservedClient* out);
+
+// PlanUpgrade's answer (besides the common fields): each item goes to its
+// section and to its step.
+void FillUpgradePlan(engine::UpgradePlan plan, v1::PlanUpgradeResponse* out);
 
 // The google.rpc.Status form of an error (Evaluate's per-item errors).
 void ToRpcStatus(const absl::Status& status, google::rpc::Status* out);

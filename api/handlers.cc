@@ -19,6 +19,7 @@
 #include "engine/skew.h"
 #include "engine/storage_agreement.h"
 #include "engine/storage_version.h"
+#include "engine/upgrade_plan.h"
 #include "google/protobuf/timestamp.pb.h"
 
 namespace compatd::api {
@@ -372,6 +373,55 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
+// PlanUpgrade: `shared` (the request's versions, under an Evaluate batch's)
+// is the base of both ends. The clients are the request's and those
+// `clients` (may be null: offline) recorded, judged from the call's snapshot.
+absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
+                        const runtime::ClientTracker* clients,
+                        const v1::VersionContext& shared,
+                        const v1::PlanUpgradeRequest& request,
+                        v1::PlanUpgradeResponse* response) {
+  const Catalog& catalog = *snapshot.catalog;
+  v1::VersionContext from = shared;
+  from.MergeFrom(request.from());
+  v1::VersionContext to = shared;
+  to.MergeFrom(request.to());
+  engine::UpgradePlanQuery query;
+  query.from = ToQuery(from);
+  query.to = ToQuery(to);
+  for (int i = 0; i < request.clients_size(); ++i) {
+    query.clients.push_back(engine::PlanClient{
+        request.clients(i).component(), request.clients(i).version(),
+        absl::StrFormat("clients[%d]", i), true});
+  }
+  size_t recorded = 0;
+  if (clients != nullptr) {
+    for (const runtime::ObservedClientInfo& info : clients->List(snapshot)) {
+      // A client the skew policy cannot judge has no allowance to leave.
+      if (!info.verdict.has_value()) continue;
+      query.clients.push_back(
+          engine::PlanClient{info.component, info.version, "recorded", false});
+      ++recorded;
+    }
+  }
+  COMPATD_ASSIGN_OR_RETURN(engine::UpgradePlan plan,
+                           engine::PlanUpgrade(catalog, query));
+  const engine::EffectiveVersions target = plan.to;
+  std::string reason = std::move(plan.reason);
+  FillUpgradePlan(std::move(plan), response);
+  FillCommon(snapshot, target, std::move(reason), response);
+  response->set_clients_checked(
+      clients != nullptr
+          ? absl::StrFormat("%d recorded by this server (ListClients), %d "
+                            "from the request",
+                            recorded, request.clients_size())
+          : absl::StrFormat("%d from the request; this process records no "
+                            "clients (offline evaluation): ask a running "
+                            "compatd to include the clients it has seen",
+                            request.clients_size()));
+  return absl::OkStatus();
+}
+
 v1::LintSeverity ToProtoSeverity(engine::LintSeverity severity) {
   return severity == engine::LintSeverity::kError ? v1::LINT_SEVERITY_ERROR
                                                   : v1::LINT_SEVERITY_WARNING;
@@ -413,6 +463,7 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
 // Evaluate: one item against the batch's snapshot. The item's own versions
 // override the batch's field by field (proto3 MergeFrom: set fields win).
 void EvaluateItem(const runtime::ServingSnapshot& snapshot,
+                  const runtime::ClientTracker* clients,
                   const v1::VersionContext& batch, const v1::EvaluateItem& item,
                   v1::EvaluateResult* result) {
   auto run = [&](const auto& request, auto* response) {
@@ -444,6 +495,18 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
     case v1::EvaluateItem::kPlanVersionRemoval:
       return run(item.plan_version_removal(),
                  result->mutable_plan_version_removal());
+    case v1::EvaluateItem::kPlanUpgrade: {
+      const v1::PlanUpgradeRequest& request = item.plan_upgrade();
+      absl::Status status = ValidateRequest(request);
+      if (status.ok()) {
+        v1::VersionContext shared = batch;
+        shared.MergeFrom(request.versions());
+        status = AnswerPlan(snapshot, clients, shared, request,
+                            result->mutable_plan_upgrade());
+      }
+      if (!status.ok()) ToRpcStatus(status, result->mutable_error());
+      return;
+    }
     case v1::EvaluateItem::REQUEST_NOT_SET:
       break;
   }
@@ -451,7 +514,8 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
                   "items[]: empty item: set one of get_feature, "
                   "list_features, get_storage_version, list_api_versions, "
                   "check_skew, resolve_versions, "
-                  "compute_storage_version_agreement, plan_version_removal"),
+                  "compute_storage_version_agreement, plan_version_removal, "
+                  "plan_upgrade"),
               result->mutable_error());
 }
 
@@ -479,6 +543,7 @@ std::shared_ptr<const runtime::DerivedAnswers> DeriveAnswers(
     }
     return absl::OkStatus();
   }();
+  answers->target = DeriveUpgradeTarget(catalog);
   answers->list_api_versions_status =
       Answer(unborn, VersionQuery{}, v1::ListAPIVersionsRequest(),
              &answers->list_api_versions);
@@ -531,6 +596,14 @@ absl::Status CopyDerived(const runtime::ServingSnapshot& snapshot,
 
 }  // namespace
 
+absl::Status PolicyHandlers::PlanUpgrade(
+    const runtime::ServingSnapshot& snapshot,
+    const v1::PlanUpgradeRequest& request,
+    v1::PlanUpgradeResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
+  return AnswerPlan(snapshot, clients_, request.versions(), request, response);
+}
+
 absl::Status PolicyHandlers::ListAPIVersions(
     const runtime::ServingSnapshot& snapshot,
     const v1::ListAPIVersionsRequest& request,
@@ -577,7 +650,7 @@ absl::Status PolicyHandlers::Evaluate(const runtime::ServingSnapshot& snapshot,
   response->mutable_results()->Reserve(request.items_size());
   for (const v1::EvaluateItem& item : request.items()) {
     v1::EvaluateResult* result = response->add_results();
-    EvaluateItem(snapshot, request.versions(), item, result);
+    EvaluateItem(snapshot, clients_, request.versions(), item, result);
     if (result->has_error()) ++failed;
     // A result's share of the answer: its bytes and its field's tag and
     // length (at most 6 bytes).
@@ -628,6 +701,22 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
   counts->set_skew_rules(
       static_cast<uint32_t>(engine::SkewRulesInForce(catalog).size()));
   counts->set_crds(static_cast<uint32_t>(catalog.crds.size()));
+  if (catalog.cluster.upgrade_target.has_value()) {
+    const engine::UpgradeTarget& t = *catalog.cluster.upgrade_target;
+    v1::VersionContext* target = response->mutable_upgrade_target();
+    target->set_binary_version(t.binary_version);
+    target->set_emulation_version(t.emulation_version);
+    target->set_min_compatibility_version(t.min_compatibility_version);
+    target->set_feature_gates(t.feature_gates);
+    target->set_runtime_config(t.runtime_config);
+    if (t.emulation_forward_compatible.has_value()) {
+      target->set_emulation_forward_compatible(*t.emulation_forward_compatible);
+    }
+    if (t.runtime_config_emulation_forward_compatible.has_value()) {
+      target->set_runtime_config_emulation_forward_compatible(
+          *t.runtime_config_emulation_forward_compatible);
+    }
+  }
   std::string reason =
       absl::StrFormat("catalog generation %d from %s, loaded %s",
                       snapshot.generation, catalog.source,

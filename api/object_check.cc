@@ -8,9 +8,83 @@
 #include "engine/api_availability.h"
 #include "engine/api_names.h"
 #include "engine/effective_version.h"
+#include "engine/upgrade_plan.h"
 
 namespace compatd::api {
-namespace {}  // namespace
+namespace {
+
+// The warning for an API the upgrade target does not serve; empty when it is
+// served there (or there is no target).
+std::string TargetMessage(const UpgradeTargetAnswers& target,
+                          absl::string_view group, absl::string_view version,
+                          absl::string_view kind,
+                          const engine::APIResource& resource) {
+  if (!target.present || !target.status.ok()) return "";
+  if (target.served.contains(ServedKey(group, version, resource.resource))) {
+    return "";
+  }
+  const engine::Version& emulation = target.versions.emulation;
+  std::string why;
+  if (resource.removed.has_value() && emulation >= *resource.removed) {
+    why = absl::StrCat("removed in Kubernetes ",
+                       resource.removed->MajorMinorString());
+  } else {
+    why = "not enabled there by default or by the target's --runtime-config";
+  }
+  return absl::StrCat(
+      engine::GroupVersionString(group, version), " ", kind,
+      " will not be served at the cluster's upgrade target (emulation ",
+      emulation.MajorMinorString(), ", min-compatibility ",
+      target.versions.min_compatibility.MajorMinorString(), "): ", why,
+      resource.replacement.empty()
+          ? std::string()
+          : absl::StrCat("; use ", resource.replacement, " ", kind,
+                         " instead"));
+}
+
+}  // namespace
+
+UpgradeTargetAnswers DeriveUpgradeTarget(const engine::Catalog& catalog) {
+  UpgradeTargetAnswers out;
+  if (!catalog.cluster.upgrade_target.has_value()) return out;
+  out.present = true;
+  const engine::UpgradePlanQuery query = engine::UpgradeTargetQuery(catalog);
+  absl::StatusOr<engine::UpgradePlan> plan =
+      engine::PlanUpgrade(catalog, query);
+  if (!plan.ok()) {
+    out.status = plan.status();
+    return out;
+  }
+  int64_t flags = 0, apis = 0;
+  for (const engine::PlanItem& item : plan->items) {
+    if (!item.blocking) continue;
+    if (item.section == engine::PlanSection::kFlags) ++flags;
+    if (item.section == engine::PlanSection::kAPIs) ++apis;
+  }
+  out.blockers = {{"apis", apis}, {"flags", flags}};
+  out.versions = plan->to;
+  // The target's own flags on top of the cluster section's; flags it refuses
+  // (the plan's blockers) are left out, as the plan says to remove them.
+  absl::StatusOr<std::vector<engine::ServedGroupVersion>> served =
+      engine::ListServedAPIs(catalog, out.versions, query.to);
+  if (!served.ok()) {
+    engine::VersionQuery without = query.to;
+    without.runtime_config = {};
+    without.emulation_forward_compatible.reset();
+    without.runtime_config_emulation_forward_compatible.reset();
+    served = engine::ListServedAPIs(catalog, out.versions, without);
+  }
+  if (!served.ok()) {
+    out.status = served.status();
+    return out;
+  }
+  for (const engine::ServedGroupVersion& gv : *served) {
+    for (const std::string& resource : gv.resources) {
+      out.served.insert(ServedKey(gv.group, gv.version, resource));
+    }
+  }
+  return out;
+}
 
 absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
     const runtime::ServingSnapshot& snapshot, const engine::VersionQuery& query,
@@ -60,6 +134,17 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
     verdict.removed = resource->removed->MajorMinorString();
   }
   verdict.replacement = resource->replacement;
+  if (catalog.cluster.upgrade_target.has_value()) {
+    const auto* answers =
+        static_cast<const CatalogAnswers*>(snapshot.derived.get());
+    if (answers != nullptr) {
+      verdict.upgrade_target_message =
+          TargetMessage(answers->target, group, version, kind, *resource);
+    } else {
+      verdict.upgrade_target_message = TargetMessage(
+          DeriveUpgradeTarget(catalog), group, version, kind, *resource);
+    }
+  }
   bool is_served = false;
   if (derived != nullptr) {
     is_served =

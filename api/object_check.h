@@ -30,6 +30,9 @@ struct ObjectApiVerdict {
   // One sentence naming the rule and the release, for kubectl's warnings and
   // AdmissionReview's status.message.
   std::string message;
+  // Set when the catalog has a cluster.upgradeTarget at which this known API
+  // is not served: one sentence for a warning (never a denial).
+  std::string upgrade_target_message;
 };
 
 // `group` is "" for the core group. INVALID_ARGUMENT for versions the query

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "api/convert.h"
@@ -196,6 +197,141 @@ int RunLint(const std::string& path, std::ostream& out, std::ostream& err) {
       << response.warnings() << " warning(s), " << response.exceptions()
       << " documented exception(s)\n";
   return response.errors() > 0 ? kExitError : kExitOk;
+}
+
+namespace {
+
+// --from / --from-json (or --to / --to-json) into `out`; false after printing
+// a usage error.
+bool ParseEnd(absl::string_view end, const std::string& bare,
+              const std::string& json, v1::VersionContext* out,
+              std::ostream& err) {
+  if (!bare.empty() && !json.empty()) {
+    err << "ERROR: give --" << end << " or --" << end << "-json, not both\n";
+    return false;
+  }
+  if (!bare.empty()) {
+    out->set_emulation_version(bare);
+    return true;
+  }
+  if (json.empty()) return true;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  const auto parsed =
+      google::protobuf::util::JsonStringToMessage(json, out, options);
+  if (!parsed.ok()) {
+    err << "ERROR: --" << end
+        << "-json is not a valid compatd.v1.VersionContext in JSON: "
+        << parsed.ToString()
+        << " (e.g. '{\"emulationVersion\":\"1.33\",\"featureGates\":"
+           "\"WatchList=false\"}')\n";
+    return false;
+  }
+  return true;
+}
+
+void PrintItem(const v1::UpgradeItem& item, absl::string_view section,
+               std::ostream& out) {
+  out << "  [" << section << "] " << (item.blocking() ? "BLOCKING " : "")
+      << item.subject() << " (" << item.rule() << ")\n      " << item.reason()
+      << "\n      do: " << item.action() << "\n";
+}
+
+absl::string_view SectionOf(const v1::UpgradeItem& item,
+                            const v1::PlanUpgradeResponse& plan) {
+  auto in = [&](const auto& list) {
+    for (const v1::UpgradeItem& i : list) {
+      if (i.step() == item.step() && i.subject() == item.subject() &&
+          i.rule() == item.rule()) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (in(plan.flags())) return "flags";
+  if (in(plan.feature_gates())) return "feature gates";
+  if (in(plan.apis())) return "APIs";
+  if (in(plan.storage())) return "storage";
+  if (in(plan.rollback())) return "rollback";
+  return "clients";
+}
+
+}  // namespace
+
+int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.output.empty() && options.output != "text" &&
+      options.output != "json") {
+    err << "ERROR: -o \"" << options.output
+        << "\": expected text (the default) or json\n";
+    return kExitUsage;
+  }
+  v1::PlanUpgradeRequest request;
+  if (!ParseEnd("from", options.from, options.from_json, request.mutable_from(),
+                err) ||
+      !ParseEnd("to", options.to, options.to_json, request.mutable_to(), err)) {
+    return kExitUsage;
+  }
+  if (!options.clients.empty()) {
+    for (absl::string_view item : absl::StrSplit(options.clients, ',')) {
+      std::pair<std::string, std::string> kv =
+          absl::StrSplit(item, absl::MaxSplits('=', 1));
+      if (kv.first.empty() || kv.second.empty()) {
+        err << "ERROR: --clients item \"" << item
+            << "\": expected component=version, e.g. "
+               "--clients=kubelet=1.31,kubectl=1.35\n";
+        return kExitUsage;
+      }
+      v1::PlanClient* client = request.add_clients();
+      client->set_component(kv.first);
+      client->set_version(kv.second);
+    }
+  }
+  std::unique_ptr<engine::Catalog> catalog =
+      LoadForOffline(options.catalog_path, err);
+  if (catalog == nullptr) return kExitError;
+  const std::string source = catalog->source;
+  const PolicyHandlers handlers;
+  v1::PlanUpgradeResponse plan;
+  if (const absl::Status status =
+          handlers.PlanUpgrade(*Serve(std::move(catalog)), request, &plan);
+      !status.ok()) {
+    err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
+        << "\n";
+    return kExitError;
+  }
+  if (options.output == "json") {
+    std::string text;
+    google::protobuf::util::JsonPrintOptions print_options;
+    print_options.add_whitespace = true;
+    print_options.always_print_primitive_fields = true;
+    const auto printed =
+        google::protobuf::util::MessageToJsonString(plan, &text, print_options);
+    if (!printed.ok()) {
+      err << "ERROR: INTERNAL: cannot print the plan as JSON: "
+          << printed.ToString() << "\n";
+      return kExitError;
+    }
+    out << text;
+    return kExitOk;
+  }
+  out << "Upgrade plan on kube-apiserver " << plan.to().binary_version() << " ("
+      << source << "): emulation " << plan.from().emulation_version() << " -> "
+      << plan.to().emulation_version() << ", min-compatibility "
+      << plan.from().min_compatibility_version() << " -> "
+      << plan.to().min_compatibility_version() << "\n"
+      << plan.reason() << "\n";
+  for (const v1::UpgradeStep& step : plan.steps()) {
+    out << "\nStep " << step.number() << ": " << step.name() << " (emulation "
+        << step.versions().emulation_version() << ", min-compatibility "
+        << step.versions().min_compatibility_version() << "; rollback to "
+        << step.rollback_to() << " after it)\n  " << step.action() << "\n";
+    for (const v1::UpgradeItem& item : step.items()) {
+      PrintItem(item, SectionOf(item, plan), out);
+    }
+  }
+  out << "\nClients checked: " << plan.clients_checked() << "\n"
+      << plan.blockers() << " blocking item(s)\n";
+  return kExitOk;
 }
 
 int RunCheckCatalog(const std::string& path, std::ostream& out,

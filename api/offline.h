@@ -47,6 +47,26 @@ int EvalRequest(const PolicyHandlers& handlers,
 // 1 with errors or a catalog that does not load.
 int RunLint(const std::string& path, std::ostream& out, std::ostream& err);
 
+struct PlanOptions {
+  std::string catalog_path;  // empty: the embedded catalog
+  // A bare version: the emulation version on the catalog's binary ("1.33").
+  std::string from;
+  std::string to;
+  // A whole compatd.v1.VersionContext in JSON (instead of from / to).
+  std::string from_json;
+  std::string to_json;
+  // "component=version,..." clients to check ("kubelet=1.31,kubectl=1.35").
+  std::string clients;
+  // "text" (or empty) or "json" (the PlanUpgradeResponse, as eval prints it).
+  std::string output;
+};
+
+// `compatd plan`: PlanUpgrade through the server's handler, offline (so no
+// recorded clients; the output says so). Prints the plan on `out` (exit 0);
+// an RPC error "ERROR: <CODE>: <message>" on `err` (exit 1); a catalog that
+// does not load (exit 1); bad usage (exit 2).
+int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
+
 // Validates a catalog file: on success prints its counts and digest on `out`
 // (exit 0); otherwise every error, "<file>:<line>: <message>", on `err` (exit
 // 1).

@@ -299,6 +299,30 @@ absl::Status ValidateRequest(const v1::PlanVersionRemovalRequest& request) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateRequest(const v1::PlanUpgradeRequest& request) {
+  COMPATD_RETURN_IF_ERROR(CheckRequestVersions(request.versions()));
+  COMPATD_RETURN_IF_ERROR(ValidateVersionContext(request.from(), "from"));
+  COMPATD_RETURN_IF_ERROR(ValidateVersionContext(request.to(), "to"));
+  COMPATD_RETURN_IF_ERROR(CheckCount("clients", request.clients_size()));
+  for (int i = 0; i < request.clients_size(); ++i) {
+    const std::string at = Index("clients", i);
+    const v1::PlanClient& client = request.clients(i);
+    if (client.component().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ".component: required, e.g. \"kubelet\""));
+    }
+    COMPATD_RETURN_IF_ERROR(
+        CheckComponent(Child(at, "component"), client.component()));
+    if (client.version().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ".version: required, e.g. \"1.33\" or \"v1.33.2\""));
+    }
+    COMPATD_RETURN_IF_ERROR(
+        CheckVersion(Child(at, "version"), client.version()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRequest(const v1::GetCatalogRequest&) {
   return absl::OkStatus();
 }

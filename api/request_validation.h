@@ -85,6 +85,7 @@ absl::Status ValidateRequest(const v1::ResolveVersionsRequest& request);
 absl::Status ValidateRequest(
     const v1::ComputeStorageVersionAgreementRequest& request);
 absl::Status ValidateRequest(const v1::PlanVersionRemovalRequest& request);
+absl::Status ValidateRequest(const v1::PlanUpgradeRequest& request);
 absl::Status ValidateRequest(const v1::GetCatalogRequest& request);
 absl::Status ValidateRequest(const v1::ListClientsRequest& request);
 // The batch only: its size and shared versions. Each item is validated on its

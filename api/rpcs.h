@@ -21,6 +21,7 @@
   X(ResolveVersions)                \
   X(ComputeStorageVersionAgreement) \
   X(PlanVersionRemoval)             \
+  X(PlanUpgrade)                    \
   X(LintCatalog)                    \
   X(Evaluate)                       \
   X(GetCatalog)                     \

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "catalog/yaml_to_proto.h"
 #include "compatd/v1/catalog.pb.h"
 #include "engine/api_availability.h"
@@ -23,6 +24,7 @@
 #include "engine/features.h"
 #include "engine/sha256.h"
 #include "engine/skew.h"
+#include "engine/upgrade_plan.h"
 
 namespace compatd::catalog {
 
@@ -147,6 +149,7 @@ class CatalogBuilder {
     // The cluster section must be what kube-apiserver would accept as flags
     // at start-up; only meaningful once its parts are individually valid.
     if (binary_ok && cluster_ok) CheckClusterAsFlags(in, out);
+    if (binary_ok && cluster_ok) CheckUpgradeTarget(in, out);
   }
 
  private:
@@ -189,6 +192,23 @@ class CatalogBuilder {
               absl::StrCat("cluster: ", apis.status().message()));
       }
     }
+  }
+
+  // cluster.upgradeTarget: the plan from the cluster section to it must be
+  // answerable (engine/upgrade_plan.h): the catalog's binary, versions
+  // kube-apiserver accepts, not older than the cluster section. Flags the
+  // target refuses are the plan's blockers, not catalog errors.
+  void CheckUpgradeTarget(const pb::Catalog& in, const Catalog& out) {
+    if (!errors_.empty() || !out.cluster.upgrade_target.has_value()) return;
+    absl::StatusOr<engine::UpgradePlan> plan =
+        engine::PlanUpgrade(out, engine::UpgradeTargetQuery(out));
+    if (plan.ok()) return;
+    absl::string_view message = plan.status().message();
+    absl::ConsumePrefix(&message, "to.");
+    Error(out.cluster.upgrade_target->line > 0
+              ? out.cluster.upgrade_target->line
+              : lines_.MessageLine(in.cluster()),
+          absl::StrCat("cluster.upgradeTarget: ", message));
   }
 
   static int LineOr(int line, int fallback) {
@@ -288,6 +308,73 @@ class CatalogBuilder {
       out.cluster.runtime_config_emulation_forward_compatible =
           cluster.runtime_config_emulation_forward_compatible();
     }
+    if (cluster.has_upgrade_target()) ok &= BuildUpgradeTarget(cluster, out);
+    return ok;
+  }
+
+  bool BuildUpgradeTarget(const pb::ClusterSettings& cluster, Catalog& out) {
+    const pb::UpgradeTarget& in = cluster.upgrade_target();
+    engine::UpgradeTarget target;
+    target.line = lines_.FieldLine(
+        cluster, pb::ClusterSettings::kUpgradeTargetFieldNumber);
+    bool ok = true;
+    const std::pair<int, const std::string*> versions[] = {
+        {pb::UpgradeTarget::kBinaryVersionFieldNumber, &in.binary_version()},
+        {pb::UpgradeTarget::kEmulationVersionFieldNumber,
+         &in.emulation_version()},
+        {pb::UpgradeTarget::kMinCompatibilityVersionFieldNumber,
+         &in.min_compatibility_version()}};
+    for (const auto& [field, text] : versions) {
+      if (text->empty()) continue;
+      absl::StatusOr<Version> version = Version::Parse(*text);
+      if (!version.ok()) {
+        Error(LineOr(lines_.FieldLine(in, field), target.line),
+              absl::StrFormat(
+                  "cluster.upgradeTarget.%s: %s; expected e.g. \"1.36\"",
+                  in.GetDescriptor()->FindFieldByNumber(field)->json_name(),
+                  version.status().message()));
+        ok = false;
+      }
+    }
+    target.binary_version = in.binary_version();
+    target.emulation_version = in.emulation_version();
+    target.min_compatibility_version = in.min_compatibility_version();
+    std::vector<std::pair<std::string, bool>> gates(in.feature_gates().begin(),
+                                                    in.feature_gates().end());
+    std::sort(gates.begin(), gates.end());
+    std::vector<std::string> parts;
+    for (const auto& [name, value] : gates) {
+      parts.push_back(absl::StrCat(name, "=", value ? "true" : "false"));
+    }
+    target.feature_gates = absl::StrJoin(parts, ",");
+    std::vector<std::pair<std::string, std::string>> rc(
+        in.runtime_config().begin(), in.runtime_config().end());
+    std::sort(rc.begin(), rc.end());
+    parts.clear();
+    for (const auto& [key, value] : rc) {
+      if (key.empty() || absl::StrContains(key, ',') ||
+          absl::StrContains(value, ',')) {
+        Error(LineOr(lines_.MapKeyLine(
+                         in, pb::UpgradeTarget::kRuntimeConfigFieldNumber, key),
+                     target.line),
+              absl::StrFormat("cluster.upgradeTarget.runtimeConfig: key "
+                              "\"%s\" value \"%s\": expected a non-empty "
+                              "\"group/version\" key and a value without ','",
+                              key, value));
+        ok = false;
+        continue;
+      }
+      parts.push_back(absl::StrCat(key, "=", value));
+    }
+    target.runtime_config = absl::StrJoin(parts, ",");
+    if (in.has_emulation_forward_compatible()) {
+      target.emulation_forward_compatible = in.emulation_forward_compatible();
+    }
+    if (in.has_runtime_config_emulation_forward_compatible()) {
+      target.runtime_config_emulation_forward_compatible =
+          in.runtime_config_emulation_forward_compatible();
+    }
+    out.cluster.upgrade_target = std::move(target);
     return ok;
   }
 

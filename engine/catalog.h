@@ -104,6 +104,19 @@ struct SkewRule {
   int line = 0;
 };
 
+// The catalog's cluster.upgradeTarget: a VersionContext (flags in their
+// command-line syntax, sorted by key).
+struct UpgradeTarget {
+  std::string binary_version;  // as written; empty = the catalog's
+  std::string emulation_version;
+  std::string min_compatibility_version;
+  std::string feature_gates;   // "A=true,B=false"
+  std::string runtime_config;  // "api/beta=true,batch/v1=false"
+  std::optional<bool> emulation_forward_compatible;
+  std::optional<bool> runtime_config_emulation_forward_compatible;
+  int line = 0;
+};
+
 // The catalog's `cluster` section: the defaults of every query's
 // VersionContext.
 struct ClusterSettings {
@@ -115,6 +128,7 @@ struct ClusterSettings {
   std::vector<std::pair<std::string, std::string>> runtime_config;
   std::optional<bool> emulation_forward_compatible;
   std::optional<bool> runtime_config_emulation_forward_compatible;
+  std::optional<UpgradeTarget> upgrade_target;
 };
 
 struct CRDVersion {

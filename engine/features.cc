@@ -400,47 +400,11 @@ const FeatureSpec* SelectAt(const Feature& feature,
                            FeatureGatesUseMinCompatibility(versions.binary));
 }
 
-// Fills *set (empty on entry).
-absl::Status BuildGateSet(const Catalog& catalog,
-                          const EffectiveVersions& versions,
-                          const VersionQuery& query, GateSet* set_out) {
+// unsafeSetFromMap's checks of the merged map; fills all_alpha / all_beta.
+absl::Status ValidateGateSet(const Catalog& catalog,
+                             const EffectiveVersions& versions,
+                             GateSet* set_out) {
   GateSet& set = *set_out;
-  if (catalog.cluster.feature_gates.empty() && query.feature_gates.empty()) {
-    return absl::OkStatus();
-  }
-  std::vector<FeatureGateFlag> requested;
-  if (!query.feature_gates.empty()) {
-    absl::StatusOr<std::vector<FeatureGateFlag>> parsed =
-        ParseFeatureGates(query.feature_gates);
-    if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("feature_gates request field \"%s\": %s; expected "
-                          "Name=true|false pairs separated by commas",
-                          query.feature_gates, parsed.status().message()));
-    }
-    requested = *std::move(parsed);
-  }
-  // Merge two sorted lists; the request wins on equal keys.
-  const auto& cluster = catalog.cluster.feature_gates;
-  size_t i = 0, j = 0;
-  while (i < cluster.size() || j < requested.size()) {
-    if (j == requested.size() ||
-        (i < cluster.size() &&
-         absl::string_view(cluster[i].first) < requested[j].name)) {
-      set.settings.push_back(
-          {cluster[i].first, cluster[i].second, GateSource::kCluster});
-      ++i;
-      continue;
-    }
-    if (i < cluster.size() &&
-        absl::string_view(cluster[i].first) == requested[j].name) {
-      ++i;
-    }
-    set.settings.push_back(
-        {requested[j].name, requested[j].value, GateSource::kRequest});
-    ++j;
-  }
-
   // unsafeSetFromMap: an unknown key fails at once.
   for (const GateSetting& s : set.settings) {
     if (FindGate(catalog, s.name) == nullptr) {
@@ -499,6 +463,50 @@ absl::Status BuildGateSet(const Catalog& catalog,
   // utilerrors.NewAggregate's wording for several errors.
   return absl::InvalidArgumentError(
       absl::StrCat("[", absl::StrJoin(errors, ", "), "]"));
+}
+
+// Fills *set (empty on entry).
+absl::Status BuildGateSet(const Catalog& catalog,
+                          const EffectiveVersions& versions,
+                          const VersionQuery& query, GateSet* set_out) {
+  GateSet& set = *set_out;
+  if (catalog.cluster.feature_gates.empty() && query.feature_gates.empty()) {
+    return absl::OkStatus();
+  }
+  std::vector<FeatureGateFlag> requested;
+  if (!query.feature_gates.empty()) {
+    absl::StatusOr<std::vector<FeatureGateFlag>> parsed =
+        ParseFeatureGates(query.feature_gates);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("feature_gates request field \"%s\": %s; expected "
+                          "Name=true|false pairs separated by commas",
+                          query.feature_gates, parsed.status().message()));
+    }
+    requested = *std::move(parsed);
+  }
+  // Merge two sorted lists; the request wins on equal keys.
+  const auto& cluster = catalog.cluster.feature_gates;
+  size_t i = 0, j = 0;
+  while (i < cluster.size() || j < requested.size()) {
+    if (j == requested.size() ||
+        (i < cluster.size() &&
+         absl::string_view(cluster[i].first) < requested[j].name)) {
+      set.settings.push_back(
+          {cluster[i].first, cluster[i].second, GateSource::kCluster});
+      ++i;
+      continue;
+    }
+    if (i < cluster.size() &&
+        absl::string_view(cluster[i].first) == requested[j].name) {
+      ++i;
+    }
+    set.settings.push_back(
+        {requested[j].name, requested[j].value, GateSource::kRequest});
+    ++j;
+  }
+
+  return ValidateGateSet(catalog, versions, &set);
 }
 
 absl::string_view OnOff(bool b) { return b ? "on" : "off"; }
@@ -690,6 +698,62 @@ absl::StatusOr<std::vector<FeatureDecision>> DecideFeatures(
   }
   // The loader keeps features sorted by name; sort anyway so that a
   // hand-built catalog answers the same.
+  std::sort(decisions.begin(), decisions.end(),
+            [](const FeatureDecision& a, const FeatureDecision& b) {
+              return a.feature->name < b.feature->name;
+            });
+  return decisions;
+}
+
+}  // namespace compatd::engine
+
+namespace compatd::engine {
+
+GateFlagCheck CheckFeatureGateFlag(const Catalog& catalog,
+                                   const EffectiveVersions& versions,
+                                   absl::string_view name, bool value) {
+  GateFlagCheck check;
+  const Feature* feature = FindGate(catalog, name);
+  if (feature == nullptr) {
+    check.problem = GateFlagProblem::kUnknown;
+    check.message = absl::StrFormat("unrecognized feature gate: %s", name);
+    return check;
+  }
+  const FeatureSpec* spec = SelectAt(*feature, versions);
+  // The order of ValidateGateSet: the lock first (AllAlpha/AllBeta have
+  // specs, so they never reach the PreAlpha check).
+  if (spec != nullptr && spec->lock_to_default &&
+      spec->default_enabled != value) {
+    check.problem = GateFlagProblem::kLocked;
+    check.message = absl::StrFormat(
+        "cannot set feature gate %s to %s, feature is locked to %s", name,
+        BoolName(value), BoolName(spec->default_enabled));
+    return check;
+  }
+  if (spec == nullptr) {
+    check.problem = GateFlagProblem::kNotIntroduced;
+    check.message = absl::StrFormat(
+        "cannot set feature gate %s to %s, feature is PreAlpha at emulated "
+        "version %s",
+        name, BoolName(value), versions.emulation.ToString());
+  }
+  return check;
+}
+
+absl::StatusOr<std::vector<FeatureDecision>> DecideFeaturesWithFlags(
+    const Catalog& catalog, const EffectiveVersions& versions,
+    const std::vector<std::pair<std::string, bool>>& flags) {
+  GateSet gates;
+  for (const auto& [name, value] : flags) {
+    gates.settings.push_back({name, value, GateSource::kRequest});
+  }
+  COMPATD_RETURN_IF_ERROR(ValidateGateSet(catalog, versions, &gates));
+  const bool use_min_compat = FeatureGatesUseMinCompatibility(versions.binary);
+  std::vector<FeatureDecision> decisions;
+  decisions.reserve(catalog.features.size());
+  for (const Feature& feature : catalog.features) {
+    decisions.push_back(Decide(feature, versions, gates, use_min_compat));
+  }
   std::sort(decisions.begin(), decisions.end(),
             [](const FeatureDecision& a, const FeatureDecision& b) {
               return a.feature->name < b.feature->name;

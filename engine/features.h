@@ -9,6 +9,7 @@
 // docs/kubernetes-rules.md#feature-gate-flags).
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/attributes.h"
@@ -93,5 +94,38 @@ absl::StatusOr<std::vector<FeatureDecision>> DecideFeatures(
     const Catalog& catalog ABSL_ATTRIBUTE_LIFETIME_BOUND,
     const EffectiveVersions& versions, const VersionQuery& query,
     absl::string_view component);
+
+// Why kube-apiserver refuses one --feature-gates entry at the effective
+// versions (unsafeSetFromMap, docs/kubernetes-rules.md#feature-gate-flags).
+enum class GateFlagProblem {
+  kNone,
+  kUnknown,        // no such gate in this binary
+  kLocked,         // locked to the other value
+  kNotIntroduced,  // PreAlpha: may not be set, not even to false
+};
+
+struct GateFlagCheck {
+  GateFlagProblem problem = GateFlagProblem::kNone;
+  // Kubernetes' message for the entry ("cannot set feature gate X to false,
+  // feature is locked to true"); empty when kNone.
+  std::string message;
+};
+
+// One --feature-gates entry `name=value` as unsafeSetFromMap judges it at
+// `versions`: the checks DecideFeature runs on every entry of the merged flag,
+// for one entry. AllAlpha and AllBeta are gates.
+GateFlagCheck CheckFeatureGateFlag(const Catalog& catalog,
+                                   const EffectiveVersions& versions,
+                                   absl::string_view name, bool value);
+
+// DecideFeatures with the whole --feature-gates map given (sorted by name, one
+// entry per gate; the catalog's cluster section is not read): for callers that
+// merge flags of their own (PlanUpgrade's from and to). Same validation and
+// errors; the decisions borrow from the catalog and from `flags`' names.
+absl::StatusOr<std::vector<FeatureDecision>> DecideFeaturesWithFlags(
+    const Catalog& catalog ABSL_ATTRIBUTE_LIFETIME_BOUND,
+    const EffectiveVersions& versions,
+    const std::vector<std::pair<std::string, bool>>& flags
+        ABSL_ATTRIBUTE_LIFETIME_BOUND);
 
 }  // namespace compatd::engine

@@ -478,6 +478,11 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
       warnings.push_back(verdict->message);
     }
   }
+  // Served now but not at the catalog's upgrade target: a warning only.
+  if (verdict->state != State::kNotServed &&
+      !verdict->upgrade_target_message.empty()) {
+    warnings.push_back(verdict->upgrade_target_message);
+  }
   response->body = Answer(review.uid, allowed, message, warnings);
 }
 

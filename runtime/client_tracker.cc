@@ -82,12 +82,40 @@ ClientTracker::ClientTracker(const SnapshotStore* store,
           if (snapshot == nullptr) return {};
           return OutOfAllowance(*snapshot);
         });
+    metrics_->SetUpgradeTargetSources(
+        [this]() -> std::vector<std::pair<std::string, int64_t>> {
+          if (store_ == nullptr) return {};
+          std::shared_ptr<const ServingSnapshot> snapshot = store_->Current();
+          if (snapshot == nullptr) return {};
+          return OutOfAllowanceAtTarget(*snapshot);
+        },
+        [this]() -> std::vector<std::pair<std::string, int64_t>> {
+          if (store_ == nullptr) return {};
+          std::shared_ptr<const ServingSnapshot> snapshot = store_->Current();
+          if (snapshot == nullptr || snapshot->derived == nullptr ||
+              snapshot->derived->UpgradeTargetVersions() == nullptr) {
+            return {};
+          }
+          std::vector<std::pair<std::string, int64_t>> blockers =
+              snapshot->derived->UpgradeBlockers();
+          int64_t clients = 0;
+          for (const auto& [component, count] :
+               OutOfAllowanceAtTarget(*snapshot)) {
+            clients += count;
+          }
+          blockers.emplace_back("clients", clients);
+          std::sort(blockers.begin(), blockers.end());
+          return blockers;
+        });
   }
 }
 
 ClientTracker::~ClientTracker() {
   // Waits for a scrape that is calling OutOfAllowance().
-  if (metrics_ != nullptr) metrics_->SetClientsOutOfAllowanceSource(nullptr);
+  if (metrics_ != nullptr) {
+    metrics_->SetClientsOutOfAllowanceSource(nullptr);
+    metrics_->SetUpgradeTargetSources(nullptr, nullptr);
+  }
 }
 
 absl::Time ClientTracker::Now() const {
@@ -335,6 +363,33 @@ std::vector<std::pair<std::string, int64_t>> ClientTracker::OutOfAllowance(
       if (OutOfAllowanceVerdict(VerdictOf(snapshot, *entry))) {
         ++counts[entry->component];
       }
+    }
+  }
+  return {counts.begin(), counts.end()};
+}
+
+std::vector<std::pair<std::string, int64_t>>
+ClientTracker::OutOfAllowanceAtTarget(const ServingSnapshot& snapshot) const {
+  if (snapshot.derived == nullptr) return {};
+  const engine::EffectiveVersions* target =
+      snapshot.derived->UpgradeTargetVersions();
+  if (target == nullptr) return {};
+  const absl::Time now = Now();
+  std::map<std::string, int64_t, std::less<>> counts;
+  for (const engine::SkewRule& rule :
+       engine::SkewRulesInForce(*snapshot.catalog)) {
+    for (const std::string& name : rule.components) counts.emplace(name, 0);
+  }
+  for (const Shard& shard : shards_) {
+    std::shared_lock<std::shared_mutex> lock(shard.mu);
+    for (const auto& [key, entry] : shard.entries) {
+      if (!Live(*entry, now) || !entry->has_major_minor) continue;
+      // Only components a skew rule names: the label set stays the rules'.
+      auto it = counts.find(entry->component);
+      if (it == counts.end()) continue;
+      absl::StatusOr<engine::SkewDecision> d = engine::CheckSkew(
+          *snapshot.catalog, *target, entry->component, entry->version);
+      if (d.ok() && d->verdict != engine::SkewVerdict::kAllowed) ++it->second;
     }
   }
   return {counts.begin(), counts.end()};

@@ -110,6 +110,12 @@ class ClientTracker final {
   std::vector<std::pair<std::string, int64_t>> OutOfAllowance(
       const ServingSnapshot& snapshot) const;
 
+  // The same at the snapshot's upgrade target
+  // (DerivedAnswers::UpgradeTargetVersions): every component a skew rule
+  // names, sorted; empty when the snapshot has no target.
+  std::vector<std::pair<std::string, int64_t>> OutOfAllowanceAtTarget(
+      const ServingSnapshot& snapshot) const;
+
   // Drops expired entries; returns how many. Record() also sweeps on its
   // slow path, at most every idle_ttl / 4.
   size_t Sweep();

@@ -11,6 +11,8 @@ namespace compatd::runtime {
 struct ServiceMetrics::SourceState {
   std::mutex mu;
   OutOfAllowanceSource source ABSL_GUARDED_BY(mu);
+  OutOfAllowanceSource at_target ABSL_GUARDED_BY(mu);
+  OutOfAllowanceSource blockers ABSL_GUARDED_BY(mu);
 };
 
 namespace {
@@ -116,6 +118,7 @@ ServiceMetrics::ServiceMetrics() : source_(std::make_shared<SourceState>()) {}
 ServiceMetrics::~ServiceMetrics() {
   // The registry keeps the callback (and so source_) alive; make it empty.
   SetClientsOutOfAllowanceSource(nullptr);
+  SetUpgradeTargetSources(nullptr, nullptr);
 }
 
 absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
@@ -271,6 +274,39 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
         }
         return samples;
       }));
+  COMPATD_RETURN_IF_ERROR(registry->AddCallbackFamily(
+      "compatd_clients_out_of_allowance_at_target",
+      "Client versions seen within the idle TTL whose skew against the "
+      "catalog's cluster.upgradeTarget is outside the allowance, by "
+      "component (no samples without a target).",
+      metrics::MetricType::kGauge, {"component"},
+      [state]() -> std::vector<metrics::CallbackSample> {
+        std::lock_guard<std::mutex> lock(state->mu);
+        std::vector<metrics::CallbackSample> samples;
+        if (state->at_target == nullptr) return samples;
+        for (auto& [component, count] : state->at_target()) {
+          samples.push_back(metrics::CallbackSample{
+              {std::move(component)}, static_cast<double>(count)});
+        }
+        return samples;
+      }));
+  COMPATD_RETURN_IF_ERROR(registry->AddCallbackFamily(
+      "compatd_upgrade_blockers",
+      "What blocks the upgrade to the catalog's cluster.upgradeTarget, by "
+      "kind: flags kube-apiserver would refuse (flags), APIs that stop "
+      "being served (apis), clients out of allowance at the target "
+      "(clients); no samples without a target.",
+      metrics::MetricType::kGauge, {"kind"},
+      [state]() -> std::vector<metrics::CallbackSample> {
+        std::lock_guard<std::mutex> lock(state->mu);
+        std::vector<metrics::CallbackSample> samples;
+        if (state->blockers == nullptr) return samples;
+        for (auto& [kind, count] : state->blockers()) {
+          samples.push_back(metrics::CallbackSample{
+              {std::move(kind)}, static_cast<double>(count)});
+        }
+        return samples;
+      }));
   return metrics;
 }
 
@@ -357,6 +393,13 @@ void ServiceMetrics::RecordHttpRequest(absl::string_view route, int status,
   }
   counter->Increment();
   histogram->Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ServiceMetrics::SetUpgradeTargetSources(OutOfAllowanceSource at_target,
+                                             OutOfAllowanceSource blockers) {
+  std::lock_guard<std::mutex> lock(source_->mu);
+  source_->at_target = std::move(at_target);
+  source_->blockers = std::move(blockers);
 }
 
 void ServiceMetrics::SetClientsOutOfAllowanceSource(

@@ -152,6 +152,13 @@ class ServiceMetrics final {
   using OutOfAllowanceSource =
       std::function<std::vector<std::pair<std::string, int64_t>>()>;
   void SetClientsOutOfAllowanceSource(OutOfAllowanceSource source);
+  // The same for the catalog's cluster.upgradeTarget, read at scrape time:
+  // compatd_clients_out_of_allowance_at_target{component} from `at_target`,
+  // and compatd_upgrade_blockers{kind} from `blockers` (each kind the plan
+  // blocks on, and "clients": the sum of `at_target`). Empty families when
+  // the sources return nothing (no target). nullptr removes them.
+  void SetUpgradeTargetSources(OutOfAllowanceSource at_target,
+                               OutOfAllowanceSource blockers);
 
  private:
   ServiceMetrics();

@@ -15,10 +15,14 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "engine/catalog.h"
+#include "engine/effective_version.h"
 
 namespace compatd::runtime {
 
@@ -29,6 +33,18 @@ namespace compatd::runtime {
 class DerivedAnswers {
  public:
   virtual ~DerivedAnswers() = default;
+
+  // The catalog's cluster.upgradeTarget, resolved; null when it has none (or
+  // the deriver does not plan upgrades). Read by the client tracker for the
+  // clients out of allowance at the target.
+  virtual const engine::EffectiveVersions* UpgradeTargetVersions() const {
+    return nullptr;
+  }
+  // What blocks the upgrade to that target, by kind ("flags", "apis"), from
+  // the plan made once per snapshot; empty without a target.
+  virtual std::vector<std::pair<std::string, int64_t>> UpgradeBlockers() const {
+    return {};
+  }
 };
 
 struct ServingSnapshot {

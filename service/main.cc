@@ -7,6 +7,8 @@
 //   compatd eval --rpc=NAME --request=JSON [--catalog=FILE]
 //                                     answer one RPC offline, JSON on stdout
 //   compatd lint [--catalog=FILE]     check a catalog against the API rules
+//   compatd plan --from=1.33 --to=1.36 [--catalog=FILE] [-o json]
+//                                     plan an upgrade (PlanUpgrade) offline
 // clang-format on
 
 #include <iostream>
@@ -31,7 +33,10 @@ constexpr char kUsage[] =
     "stdout)\n"
     "  compatd lint [--catalog=FILE]       check a catalog against "
     "Kubernetes' API\n"
-    "                                      change rules (exit 1 on errors)\n\n"
+    "                                      change rules (exit 1 on errors)\n"
+    "  compatd plan --from=1.33 --to=1.36 [--catalog=FILE] [-o json]\n"
+    "                                      plan an upgrade offline "
+    "(PlanUpgrade)\n\n"
     "Flags:\n";
 
 }  // namespace
@@ -40,6 +45,7 @@ int main(int argc, char** argv) {
   using compatd::api::kExitUsage;
   compatd::service::ServerOptions server;
   compatd::api::EvalOptions eval;
+  compatd::api::PlanOptions plan;
   std::string check_catalog;
   bool help = false;
   bool version = false;
@@ -153,6 +159,22 @@ int main(int argc, char** argv) {
   flags.AddString("request", &eval.request_json,
                   "eval: the request message as JSON, e.g. "
                   "'{\"name\":\"WatchList\"}'");
+  flags.AddString("from", &plan.from,
+                  "plan: the cluster's emulation version now, on the "
+                  "catalog's binary, e.g. 1.33");
+  flags.AddString("to", &plan.to,
+                  "plan: the target emulation version, e.g. 1.36 (default: "
+                  "the binary version)");
+  flags.AddString("from-json", &plan.from_json,
+                  "plan: the cluster now as a whole VersionContext in JSON "
+                  "(instead of --from)");
+  flags.AddString("to-json", &plan.to_json,
+                  "plan: the target as a whole VersionContext in JSON "
+                  "(instead of --to)");
+  flags.AddString("clients", &plan.clients,
+                  "plan: clients to check, component=version,... e.g. "
+                  "kubelet=1.31,kubectl=1.35");
+  flags.AddString("o", &plan.output, "plan: output format, text or json");
   flags.AddBool("version", &version, "print the version and exit");
   flags.AddBool("help", &help, "print this help and exit");
 
@@ -172,11 +194,12 @@ int main(int argc, char** argv) {
   }
   const bool is_eval = !positional.empty() && positional[0] == "eval";
   const bool is_lint = !positional.empty() && positional[0] == "lint";
-  const bool is_command = is_eval || is_lint;
+  const bool is_plan = !positional.empty() && positional[0] == "plan";
+  const bool is_command = is_eval || is_lint || is_plan;
   if (positional.size() > (is_command ? 1u : 0u)) {
-    std::cerr << "compatd: unexpected argument \""
-              << positional[is_command ? 1 : 0]
-              << "\"; the commands are eval and lint (see compatd --help)\n";
+    std::cerr
+        << "compatd: unexpected argument \"" << positional[is_command ? 1 : 0]
+        << "\"; the commands are eval, lint and plan (see compatd --help)\n";
     return compatd::api::kExitUsage;
   }
   if (is_eval) {
@@ -186,6 +209,17 @@ int main(int argc, char** argv) {
   if (!eval.rpc.empty() || !eval.request_json.empty()) {
     std::cerr << "compatd: --rpc and --request go with the eval command: "
                  "compatd eval --rpc=NAME --request=JSON\n";
+    return compatd::api::kExitUsage;
+  }
+  if (is_plan) {
+    plan.catalog_path = server.catalog_path;
+    return compatd::api::RunPlan(plan, std::cout, std::cerr);
+  }
+  if (!plan.from.empty() || !plan.to.empty() || !plan.from_json.empty() ||
+      !plan.to_json.empty() || !plan.clients.empty() || !plan.output.empty()) {
+    std::cerr << "compatd: --from, --to, --from-json, --to-json, --clients "
+                 "and -o go with the plan command: compatd plan --from=1.33 "
+                 "--to=1.36\n";
     return compatd::api::kExitUsage;
   }
   if (is_lint) {

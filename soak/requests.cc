@@ -383,6 +383,18 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
       FillRandomPlan(rng, r);
       return;
     }
+    case Rpc::kPlanUpgrade: {
+      auto* r = static_cast<v1::PlanUpgradeRequest*>(message);
+      versions(r);
+      if (!OneIn(rng, 3)) FillRandomVersions(rng, r->mutable_from());
+      if (!OneIn(rng, 3)) FillRandomVersions(rng, r->mutable_to());
+      if (OneIn(rng, 3)) {
+        v1::PlanClient* client = r->add_clients();
+        client->set_component(RandomComponent(rng));
+        client->set_version(OneIn(rng, 2) ? "1.31" : "x.y");
+      }
+      return;
+    }
     case Rpc::kEvaluate: {
       auto* r = static_cast<v1::EvaluateRequest*>(message);
       versions(r);
@@ -561,6 +573,8 @@ std::unique_ptr<Message> NewRequest(Rpc rpc) {
       return std::make_unique<v1::ComputeStorageVersionAgreementRequest>();
     case Rpc::kPlanVersionRemoval:
       return std::make_unique<v1::PlanVersionRemovalRequest>();
+    case Rpc::kPlanUpgrade:
+      return std::make_unique<v1::PlanUpgradeRequest>();
     case Rpc::kLintCatalog:
       return std::make_unique<v1::LintCatalogRequest>();
     case Rpc::kEvaluate:
@@ -593,6 +607,8 @@ std::unique_ptr<Message> NewResponse(Rpc rpc) {
       return std::make_unique<v1::ComputeStorageVersionAgreementResponse>();
     case Rpc::kPlanVersionRemoval:
       return std::make_unique<v1::PlanVersionRemovalResponse>();
+    case Rpc::kPlanUpgrade:
+      return std::make_unique<v1::PlanUpgradeResponse>();
     case Rpc::kLintCatalog:
       return std::make_unique<v1::LintCatalogResponse>();
     case Rpc::kEvaluate:
@@ -631,6 +647,8 @@ grpc::Status CallStub(v1::CompatibilityPolicy::Stub& stub,
       COMPATD_SOAK_CALL(ComputeStorageVersionAgreement);
     case Rpc::kPlanVersionRemoval:
       COMPATD_SOAK_CALL(PlanVersionRemoval);
+    case Rpc::kPlanUpgrade:
+      COMPATD_SOAK_CALL(PlanUpgrade);
     case Rpc::kLintCatalog:
       COMPATD_SOAK_CALL(LintCatalog);
     case Rpc::kEvaluate:
@@ -1063,7 +1081,7 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
 SoakRequest RandomWrongRequest(Rng& rng, int max_recv_message_bytes,
                                int max_evaluate_items) {
   // Every RPC with arguments (GetCatalog and LintCatalog have none).
-  static constexpr std::array<Rpc, 10> kRpcs = {
+  static constexpr std::array<Rpc, 11> kRpcs = {
       Rpc::kGetFeature,
       Rpc::kListFeatures,
       Rpc::kGetStorageVersion,
@@ -1072,6 +1090,7 @@ SoakRequest RandomWrongRequest(Rng& rng, int max_recv_message_bytes,
       Rpc::kResolveVersions,
       Rpc::kComputeStorageVersionAgreement,
       Rpc::kPlanVersionRemoval,
+      Rpc::kPlanUpgrade,
       Rpc::kEvaluate,
       Rpc::kListClients};
   SoakRequest request;

@@ -351,6 +351,35 @@ TEST(ValidateRequestTest, PlanVersionRemovalChecksInlineHistory) {
                                  "\"V1\": not a DNS-1035 label")));
 }
 
+TEST(ValidateRequestTest, PlanUpgradeChecksBothEndsAndTheClients) {
+  v1::PlanUpgradeRequest request;
+  request.mutable_from()->set_emulation_version("1.33");
+  EXPECT_OK(ValidateRequest(request));
+  request.mutable_to()->set_runtime_config(std::string(4097, 'a'));
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("to.runtime_config: 4097 bytes")));
+  request.mutable_to()->clear_runtime_config();
+  request.mutable_from()->set_binary_version(std::string(65, '1'));
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("from.binary_version")));
+  request.mutable_from()->clear_binary_version();
+  v1::PlanClient* client = request.add_clients();
+  client->set_component("Kubelet");
+  client->set_version("1.31");
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("clients[0].component \"Kubelet\"")));
+  client->set_component("kubelet");
+  client->clear_version();
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("clients[0].version: required")));
+  client->set_version("1.31");
+  EXPECT_OK(ValidateRequest(request));
+}
+
 TEST(ValidateRequestTest, ListClientsComponentFollowsTheTrackersGrammar) {
   v1::ListClientsRequest request;
   request.set_component("Go-http-client");

@@ -395,6 +395,18 @@ const BadCase kBadCases[] = {
     {"cluster_locked_gate_override", 3,
      "cluster.featureGates: cannot set feature gate Foo to false"},
     {"cluster_bad_runtime_config", 3, "nosuchgroup.k8s.io"},
+    // cluster.upgradeTarget: a plan from the cluster section must be
+    // answerable (engine/upgrade_plan.h).
+    {"upgrade_target_other_binary", 4,
+     "cluster.upgradeTarget: binary_version \"1.37\": this catalog"},
+    {"upgrade_target_older_than_cluster", 4,
+     "cluster.upgradeTarget: emulation_version 1.34 is older than from's "
+     "1.35"},
+    {"upgrade_target_bad_version", 5,
+     "cluster.upgradeTarget.emulationVersion: illegal version string "
+     "\"1.x\""},
+    {"upgrade_target_unknown_key", 5,
+     "unknown key \"emulation\" in cluster.upgradeTarget"},
     // Features.
     {"feature_without_name", 3, "features[0]: name is required"},
     {"duplicate_feature", 6,

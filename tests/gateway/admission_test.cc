@@ -3,6 +3,9 @@
 // AdmissionReview v1 in, AdmissionReview v1 out with response.uid echoed.
 
 #include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -591,6 +594,57 @@ TEST_F(AdmissionTest, OnlyPostIsAllowed) {
     EXPECT_EQ(response.headers[0].first, "Allow");
     EXPECT_EQ(response.headers[0].second, "POST");
   }
+}
+
+// A catalog with cluster.upgradeTarget: objects served now but not at the
+// target get a warning (never a denial, also in enforce mode).
+class AdmissionUpgradeTargetTest : public AdmissionTest {
+ protected:
+  void SetUp() override {
+    const std::string path = absl::StrCat(COMPATD_TESTDATA_DIR,
+                                          "/catalogs/good/upgrade_target.yaml");
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
+        catalog::ParseCatalog(bytes.str(), path);
+    ASSERT_TRUE(catalog.ok()) << catalog.status();
+    pipeline_->Publish(*std::move(catalog), /*initial=*/true);
+  }
+};
+
+TEST_F(AdmissionUpgradeTargetTest, ApiNotServedAtTheTargetIsAWarning) {
+  for (absl::string_view query : {"", "mode=enforce"}) {
+    const google::protobuf::Value answer =
+        Admit(Of("widgets.example.com", "v1beta1", "Widget"), query);
+    EXPECT_TRUE(Allowed(answer)) << query;
+    EXPECT_THAT(
+        Warnings(answer),
+        ::testing::ElementsAre(
+            "widgets.example.com/v1beta1 Widget is deprecated since "
+            "Kubernetes 1.31 and removed in 1.35; use widgets.example.com/v1 "
+            "Widget instead",
+            "widgets.example.com/v1beta1 Widget will not be served at the "
+            "cluster's upgrade target (emulation 1.36, min-compatibility "
+            "1.35): removed in Kubernetes 1.35; use widgets.example.com/v1 "
+            "Widget instead"));
+  }
+  // Served at the target too: nothing to say.
+  const google::protobuf::Value v1 =
+      Admit(Of("widgets.example.com", "v1", "Widget"), "mode=enforce");
+  EXPECT_TRUE(Allowed(v1));
+  EXPECT_FALSE(Has(v1, "response.warnings"));
+}
+
+TEST_F(AdmissionUpgradeTargetTest, GetCatalogShowsTheTarget) {
+  const http::Response response = Call("POST", "/v1/GetCatalog", "{}");
+  ASSERT_EQ(response.status, 200) << response.body;
+  const google::protobuf::Value answer = ParseJson(response.body);
+  EXPECT_EQ(At(answer, "upgradeTarget.emulationVersion").string_value(),
+            "1.36");
+  EXPECT_EQ(At(answer, "upgradeTarget.minCompatibilityVersion").string_value(),
+            "1.35");
 }
 
 }  // namespace

@@ -131,6 +131,7 @@ TEST_F(HttpTest, EveryUnaryRpcAnswersPost) {
        R"({"history":{"name":"widgets.example.com","releases":[)"
        R"({"release":"1.30","versions":[{"name":"v1","served":true,)"
        R"("storage":true}]}]},"version":"v1"})"},
+      {"PlanUpgrade", R"({"from":{"emulationVersion":"1.34"}})"},
       {"LintCatalog", "{}"},
       {"Evaluate", R"({"items":[{"getFeature":{"name":"WatchList"}}]})"},
       {"GetCatalog", "{}"},

@@ -409,5 +409,75 @@ TEST_F(ClientTrackerTest, HostileIdentitiesAreSanitized) {
   EXPECT_EQ(clients[0].version, "unknown");
 }
 
+// The deriver's view of a cluster.upgradeTarget, as the API layer fills it.
+class TargetAnswers final : public DerivedAnswers {
+ public:
+  explicit TargetAnswers(engine::EffectiveVersions target)
+      : target_(std::move(target)) {}
+  const engine::EffectiveVersions* UpgradeTargetVersions() const override {
+    return &target_;
+  }
+  std::vector<std::pair<std::string, int64_t>> UpgradeBlockers()
+      const override {
+    return {{"apis", 0}, {"flags", 1}};
+  }
+
+ private:
+  engine::EffectiveVersions target_;
+};
+
+namespace upgrade_target {
+
+// Emulating 1.33 (min-compatibility 1.33) now, 1.36/1.35 at the target:
+// kubelet [1.31, 1.33] now, [1.33, 1.36] at the target.
+std::shared_ptr<ServingSnapshot> Emulating133WithTarget(uint64_t generation) {
+  std::shared_ptr<ServingSnapshot> snapshot =
+      Serve(NewCatalog("1.33"), generation);
+  snapshot->derived = std::make_shared<TargetAnswers>(engine::EffectiveVersions{
+      *engine::Version::Parse("1.36"), engine::Version::MajorMinor(1, 36),
+      engine::Version::MajorMinor(1, 35)});
+  return snapshot;
+}
+
+}  // namespace upgrade_target
+
+TEST_F(ClientTrackerTest, OutOfAllowanceAtTheUpgradeTarget) {
+  std::shared_ptr<ServingSnapshot> snapshot =
+      upgrade_target::Emulating133WithTarget(2);
+  store_.Publish(snapshot);
+  tracker_->Record(*snapshot, Client("kubelet", "v1.31.0"));  // old there
+  tracker_->Record(*snapshot, Client("kubelet", "v1.33.1"));  // fine
+  tracker_->Record(*snapshot, Client("kubectl", "v1.34.0"));  // old there
+  tracker_->Record(*snapshot, Client("no-such-component", "v1.20.0"));
+  EXPECT_THAT(tracker_->OutOfAllowanceAtTarget(*snapshot),
+              ::testing::IsSupersetOf({Pair("kubelet", 1), Pair("kubectl", 1),
+                                       Pair("kube-proxy", 0)}));
+  for (const auto& [component, count] :
+       tracker_->OutOfAllowanceAtTarget(*snapshot)) {
+    EXPECT_NE(component, "no-such-component");
+  }
+  // Now, at 1.33, none is out of allowance.
+  for (const auto& [component, count] : tracker_->OutOfAllowance(*snapshot)) {
+    EXPECT_EQ(count, 0) << component;
+  }
+  const std::string scrape = Scrape();
+  EXPECT_THAT(scrape, HasSubstr("compatd_clients_out_of_allowance_at_target{"
+                                "component=\"kubelet\"} 1"));
+  EXPECT_THAT(scrape,
+              HasSubstr("compatd_upgrade_blockers{kind=\"clients\"} 2"));
+  EXPECT_THAT(scrape, HasSubstr("compatd_upgrade_blockers{kind=\"flags\"} 1"));
+  EXPECT_THAT(scrape, HasSubstr("compatd_upgrade_blockers{kind=\"apis\"} 0"));
+}
+
+TEST_F(ClientTrackerTest, NoUpgradeTargetNoSamples) {
+  tracker_->Record(*catalog_, Client("kubelet", "v1.20.0"));
+  EXPECT_THAT(tracker_->OutOfAllowanceAtTarget(*catalog_),
+              ::testing::IsEmpty());
+  const std::string scrape = Scrape();
+  EXPECT_THAT(scrape, Not(HasSubstr("compatd_upgrade_blockers{")));
+  EXPECT_THAT(scrape,
+              Not(HasSubstr("compatd_clients_out_of_allowance_at_target{")));
+}
+
 }  // namespace
 }  // namespace compatd::runtime

@@ -101,6 +101,14 @@ TEST_F(PromtoolTest, FullScrapeOfEveryFamilyPassesCheckMetrics) {
     return std::vector<std::pair<std::string, int64_t>>{
         {"kube-controller-manager", 1}, {"kubelet", 0}};
   });
+  metrics->SetUpgradeTargetSources(
+      [] {
+        return std::vector<std::pair<std::string, int64_t>>{{"kubelet", 2}};
+      },
+      [] {
+        return std::vector<std::pair<std::string, int64_t>>{
+            {"apis", 0}, {"clients", 2}, {"flags", 1}};
+      });
 
   const std::string scrape = metrics::SerializeText(registry.Collect());
   for (const char* family :
@@ -109,7 +117,9 @@ TEST_F(PromtoolTest, FullScrapeOfEveryFamilyPassesCheckMetrics) {
         "compatd_catalog_generation",
         "compatd_catalog_last_reload_success_timestamp_seconds",
         "compatd_build_info", "compatd_client_requests_total",
-        "compatd_clients_out_of_allowance", "process_cpu_seconds_total",
+        "compatd_clients_out_of_allowance",
+        "compatd_clients_out_of_allowance_at_target",
+        "compatd_upgrade_blockers", "process_cpu_seconds_total",
         "process_resident_memory_bytes", "process_virtual_memory_bytes",
         "process_open_fds", "process_max_fds", "process_start_time_seconds"}) {
     EXPECT_THAT(scrape, HasSubstr(absl::StrCat("\n", family)))
@@ -169,7 +179,7 @@ TEST_F(PromtoolTest, PrometheusRuleSpecPassesCheckRules) {
   const CommandResult result = RunPromtool("check rules /dev/stdin", path);
   unlink(path.c_str());
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_THAT(result.output, HasSubstr("SUCCESS: 7 rules found"));
+  EXPECT_THAT(result.output, HasSubstr("SUCCESS: 8 rules found"));
 }
 
 // Every "expr" of the Grafana dashboard is valid PromQL: with Grafana's

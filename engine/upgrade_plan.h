@@ -1,0 +1,117 @@
+#pragma once
+
+// An upgrade plan from one set of kube-apiserver versions and flags ("from",
+// the cluster now) to another ("to"), in KEP-4330's safe order: binaries
+// first with the emulation version pinned, then the emulation version one
+// minor at a time, then the min-compatibility version one minor at a time
+// (kubernetes/enhancements keps/sig-architecture/4330-compatibility-versions,
+// "Motivation" and "User Stories", docs/kubernetes-rules.md#upgrade-plan).
+// Every check of every step is one of the engine's own decisions at that
+// step's versions: the feature gate flags (features.h), the served APIs
+// (api_availability.h), storage versions (storage_version.h) and KEP-2339
+// agreement (storage_agreement.h), skew (skew.h).
+//
+// One catalog describes one kube-apiserver binary: both ends must run the
+// catalog's binary (major.minor; any patch), and an older cluster is given by
+// its emulation version. INVALID_ARGUMENT (naming "from." or "to." and the
+// accepted range) otherwise.
+//
+//   from {emulation 1.33}, to {emulation 1.36} on the 1.36 catalog:
+//   step 1 binaries 1.36 at 1.33/1.33; steps 2-4 emulation 1.34, 1.35, 1.36
+//   (min-compatibility 1.33); step 5 min-compatibility 1.34; step 6 1.35.
+
+#include <string>
+#include <vector>
+
+#include "absl/base/attributes.h"
+#include "absl/status/statusor.h"
+#include "engine/catalog.h"
+#include "engine/effective_version.h"
+#include "engine/query.h"
+
+namespace compatd::engine {
+
+// A client component to check against each step's skew allowance.
+struct PlanClient {
+  std::string component;
+  std::string version;  // as Version::Parse reads it
+  // Where it came from, for the reason: "clients[2]" (the request), or
+  // "recorded" (ListClients).
+  std::string source;
+  // A request's client must be judgeable (INVALID_ARGUMENT otherwise); a
+  // recorded one the policy cannot judge is skipped.
+  bool required = false;
+};
+
+struct UpgradePlanQuery {
+  VersionQuery from;
+  VersionQuery to;
+  std::vector<PlanClient> clients;
+};
+
+enum class PlanSection {
+  kFlags,         // flags kube-apiserver would refuse to start with
+  kFeatureGates,  // enabled state, default or stage changes
+  kAPIs,          // group-versions/resources that stop or start being served
+  kStorage,       // storage version changes and KEP-2339 disagreement
+  kRollback,      // the oldest release each step can roll back to
+  kClients,       // clients outside the skew allowance
+};
+
+// "flags", "feature_gates", "apis", "storage", "rollback", "clients".
+absl::string_view PlanSectionName(PlanSection section);
+
+// One finding. Owns what it holds (engine/catalog.h, "Lifetimes").
+struct PlanItem {
+  PlanSection section = PlanSection::kFlags;
+  int step = 0;         // 1-based index into UpgradePlan::steps
+  std::string release;  // the version the step moves to ("1.34")
+  std::string subject;  // "--feature-gates WatchList=false", "batch/v1beta1"
+  std::string rule;     // "feature-gate-locked", "api-stops-serving", ...
+  std::string reason;   // what happens and which rule says so
+  std::string action;   // what to do
+  // kube-apiserver refuses to start, or a client stops working, until the
+  // action is taken.
+  bool blocking = false;
+};
+
+struct UpgradeStep {
+  int number = 0;    // 1-based
+  std::string name;  // "binaries", "emulation 1.34", "min-compatibility 1.34"
+  EffectiveVersions versions;
+  std::string action;  // the flags to run every kube-apiserver with
+  // The oldest release the cluster can roll back to once the step is done:
+  // its min-compatibility version.
+  std::string rollback_to;
+};
+
+struct UpgradePlan {
+  EffectiveVersions from;
+  EffectiveVersions to;
+  std::vector<UpgradeStep> steps;
+  // By step, then section, then subject.
+  std::vector<PlanItem> items;
+  int blockers = 0;  // items with `blocking`
+  std::string reason;
+};
+
+// The plan from the catalog's cluster section (an empty `from`) to its
+// cluster.upgradeTarget (`to`; the views point into the catalog). The catalog
+// must have a target.
+UpgradePlanQuery UpgradeTargetQuery(
+    const Catalog& catalog ABSL_ATTRIBUTE_LIFETIME_BOUND);
+
+// The plan. INVALID_ARGUMENT, the message starting with the field ("from.",
+// "to.", "clients[i]."), for: a binary version other than the catalog's
+// major.minor; versions kube-apiserver refuses (ResolveEffectiveVersions);
+// flags the cluster could not be running with now (from's feature gates or
+// runtime config refused at from); malformed flag strings; a target older
+// than the start (emulation or min-compatibility: plan a rollback with
+// emulation instead); a request client of a component no skew rule names or
+// with a malformed version. Entries of from's or to's flags that the target
+// refuses are items, not errors. Pure and thread-safe; the plan owns
+// everything it holds.
+absl::StatusOr<UpgradePlan> PlanUpgrade(const Catalog& catalog,
+                                        const UpgradePlanQuery& query);
+
+}  // namespace compatd::engine

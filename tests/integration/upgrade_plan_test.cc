@@ -1,0 +1,317 @@
+// PlanUpgrade through the real compatd binary: over gRPC (with the clients
+// the server recorded, and inside Evaluate) and `compatd plan` offline (text
+// and -o json, --from-json, usage errors).
+
+#include <chrono>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "compatd/v1/compatd.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tests/metrics/http_client.h"
+#include "tests/testing/subprocess.h"
+
+namespace compatd {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::RunCompatd;
+using testing::RunResult;
+using namespace std::chrono_literals;
+
+class PlanUpgradeServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start({}); }
+
+  void Start(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--listen=127.0.0.1:0",
+                                     "--metrics-listen=127.0.0.1:0",
+                                     "--shutdown-grace=5s"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ASSERT_TRUE(server_.Start(COMPATD_BINARY, args));
+    ASSERT_TRUE(server_.WaitForStderr("gRPC listening on 127.0.0.1:", 20s))
+        << server_.Stderr();
+    std::smatch match;
+    const std::string err = server_.Stderr();
+    ASSERT_TRUE(std::regex_search(
+        err, match, std::regex("gRPC listening on 127\\.0\\.0\\.1:([0-9]+)")));
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::string(match[1]),
+                                   grpc::InsecureChannelCredentials());
+    ASSERT_TRUE(std::regex_search(
+        err, match, std::regex("metrics on http://127\\.0\\.0\\.1:([0-9]+)")))
+        << err;
+    metrics_port_ = std::stoi(match[1]);
+    stub_ = v1::CompatibilityPolicy::NewStub(channel_);
+    auto health = grpc::health::v1::Health::NewStub(channel_);
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + 2s);
+      grpc::health::v1::HealthCheckResponse response;
+      if (health->Check(&context, {}, &response).ok() &&
+          response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
+        return;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    FAIL() << "compatd never reported SERVING; stderr:\n" << server_.Stderr();
+  }
+
+  grpc::Status Plan(const v1::PlanUpgradeRequest& request,
+                    v1::PlanUpgradeResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    return stub_->PlanUpgrade(&context, request, response);
+  }
+
+  std::string Scrape() {
+    absl::StatusOr<testing::HttpResponse> r =
+        testing::HttpRequest(metrics_port_, "GET", "/metrics");
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->body : "";
+  }
+
+  testing::Subprocess server_;
+  int metrics_port_ = 0;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::CompatibilityPolicy::Stub> stub_;
+};
+
+std::vector<std::string> Subjects(
+    const google::protobuf::RepeatedPtrField<v1::UpgradeItem>& items) {
+  std::vector<std::string> out;
+  for (const v1::UpgradeItem& item : items) {
+    out.push_back(item.subject() + "@" + std::to_string(item.step()));
+  }
+  return out;
+}
+
+TEST_F(PlanUpgradeServerTest, PlansFrom133To136WithTheRecordedClients) {
+  // A kubelet 1.31 calls: the server records it.
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("x-kubernetes-component", "kubelet");
+    context.AddMetadata("x-kubernetes-version", "v1.31.4");
+    v1::ResolveVersionsResponse response;
+    ASSERT_TRUE(stub_->ResolveVersions(&context, {}, &response).ok());
+  }
+  v1::PlanUpgradeRequest request;
+  request.mutable_from()->set_emulation_version("1.33");
+  request.mutable_to()->set_emulation_version("1.36");
+  v1::PlanClient* client = request.add_clients();
+  client->set_component("kubectl");
+  client->set_version("1.33");
+  v1::PlanUpgradeResponse response;
+  const grpc::Status status = Plan(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.from().emulation_version(), "1.33");
+  EXPECT_EQ(response.to().emulation_version(), "1.36");
+  EXPECT_EQ(response.to().min_compatibility_version(), "1.35");
+  EXPECT_EQ(response.versions().emulation_version(), "1.36");
+  ASSERT_EQ(response.steps_size(), 6);
+  EXPECT_EQ(response.steps(0).name(), "binaries");
+  EXPECT_EQ(response.steps(5).name(), "min-compatibility 1.35");
+  EXPECT_EQ(response.steps(5).rollback_to(), "1.35");
+  EXPECT_EQ(response.rollback_size(), 6);
+  EXPECT_GT(response.feature_gates_size(), 100);
+  EXPECT_THAT(Subjects(response.storage()),
+              Contains("deviceclasses.resource.k8s.io@5"));
+  // kubelet 1.31 (recorded) leaves min-compatibility - 2 at 1.34 (step 5);
+  // kubectl 1.33 (the request's) leaves [min-compatibility, emulation + 1]
+  // at min-compatibility 1.34 too.
+  EXPECT_THAT(Subjects(response.clients()),
+              AllOf(Contains("kubelet 1.31 (recorded)@5"),
+                    Contains("kubectl 1.33 (clients[0])@5")));
+  EXPECT_EQ(response.blockers(), 2u);
+  EXPECT_THAT(response.clients_checked(),
+              HasSubstr("1 recorded by this server (ListClients), 1 from the "
+                        "request"));
+  // Each step lists the items that happen at it.
+  int in_steps = 0;
+  for (const v1::UpgradeStep& step : response.steps()) {
+    for (const v1::UpgradeItem& item : step.items()) {
+      EXPECT_EQ(item.step(), step.number());
+      ++in_steps;
+    }
+  }
+  EXPECT_EQ(in_steps, response.flags_size() + response.feature_gates_size() +
+                          response.apis_size() + response.storage_size() +
+                          response.rollback_size() + response.clients_size());
+  EXPECT_EQ(response.catalog_generation(), 1u);
+}
+
+TEST_F(PlanUpgradeServerTest, ErrorsNameTheEnd) {
+  v1::PlanUpgradeRequest request;
+  request.mutable_from()->set_binary_version("1.33");
+  v1::PlanUpgradeResponse response;
+  grpc::Status status = Plan(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              AllOf(HasSubstr("from.binary_version \"1.33\""),
+                    HasSubstr("1.33 to 1.36 are accepted")));
+  request.Clear();
+  request.mutable_to()->set_feature_gates(std::string(5000, 'A'));
+  status = Plan(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("to.feature_gates"));
+  request.Clear();
+  request.add_clients()->set_component("kubelet");
+  status = Plan(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("clients[0].version"));
+}
+
+TEST_F(PlanUpgradeServerTest, EvaluateAnswersAPlanItem) {
+  v1::EvaluateRequest request;
+  request.mutable_versions()->set_feature_gates("APIServerTracing=false");
+  v1::PlanUpgradeRequest* plan = request.add_items()->mutable_plan_upgrade();
+  plan->mutable_from()->set_emulation_version("1.33");
+  request.add_items()
+      ->mutable_plan_upgrade()
+      ->mutable_from()
+      ->set_emulation_version("1.29");
+  grpc::ClientContext context;
+  v1::EvaluateResponse response;
+  ASSERT_TRUE(stub_->Evaluate(&context, request, &response).ok());
+  ASSERT_EQ(response.results_size(), 2);
+  ASSERT_TRUE(response.results(0).has_plan_upgrade())
+      << response.results(0).error().message();
+  // The batch's feature gates are both ends' flags: locked at the target.
+  const v1::PlanUpgradeResponse& answer = response.results(0).plan_upgrade();
+  ASSERT_EQ(answer.flags_size(), 1);
+  EXPECT_EQ(answer.flags(0).rule(), "feature-gate-locked");
+  EXPECT_TRUE(answer.flags(0).blocking());
+  ASSERT_TRUE(response.results(1).has_error());
+  EXPECT_EQ(response.results(1).error().code(), 3);
+  EXPECT_THAT(response.results(1).error().message(),
+              HasSubstr("from.emulation_version \"1.29\""));
+}
+
+// A catalog with cluster.upgradeTarget: its blockers on /metrics, a kubelet
+// out of allowance at the target, and the target in GetCatalog.
+class UpgradeTargetServerTest : public PlanUpgradeServerTest {
+ protected:
+  void SetUp() override {
+    Start({"--catalog=" + std::string(COMPATD_TESTDATA_DIR) +
+           "/catalogs/good/upgrade_target.yaml"});
+  }
+};
+
+TEST_F(UpgradeTargetServerTest, MetricsExportWhatBlocksTheTarget) {
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("x-kubernetes-component", "kubelet");
+    context.AddMetadata("x-kubernetes-version", "v1.31.4");
+    v1::GetCatalogResponse response;
+    ASSERT_TRUE(stub_->GetCatalog(&context, {}, &response).ok());
+    EXPECT_EQ(response.upgrade_target().emulation_version(), "1.36");
+    EXPECT_EQ(response.upgrade_target().min_compatibility_version(), "1.35");
+  }
+  const std::string scrape = Scrape();
+  // TracingGate=false is refused once the gate locks (1.35); widgets v1beta1
+  // stops being served at 1.35; kubelet 1.31 is below 1.33 at the target.
+  EXPECT_THAT(scrape, HasSubstr("compatd_upgrade_blockers{kind=\"flags\"} 1"));
+  EXPECT_THAT(scrape, HasSubstr("compatd_upgrade_blockers{kind=\"apis\"} 1"));
+  EXPECT_THAT(scrape,
+              HasSubstr("compatd_upgrade_blockers{kind=\"clients\"} 1"));
+  EXPECT_THAT(scrape, HasSubstr("compatd_clients_out_of_allowance_at_target{"
+                                "component=\"kubelet\"} 1"));
+  // Allowed now (emulation 1.33: kubelet 1.31 to 1.33).
+  EXPECT_THAT(scrape, HasSubstr("compatd_clients_out_of_allowance{component="
+                                "\"kubelet\"} 0"));
+  // The plan to the target, from the cluster section (an empty from).
+  v1::PlanUpgradeRequest request;
+  request.mutable_to()->set_emulation_version("1.36");
+  request.mutable_to()->set_min_compatibility_version("1.35");
+  v1::PlanUpgradeResponse plan;
+  ASSERT_TRUE(Plan(request, &plan).ok());
+  EXPECT_EQ(plan.blockers(), 3u);
+}
+
+TEST(PlanCommandTest, PrintsThePlanAsTextSayingNoClientsAreRecorded) {
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY,
+      {"plan", "--from=1.33", "--to=1.36", "--clients=kubelet=1.31"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("Upgrade plan on kube-apiserver 1.36 "
+                              "(embedded:kubernetes-1.36): emulation 1.33 -> "
+                              "1.36, min-compatibility 1.33 -> 1.35"),
+                    HasSubstr("Step 1: binaries (emulation 1.33, "
+                              "min-compatibility 1.33; rollback to 1.33 after "
+                              "it)"),
+                    HasSubstr("Step 6: min-compatibility 1.35"),
+                    HasSubstr("[storage] deviceclasses.resource.k8s.io "
+                              "(storage-version-changes)"),
+                    HasSubstr("[clients] BLOCKING kubelet 1.31 (clients[0]) "
+                              "(client-too-old)"),
+                    HasSubstr("this process records no clients (offline "
+                              "evaluation)"),
+                    HasSubstr("1 blocking item(s)")));
+}
+
+TEST(PlanCommandTest, JsonOutputIsThePlanUpgradeResponse) {
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY,
+      {"plan",
+       R"(--from-json={"emulationVersion":"1.33","featureGates":"APIServerTracing=false"})",
+       "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  v1::PlanUpgradeResponse response;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(r.out, &response).ok())
+      << r.out;
+  EXPECT_EQ(response.from().emulation_version(), "1.33");
+  EXPECT_EQ(response.to().emulation_version(), "1.36");  // the binary's
+  ASSERT_GE(response.flags_size(), 1);
+  EXPECT_EQ(response.flags(0).subject(),
+            "--feature-gates APIServerTracing=false (from.feature_gates)");
+  // Same answer as eval.
+  const RunResult eval = RunCompatd(
+      COMPATD_BINARY,
+      {"eval", "--rpc=PlanUpgrade",
+       R"(--request={"from":{"emulationVersion":"1.33","featureGates":"APIServerTracing=false"}})"});
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  v1::PlanUpgradeResponse from_eval;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(eval.out, &from_eval).ok());
+  EXPECT_EQ(from_eval.SerializeAsString(), response.SerializeAsString());
+}
+
+TEST(PlanCommandTest, BadUsageAndBadPlans) {
+  RunResult r =
+      RunCompatd(COMPATD_BINARY, {"plan", "--from=1.33", "--from-json={}"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("give --from or --from-json, not both"));
+  r = RunCompatd(COMPATD_BINARY, {"plan", "--to-json={\"emulation\":1}"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--to-json is not a valid "
+                               "compatd.v1.VersionContext"));
+  r = RunCompatd(COMPATD_BINARY, {"plan", "-o", "yaml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("expected text (the default) or json"));
+  r = RunCompatd(COMPATD_BINARY, {"plan", "--clients=kubelet"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunCompatd(COMPATD_BINARY, {"--from=1.33"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("go with the plan command"));
+  r = RunCompatd(COMPATD_BINARY, {"plan", "--from=1.36", "--to=1.35"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("ERROR: INVALID_ARGUMENT: to.emulation_version "
+                               "1.35 is older than from's 1.36"));
+  EXPECT_THAT(r.out, Not(HasSubstr("Step")));
+}
+
+}  // namespace
+}  // namespace compatd
