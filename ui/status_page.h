@@ -13,6 +13,7 @@
 //   GET /ui/features           the feature gates (?q=&component=&stage=)
 //   GET /ui/features/<Gate>    one gate: its permalink
 //   GET /ui/apis               served group-versions and resources
+//   GET /ui/plan               PlanUpgrade to the catalog's upgrade target
 //   GET /ui/status.json        {"generation","digest"}, which the page polls
 //   GET /ui/style.css, /ui/app.js   the page's only assets, from the binary
 //

@@ -122,7 +122,8 @@ std::string DescribeSegments(const std::vector<TimelineSegment>& segments) {
 
 void AppendTimelineSvg(std::string* out, absl::string_view gate,
                        const std::vector<TimelineSegment>& segments,
-                       const TimelineAxis& axis, const engine::Version& now) {
+                       const TimelineAxis& axis, const engine::Version& now,
+                       const engine::Version* target) {
   const int64_t releases =
       static_cast<int64_t>(axis.last_minor - axis.first_minor) + 1;
   const int64_t rw = axis.release_width;
@@ -186,6 +187,16 @@ void AppendTimelineSvg(std::string* out, absl::string_view gate,
   if (clipped) {
     absl::StrAppend(out, "<text class=\"more\" x=\"0\" y=\"",
                     bar_y + axis.height / 2 + 4, "\">\xE2\x80\xB9</text>");
+  }
+  if (target != nullptr && *target != now) {
+    const int64_t at = Position(axis, *target);
+    if (target->major() == axis.major && at >= 0 && at < releases) {
+      const int64_t x = pad + at * rw + rw / 2;
+      absl::StrAppend(out, "<line class=\"target\" x1=\"", x, "\" x2=\"", x,
+                      "\" y1=\"0\" y2=\"", bar_y + axis.height + 2,
+                      "\"><title>upgrade target ", target->MajorMinorString(),
+                      "</title></line>");
+    }
   }
   const int64_t now_at = Position(axis, now);
   if (now.major() == axis.major && now_at >= 0 && now_at < releases) {

@@ -46,11 +46,13 @@ std::vector<TimelineSegment> FeatureSegments(const engine::Feature& feature,
 // text.
 std::string DescribeSegments(const std::vector<TimelineSegment>& segments);
 
-// The SVG; `now` (the emulation version) is marked when on the axis. Segments
+// The SVG; `now` (the emulation version) and `target` (the upgrade target's
+// emulation version; may be null) are marked when on the axis. Segments
 // before the axis start are drawn from its first release with a '<' mark.
 void AppendTimelineSvg(std::string* out, absl::string_view gate,
                        const std::vector<TimelineSegment>& segments,
-                       const TimelineAxis& axis, const engine::Version& now);
+                       const TimelineAxis& axis, const engine::Version& now,
+                       const engine::Version* target = nullptr);
 
 // "Alpha", "Beta", "GA", "Deprecated", "Pre-alpha".
 absl::string_view StageTitle(engine::PreRelease stage);

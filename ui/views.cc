@@ -24,7 +24,7 @@
 namespace compatd::ui {
 namespace {
 
-enum class View { kOverview, kClients, kFeatures, kApis, kNone };
+enum class View { kOverview, kClients, kFeatures, kApis, kPlan, kNone };
 
 // Releases of history the feature table's timelines show (the detail page
 // shows a gate's whole history).
@@ -79,6 +79,7 @@ void AppendHead(std::string* out, absl::string_view title, View active,
       {View::kClients, "/ui/clients", "Clients"},
       {View::kFeatures, "/ui/features", "Feature gates"},
       {View::kApis, "/ui/apis", "APIs"},
+      {View::kPlan, "/ui/plan", "Upgrade plan"},
   };
   for (const Link& link : kLinks) {
     absl::StrAppend(out, "<a href=\"", link.href, "\"",
@@ -178,6 +179,59 @@ void AppendVersionsList(std::string* out, const v1::EffectiveVersion& v) {
   out->append("</dd></dl>");
 }
 
+// The catalog's cluster.upgradeTarget (GetCatalog's upgrade_target) with its
+// effective versions (ResolveVersions at it); nullopt when it has none.
+struct Target {
+  v1::VersionContext versions;
+  v1::EffectiveVersion effective;
+};
+
+absl::StatusOr<std::optional<Target>> UpgradeTargetOf(
+    const PageContext& context) {
+  v1::GetCatalogResponse catalog;
+  if (absl::Status s = context.handlers->GetCatalog(
+          *context.snapshot, v1::GetCatalogRequest(), &catalog);
+      !s.ok()) {
+    return s;
+  }
+  if (!catalog.has_upgrade_target()) return std::optional<Target>();
+  Target target;
+  target.versions = catalog.upgrade_target();
+  v1::ResolveVersionsRequest request;
+  *request.mutable_versions() = target.versions;
+  v1::ResolveVersionsResponse resolved;
+  if (absl::Status s = context.handlers->ResolveVersions(*context.snapshot,
+                                                         request, &resolved);
+      !s.ok()) {
+    return s;
+  }
+  target.effective = resolved.versions();
+  return std::optional<Target>(std::move(target));
+}
+
+// "emulation 1.36, min-compatibility 1.35".
+void AppendEmulationAndMin(std::string* out, const v1::EffectiveVersion& v) {
+  out->append("emulation ");
+  AppendEscaped(out, v.emulation_version());
+  out->append(", min-compatibility ");
+  AppendEscaped(out, v.min_compatibility_version());
+}
+
+// A CamelCase gate name, escaped, with a <wbr> where a lower-case letter or
+// digit is followed by an upper-case one: long names wrap at their words.
+void AppendWithCamelBreaks(std::string* out, absl::string_view name) {
+  size_t start = 0;
+  for (size_t i = 1; i < name.size(); ++i) {
+    if (absl::ascii_isupper(static_cast<unsigned char>(name[i])) &&
+        !absl::ascii_isupper(static_cast<unsigned char>(name[i - 1]))) {
+      AppendEscaped(out, name.substr(start, i - start));
+      out->append("<wbr>");
+      start = i;
+    }
+  }
+  AppendEscaped(out, name.substr(start));
+}
+
 uint64_t Percent(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0 : (part * 100 + whole / 2) / whole;
 }
@@ -226,6 +280,40 @@ struct Row {
   std::vector<Cell> cells;  // [older, window..., newer]
 };
 
+// The lowest and highest minor version any skew rule allows at `versions`
+// (null: the cluster's): the columns a client matrix needs.
+absl::Status AllowedSpan(const PageContext& context,
+                         const v1::VersionContext* versions, uint64_t* lo,
+                         uint64_t* hi) {
+  const engine::Catalog& catalog = *context.snapshot->catalog;
+  for (const engine::SkewRule& rule : engine::SkewRulesInForce(catalog)) {
+    for (const std::string& component : rule.components) {
+      v1::CheckSkewRequest request;
+      if (versions != nullptr) *request.mutable_versions() = *versions;
+      request.set_component(component);
+      request.set_client_version(catalog.binary_version.MajorMinorString());
+      v1::CheckSkewResponse response;
+      if (absl::Status s = context.handlers->CheckSkew(*context.snapshot,
+                                                       request, &response);
+          !s.ok()) {
+        return s;
+      }
+      uint64_t mj = 0, mn = 0;
+      if (engine::Version::ParseMajorMinorNoAlloc(response.min_version(), &mj,
+                                                  &mn) &&
+          mj == catalog.binary_version.major()) {
+        *lo = std::min(*lo, mn);
+      }
+      if (engine::Version::ParseMajorMinorNoAlloc(response.max_version(), &mj,
+                                                  &mn) &&
+          mj == catalog.binary_version.major()) {
+        *hi = std::max(*hi, mn);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The client matrix at the cluster's versions: every component a skew rule
 // names plus every component seen, columns for the minor versions around the
 // allowed ranges, with edge columns for what lies beyond.
@@ -233,10 +321,14 @@ struct Row {
 // `versions` (may be null: the cluster's) are the versions the verdicts are
 // judged at (the upgrade target's for the second matrix); `id` is the
 // table's id. The counts are the clients' whatever the versions.
+//
+// The columns cover at least the minor versions [span_lo, span_hi] (so that
+// the matrices now and at the target line up), else the allowed ranges.
 absl::Status AppendClientMatrix(std::string* out, const PageContext& context,
                                 const v1::ListClientsResponse& clients,
                                 const v1::VersionContext* versions,
-                                absl::string_view id) {
+                                absl::string_view id, uint64_t span_lo,
+                                uint64_t span_hi) {
   const engine::Catalog& catalog = *context.snapshot->catalog;
   const uint64_t major = catalog.binary_version.major();
   std::vector<std::string> components;
@@ -256,7 +348,7 @@ absl::Status AppendClientMatrix(std::string* out, const PageContext& context,
   // The window: three releases below the lowest allowed minimum to two above
   // the highest allowed maximum.
   std::vector<Row> rows;
-  uint64_t lo = UINT64_MAX, hi = 0;
+  uint64_t lo = span_lo, hi = span_hi;
   for (const std::string& component : components) {
     Row row;
     row.component = component;
@@ -431,9 +523,9 @@ absl::Status AppendClientMatrix(std::string* out, const PageContext& context,
   }
   out->append("</tbody></table></div>");
   out->append(
-      "<p class=\"legend\">Verdicts by component and client version at the "
-      "cluster's versions; the outlined cells are the allowed range, numbers "
-      "are requests.<br><span class=\"sw v-allowed\"></span> allowed "
+      "<p class=\"legend\">Verdicts by component and client version; the "
+      "outlined cells are the allowed range, numbers are requests.<br><span "
+      "class=\"sw v-allowed\"></span> allowed "
       "<span class=\"sw v-too-old\"></span> too old <span class=\"sw "
       "v-too-new\"></span> too new <span class=\"sw v-unknown\"></span> "
       "unknown; strong colours: versions that called within the client "
@@ -442,7 +534,8 @@ absl::Status AppendClientMatrix(std::string* out, const PageContext& context,
 }
 
 void AppendClientTable(std::string* out, const PageContext& context,
-                       const v1::ListClientsResponse& clients) {
+                       const v1::ListClientsResponse& clients,
+                       const std::optional<Target>& target) {
   out->append("<h2>Every client seen</h2>");
   if (clients.clients().empty()) {
     out->append(
@@ -454,7 +547,13 @@ void AppendClientTable(std::string* out, const PageContext& context,
       "<div class=\"scroll\"><table class=\"list stack\" "
       "id=\"clients\"><thead><tr>"
       "<th scope=\"col\">component</th><th scope=\"col\">version</th>"
-      "<th scope=\"col\">verdict</th><th scope=\"col\">allowed</th>"
+      "<th scope=\"col\">verdict</th><th scope=\"col\">allowed</th>");
+  if (target.has_value()) {
+    out->append("<th scope=\"col\">at the target ");
+    AppendEscaped(out, target->effective.emulation_version());
+    out->append("</th>");
+  }
+  out->append(
       "<th scope=\"col\" class=\"num\">requests</th><th "
       "scope=\"col\">first seen</th><th scope=\"col\">last seen</th></tr>"
       "</thead><tbody>");
@@ -473,6 +572,38 @@ void AppendClientTable(std::string* out, const PageContext& context,
       AppendEscaped(out, client.min_version());
       out->append("\xE2\x80\x93");
       AppendEscaped(out, client.max_version());
+    }
+    if (target.has_value()) {
+      // CheckSkew at the target, for the versions it can read.
+      v1::SkewVerdict at_target = v1::SKEW_VERDICT_UNKNOWN;
+      std::string range;
+      uint64_t major = 0, minor = 0;
+      if (client.verdict() != v1::SKEW_VERDICT_UNKNOWN &&
+          client.verdict() != v1::SKEW_VERDICT_UNSPECIFIED &&
+          engine::Version::ParseMajorMinorNoAlloc(client.version(), &major,
+                                                  &minor)) {
+        v1::CheckSkewRequest request;
+        *request.mutable_versions() = target->versions;
+        request.set_component(client.component());
+        request.set_client_version(client.version());
+        v1::CheckSkewResponse response;
+        if (context.handlers->CheckSkew(*context.snapshot, request, &response)
+                .ok()) {
+          at_target = response.verdict();
+          range = absl::StrCat(response.min_version(), "\xE2\x80\x93",
+                               response.max_version());
+        }
+      }
+      absl::StrAppend(out,
+                      "</td><td data-label=\"at the target\" "
+                      "data-target-verdict=\"",
+                      VerdictClass(at_target), "\"><span class=\"badge v-",
+                      VerdictClass(at_target), "\">", VerdictText(at_target),
+                      "</span>");
+      if (!range.empty()) {
+        out->append(" ");
+        AppendEscaped(out, range);
+      }
     }
     absl::StrAppend(out, "</td><td class=\"num\" data-label=\"requests\">",
                     client.requests(), "</td><td data-label=\"first seen\">");
@@ -533,6 +664,52 @@ void AppendDecisionCells(std::string* out, const v1::FeatureDecision& d) {
       "</td><td data-label=\"default\">", d.default_enabled() ? "on" : "off",
       d.locked_to_default() ? " <span class=\"locked\">locked</span>" : "",
       "</td>");
+}
+
+// ---------------------------------------------------------------------------
+// Upgrade plan
+
+struct PlanSectionInfo {
+  absl::string_view id;
+  absl::string_view title;
+  absl::string_view what;
+};
+
+void AppendPlanItems(
+    std::string* out, const PlanSectionInfo& section,
+    const google::protobuf::RepeatedPtrField<v1::UpgradeItem>& items) {
+  absl::StrAppend(out, "<section class=\"plan-section\" id=\"plan-", section.id,
+                  "\"><h2>", section.title, " <span class=\"count\">",
+                  items.size(), "</span></h2><p class=\"note\">", section.what,
+                  "</p>");
+  if (items.empty()) {
+    out->append("<p class=\"empty\">Nothing.</p></section>");
+    return;
+  }
+  out->append(
+      "<div class=\"scroll\"><table class=\"list stack plan\"><thead><tr>"
+      "<th scope=\"col\">step</th><th scope=\"col\">subject</th>"
+      "<th scope=\"col\">what happens</th><th scope=\"col\">what to do</th>"
+      "</tr></thead><tbody>");
+  for (const v1::UpgradeItem& item : items) {
+    absl::StrAppend(out, "<tr", item.blocking() ? " class=\"blocking\"" : "",
+                    " data-rule=\"");
+    AppendEscaped(out, item.rule());
+    absl::StrAppend(out, "\"><td data-label=\"step\">", item.step(), " (");
+    AppendEscaped(out, item.release());
+    out->append(")</td><th scope=\"row\">");
+    AppendEscaped(out, item.subject());
+    if (item.blocking())
+      out->append(" <span class=\"badge v-too-old\">blocks</span>");
+    out->append("<div class=\"note\">");
+    AppendEscaped(out, item.rule());
+    out->append("</div></th><td data-label=\"what happens\">");
+    AppendEscaped(out, item.reason());
+    out->append("</td><td data-label=\"what to do\">");
+    AppendEscaped(out, item.action());
+    out->append("</td></tr>");
+  }
+  out->append("</tbody></table></div></section>");
 }
 
 }  // namespace
@@ -619,6 +796,18 @@ absl::StatusOr<std::string> RenderOverview(const PageContext& context) {
   out.append(
       "<section class=\"card\" id=\"versions\"><h2>Cluster versions</h2>");
   AppendVersionsList(&out, catalog.versions());
+  {
+    absl::StatusOr<std::optional<Target>> target = UpgradeTargetOf(context);
+    if (!target.ok()) return target.status();
+    out.append("<dl class=\"kv\"><dt>Upgrade target</dt><dd id=\"target\">");
+    if (target->has_value()) {
+      AppendEmulationAndMin(&out, (*target)->effective);
+      out.append(" (<a href=\"/ui/plan\">the plan</a>)");
+    } else {
+      out.append("none (<code>cluster.upgradeTarget</code>)");
+    }
+    out.append("</dd></dl>");
+  }
   out.append("</section>");
 
   out.append("<section class=\"card\" id=\"catalog\"><h2>Catalog</h2>");
@@ -767,12 +956,36 @@ absl::StatusOr<std::string> RenderClients(const PageContext& context) {
   out.append(", min-compatibility ");
   AppendEscaped(&out, clients.versions().min_compatibility_version());
   out.append(".</p>");
-  if (absl::Status s =
-          AppendClientMatrix(&out, context, clients, nullptr, "client-matrix");
+  absl::StatusOr<std::optional<Target>> target = UpgradeTargetOf(context);
+  if (!target.ok()) return target.status();
+  // One set of columns for both matrices.
+  uint64_t lo = UINT64_MAX, hi = 0;
+  if (target->has_value()) {
+    if (absl::Status s = AllowedSpan(context, nullptr, &lo, &hi); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = AllowedSpan(context, &(*target)->versions, &lo, &hi);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = AppendClientMatrix(&out, context, clients, nullptr,
+                                          "client-matrix", lo, hi);
       !s.ok()) {
     return s;
   }
-  AppendClientTable(&out, context, clients);
+  if (target->has_value()) {
+    out.append("<h2 id=\"at-target\">At the upgrade target: ");
+    AppendEmulationAndMin(&out, (*target)->effective);
+    out.append("</h2>");
+    if (absl::Status s =
+            AppendClientMatrix(&out, context, clients, &(*target)->versions,
+                               "client-matrix-target", lo, hi);
+        !s.ok()) {
+      return s;
+    }
+  }
+  AppendClientTable(&out, context, clients, *target);
   AppendFoot(&out, &context);
   return out;
 }
@@ -790,6 +1003,28 @@ absl::StatusOr<std::string> RenderFeatures(const PageContext& context,
       engine::Version::Parse(features.versions().emulation_version());
   if (!emulation.ok()) return emulation.status();
   const engine::Version binary = catalog.binary_version.ToMajorMinor();
+  // At the upgrade target, when the catalog has one: a column and a marker.
+  absl::StatusOr<std::optional<Target>> target = UpgradeTargetOf(context);
+  if (!target.ok()) return target.status();
+  v1::ListFeaturesResponse at_target;
+  absl::flat_hash_map<std::string, const v1::FeatureDecision*> target_of;
+  std::optional<engine::Version> target_emulation;
+  if (target->has_value()) {
+    v1::ListFeaturesRequest request;
+    *request.mutable_versions() = (*target)->versions;
+    if (absl::Status s = context.handlers->ListFeatures(*context.snapshot,
+                                                        request, &at_target);
+        !s.ok()) {
+      return s;
+    }
+    for (const v1::FeatureDecision& d : at_target.features()) {
+      target_of[d.name()] = &d;
+    }
+    absl::StatusOr<engine::Version> v =
+        engine::Version::Parse(at_target.versions().emulation_version());
+    if (!v.ok()) return v.status();
+    target_emulation = *v;
+  }
 
   std::string out;
   out.reserve(256 << 10);
@@ -838,7 +1073,13 @@ absl::StatusOr<std::string> RenderFeatures(const PageContext& context,
       "id=\"gates\"><thead><tr>"
       "<th scope=\"col\">gate</th><th scope=\"col\">component</th>"
       "<th scope=\"col\">stage</th><th scope=\"col\">now</th>"
-      "<th scope=\"col\">default</th><th scope=\"col\">since</th>"
+      "<th scope=\"col\">default</th>");
+  if (target_emulation.has_value()) {
+    absl::StrAppend(&out, "<th scope=\"col\">at the target ",
+                    target_emulation->MajorMinorString(), "</th>");
+  }
+  out.append(
+      "<th scope=\"col\">since</th>"
       "<th scope=\"col\" class=\"tlcol\">history ");
   absl::StrAppend(&out,
                   engine::Version::MajorMinor(axis.major, axis.first_minor)
@@ -861,18 +1102,39 @@ absl::StatusOr<std::string> RenderFeatures(const PageContext& context,
                     "\"><th scope=\"row\"><a href=\"/ui/features/");
     AppendPathSegment(&out, d.name());
     out.append("\">");
-    AppendEscaped(&out, d.name());
+    AppendWithCamelBreaks(&out, d.name());
     out.append("</a></th><td data-label=\"component\">");
     AppendEscaped(&out, d.component());
     out.append("</td>");
     AppendDecisionCells(&out, d);
+    if (target_emulation.has_value()) {
+      auto it = target_of.find(d.name());
+      if (it == target_of.end()) {
+        out.append("<td data-label=\"at the target\"></td>");
+      } else {
+        const v1::FeatureDecision& t = *it->second;
+        const bool changes =
+            t.enabled() != d.enabled() || t.stage() != d.stage();
+        absl::StrAppend(&out, "<td data-label=\"at the target\" class=\"",
+                        t.enabled() ? "on" : "off", changes ? " changes" : "",
+                        "\" data-target-enabled=\"", t.enabled() ? "on" : "off",
+                        "\">", t.enabled() ? "on" : "off");
+        if (t.stage() != d.stage()) {
+          absl::StrAppend(&out, " <span class=\"badge st-",
+                          StageClass(ProtoStageToEngine(t.stage())), "\">",
+                          StageTitle(ProtoStageToEngine(t.stage())), "</span>");
+        }
+        out.append("</td>");
+      }
+    }
     out.append("<td data-label=\"since\">");
     AppendEscaped(&out, d.since());
     out.append("</td><td class=\"tlcol\">");
     if (feature != nullptr) {
       const std::vector<TimelineSegment> segments =
           FeatureSegments(*feature, binary);
-      AppendTimelineSvg(&out, d.name(), segments, axis, *emulation);
+      AppendTimelineSvg(&out, d.name(), segments, axis, *emulation,
+                        target_emulation ? &*target_emulation : nullptr);
     }
     out.append("</td></tr>");
   }
@@ -1099,6 +1361,192 @@ absl::StatusOr<std::string> RenderApis(const PageContext& context) {
                   " group-versions of the catalog are not served at these "
                   "versions (off by default, removed, or not yet "
                   "introduced).</p>");
+  absl::StatusOr<std::optional<Target>> target = UpgradeTargetOf(context);
+  if (!target.ok()) return target.status();
+  if (target->has_value()) {
+    v1::ListAPIVersionsRequest request;
+    *request.mutable_versions() = (*target)->versions;
+    v1::ListAPIVersionsResponse at_target;
+    if (absl::Status s = context.handlers->ListAPIVersions(*context.snapshot,
+                                                           request, &at_target);
+        !s.ok()) {
+      return s;
+    }
+    // group/version -> resources, now and at the target.
+    auto index = [](const v1::ListAPIVersionsResponse& r) {
+      std::map<std::string, std::vector<std::string>> by_group_version;
+      for (const v1::APIGroupVersion& gv : r.group_versions()) {
+        by_group_version[gv.group().empty()
+                             ? gv.version()
+                             : absl::StrCat(gv.group(), "/", gv.version())] = {
+            gv.resources().begin(), gv.resources().end()};
+      }
+      return by_group_version;
+    };
+    const auto now = index(apis);
+    const auto then = index(at_target);
+    std::vector<std::pair<std::string, std::string>> stops, starts;
+    for (const auto& [gv, resources] : now) {
+      auto it = then.find(gv);
+      for (const std::string& r : resources) {
+        if (it == then.end() ||
+            !std::binary_search(it->second.begin(), it->second.end(), r)) {
+          stops.emplace_back(gv, r);
+        }
+      }
+    }
+    for (const auto& [gv, resources] : then) {
+      auto it = now.find(gv);
+      for (const std::string& r : resources) {
+        if (it == now.end() ||
+            !std::binary_search(it->second.begin(), it->second.end(), r)) {
+          starts.emplace_back(gv, r);
+        }
+      }
+    }
+    out.append("<h2 id=\"at-target\">What changes at the upgrade target (");
+    AppendEmulationAndMin(&out, at_target.versions());
+    out.append(")</h2>");
+    auto list =
+        [&out](absl::string_view id, absl::string_view title,
+               const std::vector<std::pair<std::string, std::string>>& items) {
+          absl::StrAppend(&out, "<h3>", title, ": ", items.size(),
+                          "</h3><ul class=\"changes\" id=\"", id, "\">");
+          for (const auto& [gv, r] : items) {
+            out.append("<li>");
+            AppendEscaped(&out, gv);
+            out.append(" ");
+            AppendEscaped(&out, r);
+            out.append("</li>");
+          }
+          out.append("</ul>");
+        };
+    list("stops-serving", "Stop being served", stops);
+    list("starts-serving", "Start being served", starts);
+  }
+  AppendFoot(&out, &context);
+  return out;
+}
+
+absl::StatusOr<std::string> RenderPlan(const PageContext& context) {
+  absl::StatusOr<std::optional<Target>> target = UpgradeTargetOf(context);
+  if (!target.ok()) return target.status();
+  std::string out;
+  out.reserve(32 << 10);
+  AppendHead(&out, "Upgrade plan", View::kPlan, &context);
+  out.append("<h1>Upgrade plan</h1>");
+  if (!target->has_value()) {
+    out.append(
+        "<p class=\"empty\" id=\"no-target\">The catalog has no upgrade "
+        "target. Set <code>cluster.upgradeTarget</code> (say "
+        "<code>{emulationVersion: \"1.36\"}</code>) to see the plan from the "
+        "cluster section's versions to it here; <code>PlanUpgrade</code> "
+        "answers for any target.</p>");
+    AppendFoot(&out, &context);
+    return out;
+  }
+  // PlanUpgrade from the cluster section (an empty `from`) to the target.
+  v1::PlanUpgradeRequest request;
+  *request.mutable_to() = (*target)->versions;
+  v1::PlanUpgradeResponse plan;
+  if (absl::Status s =
+          context.handlers->PlanUpgrade(*context.snapshot, request, &plan);
+      !s.ok()) {
+    return s;
+  }
+  out.append("<p class=\"plan-summary\">From ");
+  AppendEmulationAndMin(&out, plan.from());
+  out.append(" to ");
+  AppendEmulationAndMin(&out, plan.to());
+  absl::StrAppend(&out, " (binary ");
+  AppendEscaped(&out, plan.to().binary_version());
+  absl::StrAppend(&out, "): ", plan.steps_size(),
+                  " steps, <strong id=\"blockers\" class=\"",
+                  plan.blockers() > 0 ? "bad" : "ok", "\">", plan.blockers(),
+                  plan.blockers() == 1 ? " blocker" : " blockers",
+                  "</strong>.</p><p class=\"note\">");
+  AppendEscaped(&out, plan.reason());
+  if (!absl::EndsWith(plan.reason(), ".")) out.append(".");
+  out.append(" Clients checked: ");
+  AppendEscaped(&out, plan.clients_checked());
+  out.append(".</p><ul class=\"compact sections\" id=\"plan-index\">");
+  const std::pair<absl::string_view, int> index[] = {
+      {"flags", plan.flags_size()},
+      {"feature-gates", plan.feature_gates_size()},
+      {"apis", plan.apis_size()},
+      {"storage", plan.storage_size()},
+      {"rollback", plan.rollback_size()},
+      {"clients", plan.clients_size()}};
+  for (const auto& [id, count] : index) {
+    absl::StrAppend(&out, "<li><a href=\"#plan-", id, "\">", id,
+                    "</a> <span class=\"count\">", count, "</span></li>");
+  }
+  out.append("</ul>");
+
+  out.append(
+      "<h2>Steps</h2><div class=\"scroll\"><table class=\"list stack\" "
+      "id=\"steps\"><thead><tr><th scope=\"col\">#</th><th "
+      "scope=\"col\">step</th><th scope=\"col\">binary / emulation / "
+      "min-compatibility</th><th scope=\"col\">what to do</th><th "
+      "scope=\"col\">rollback to</th><th scope=\"col\" "
+      "class=\"num\">items</th></tr></thead><tbody>");
+  for (const v1::UpgradeStep& step : plan.steps()) {
+    int blocking = 0;
+    for (const v1::UpgradeItem& item : step.items())
+      blocking += item.blocking();
+    absl::StrAppend(&out, "<tr", blocking > 0 ? " class=\"blocking\"" : "",
+                    "><td data-label=\"#\">", step.number(),
+                    "</td><th scope=\"row\">");
+    AppendEscaped(&out, step.name());
+    out.append("</th><td data-label=\"versions\">");
+    AppendEscaped(&out, step.versions().binary_version());
+    out.append(" / ");
+    AppendEscaped(&out, step.versions().emulation_version());
+    out.append(" / ");
+    AppendEscaped(&out, step.versions().min_compatibility_version());
+    out.append("</td><td data-label=\"what to do\">");
+    AppendEscaped(&out, step.action());
+    out.append("</td><td data-label=\"rollback to\">");
+    AppendEscaped(&out, step.rollback_to());
+    absl::StrAppend(&out, "</td><td class=\"num\" data-label=\"items\">",
+                    step.items_size());
+    if (blocking > 0) {
+      absl::StrAppend(&out, " <span class=\"badge v-too-old\">", blocking,
+                      " blocking</span>");
+    }
+    out.append("</td></tr>");
+  }
+  out.append("</tbody></table></div>");
+
+  AppendPlanItems(
+      &out,
+      {"flags", "Flags",
+       "Flags kube-apiserver would refuse to start with at a step."},
+      plan.flags());
+  AppendPlanItems(&out,
+                  {"feature-gates", "Feature gates",
+                   "Gates whose enabled state, default or stage changes."},
+                  plan.feature_gates());
+  AppendPlanItems(
+      &out,
+      {"apis", "APIs",
+       "Group-versions whose resources stop or start being served."},
+      plan.apis());
+  AppendPlanItems(&out,
+                  {"storage", "Storage",
+                   "Storage version changes, and KEP-2339 disagreement while a "
+                   "step rolls out."},
+                  plan.storage());
+  AppendPlanItems(&out,
+                  {"rollback", "Rollback",
+                   "The oldest release the cluster can roll back to after each "
+                   "step."},
+                  plan.rollback());
+  AppendPlanItems(&out,
+                  {"clients", "Clients",
+                   "Clients (recorded by this server) outside the skew "
+                   "allowance at a step."},
+                  plan.clients());
   AppendFoot(&out, &context);
   return out;
 }

@@ -4,8 +4,10 @@
 // through the same handlers the RPCs use (api/handlers.h): GetCatalog for the
 // overview, ListClients and CheckSkew for the client matrix, ListFeatures and
 // the catalog's versioned specs for the feature gates, ListAPIVersions for
-// the APIs. Every string from the catalog or a client is escaped
-// (ui/html.h). Pure functions of their inputs: no clock, no I/O.
+// the APIs, PlanUpgrade for the upgrade plan; the same at the catalog's
+// upgrade target (cluster.upgradeTarget) when it has one. Every string from the
+// catalog or a client is escaped (ui/html.h). Pure functions of their inputs:
+// no clock, no I/O.
 
 #include <string>
 
@@ -47,6 +49,9 @@ absl::StatusOr<std::string> RenderFeatures(const PageContext& context,
 absl::StatusOr<std::string> RenderFeature(const PageContext& context,
                                           absl::string_view name);
 absl::StatusOr<std::string> RenderApis(const PageContext& context);
+// The PlanUpgrade answer from the cluster section to its upgrade target,
+// section by section (a note when the catalog has no target).
+absl::StatusOr<std::string> RenderPlan(const PageContext& context);
 // A page for an error (404 and the like), with the same chrome.
 std::string RenderError(const PageContext* context, absl::string_view title,
                         absl::string_view message);

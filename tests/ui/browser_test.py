@@ -247,6 +247,10 @@ def check_overview(browser):
            "overview: binary version 1.36")
     expect(browser.evaluate("document.getElementById('generation').textContent") == "1",
            "overview: catalog generation 1")
+    expect(browser.evaluate("document.getElementById('emulation-version').textContent") == "1.35",
+           "overview: emulation version 1.35")
+    expect(browser.evaluate("document.getElementById('target').textContent")
+           .startswith("emulation 1.36, min-compatibility 1.35"), "overview: the upgrade target")
     expect(browser.evaluate("document.querySelector('#clients-summary .big').textContent")
            .startswith("1 out of allowance"), "overview: one client out of allowance")
 
@@ -260,12 +264,17 @@ def check_clients(browser):
     allowed = browser.evaluate(
         "Array.from(document.querySelectorAll('#client-matrix tr[data-component=\"kubelet\"] "
         "td[data-verdict=\"allowed\"]')).map(function(c){return c.dataset.version})")
-    expect(allowed == ["1.33", "1.34", "1.35", "1.36"], "clients: kubelet allowed 1.33-1.36 (%s)" % allowed)
+    expect(allowed == ["1.32", "1.33", "1.34", "1.35"], "clients: kubelet allowed 1.32-1.35 (%s)" % allowed)
+    at_target = browser.evaluate(
+        "Array.from(document.querySelectorAll('#client-matrix-target tr[data-component=\"kubelet\"] "
+        "td[data-verdict=\"allowed\"]')).map(function(c){return c.dataset.version})")
+    expect(at_target == ["1.33", "1.34", "1.35", "1.36"],
+           "clients: at the target 1.36, kubelet allowed 1.33-1.36 (%s)" % at_target)
     row = browser.evaluate(
         "Array.from(document.querySelectorAll('#clients tbody tr')).map(function(r){return "
         "r.cells[0].textContent+' '+r.cells[1].textContent+' '+r.dataset.verdict}).join('|')")
     expect("kubelet 1.31 too-old" in row, "clients: the table lists kubelet 1.31 too old")
-    expect("kube-scheduler 1.36 allowed" in row, "clients: kube-scheduler 1.36 allowed")
+    expect("kube-scheduler 1.35 allowed" in row, "clients: kube-scheduler 1.35 allowed")
     expect("kubelet <script>alert(1)</script> unknown" in row,
            "clients: the <script> User-Agent appears as text")
     expect(browser.evaluate("document.scripts.length") == 1 and
@@ -308,6 +317,21 @@ def check_feature(browser):
            "feature page: 4 versioned specs")
 
 
+def check_plan(browser):
+    steps = browser.evaluate("Array.from(document.querySelectorAll('#steps tbody th')).map("
+                             "function(t){return t.textContent})")
+    expect(len(steps) >= 2 and steps[-1] == "min-compatibility 1.35",
+           "plan: steps up to min-compatibility 1.35 (%s)" % steps)
+    sections = browser.evaluate("Array.from(document.querySelectorAll('section.plan-section'))"
+                                ".map(function(s){return s.id})")
+    expect(sections == ["plan-flags", "plan-feature-gates", "plan-apis", "plan-storage",
+                        "plan-rollback", "plan-clients"], "plan: every section (%s)" % sections)
+    kubelet = browser.evaluate(
+        "Array.from(document.querySelectorAll('#plan-clients tbody tr')).filter(function(r){"
+        "return r.textContent.indexOf('kubelet 1.31') >= 0}).map(function(r){return r.dataset.rule})")
+    expect(kubelet and kubelet[0] == "client-too-old", "plan: kubelet 1.31 too old (%s)" % kubelet)
+
+
 def check_apis(browser):
     expect(browser.evaluate("!!document.querySelector('#served tr[data-group-version=\"apps/v1\"]')"),
            "apis: apps/v1 served")
@@ -321,13 +345,24 @@ VIEWS = [
     ("features", "/ui/features", check_features),
     ("feature", "/ui/features/WatchList", check_feature),
     ("apis", "/ui/apis", check_apis),
+    ("plan", "/ui/plan", check_plan),
 ]
+
+CLUSTER = """
+cluster:
+  emulationVersion: "1.35"
+  upgradeTarget: {emulationVersion: "1.36"}
+"""
 
 
 def run(args, workdir):
     deadline = time.monotonic() + DEADLINE_SECONDS
+    # The embedded catalog, with a cluster at emulation 1.35 that is being
+    # upgraded to 1.36.
     catalog = os.path.join(workdir, "catalog.yaml")
     shutil.copyfile(args.catalog, catalog)
+    with open(catalog, "a") as f:
+        f.write(CLUSTER)
     compatd = Compatd(args.compatd, catalog, workdir)
     browser = None
     try:
@@ -337,9 +372,9 @@ def run(args, workdir):
             compatd.call("/v1/GetFeature", feature,
                          {"User-Agent": "kubelet/v1.31.4 (linux/amd64) kubernetes/abc1234"})
         compatd.call("/v1/GetFeature", feature,
-                     {"x-kubernetes-component": "kube-scheduler", "x-kubernetes-version": "v1.36.1"})
+                     {"x-kubernetes-component": "kube-scheduler", "x-kubernetes-version": "v1.35.1"})
         compatd.call("/v1/GetFeature", feature,
-                     {"User-Agent": "kubectl/v1.37.0 (linux/amd64) kubernetes/abc1234"})
+                     {"User-Agent": "kubectl/v1.36.0 (linux/amd64) kubernetes/abc1234"})
         compatd.call("/v1/GetFeature", feature,
                      {"User-Agent": "kubelet/<script>alert(1)</script>"})
 

@@ -180,8 +180,9 @@ TEST_F(StatusPageTest, FeatureTableHasEveryGateWithItsTimeline) {
                                 "data-name=\"WatchList\" "
                                 "data-component=\"kube-apiserver\" "
                                 "data-stage=\"BETA\">"));
-  EXPECT_THAT(r.body,
-              HasSubstr("<a href=\"/ui/features/WatchList\">WatchList</a>"));
+  EXPECT_THAT(
+      r.body,
+      HasSubstr("<a href=\"/ui/features/WatchList\">Watch<wbr>List</a>"));
   EXPECT_THAT(r.body, HasSubstr("data-stage=\"Alpha\" data-from=\"1.27\" "
                                 "data-to=\"1.31\""));
   EXPECT_THAT(r.body, HasSubstr("240 of 240 gates shown."));
@@ -239,8 +240,8 @@ TEST_F(StatusPageTest, ApisShowServedAndNotServed) {
 TEST_F(StatusPageTest, EveryAnswerCarriesTheSecurityHeadersAndNoCookie) {
   for (const char* target :
        {"/", "/ui", "/ui/", "/ui/clients", "/ui/features", "/ui/apis",
-        "/ui/features/WatchList", "/ui/status.json", "/ui/style.css",
-        "/ui/app.js", "/ui/nope", "/ui/features/Nope"}) {
+        "/ui/plan", "/ui/features/WatchList", "/ui/status.json",
+        "/ui/style.css", "/ui/app.js", "/ui/nope", "/ui/features/Nope"}) {
     const http::Response r = Get(target);
     EXPECT_EQ(HeaderOf(r, "Content-Security-Policy"), kContentSecurityPolicy)
         << target;
@@ -304,6 +305,100 @@ TEST_F(StatusPageTest, BeforeACatalog) {
   page_->Handle(request, nullptr, &response);
   EXPECT_EQ(response.status, 503);
   EXPECT_EQ(response.body, "{\"generation\":0,\"digest\":\"\"}");
+}
+
+TEST_F(StatusPageTest, NoTargetNoPlan) {
+  const http::Response r = Get("/ui/plan");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("id=\"no-target\""));
+  EXPECT_THAT(Get("/ui/").body,
+              HasSubstr("<dd id=\"target\">none (<code>cluster.upgradeTarget"));
+  EXPECT_THAT(Get("/ui/clients").body, Not(HasSubstr("client-matrix-target")));
+  EXPECT_THAT(Get("/ui/features").body, Not(HasSubstr("at the target")));
+  EXPECT_THAT(Get("/ui/apis").body, Not(HasSubstr("id=\"at-target\"")));
+}
+
+// The embedded catalog with a cluster at emulation 1.35 being upgraded to
+// 1.36.
+class StatusPageTargetTest : public StatusPageTest {
+ protected:
+  void SetUp() override {
+    const std::string yaml = absl::StrCat(
+        catalog::EmbeddedCatalogYaml(),
+        "\ncluster:\n  emulationVersion: \"1.35\"\n  upgradeTarget: "
+        "{emulationVersion: \"1.36\"}\n");
+    absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
+        catalog::ParseCatalog(yaml, "target.yaml");
+    ASSERT_TRUE(catalog.ok()) << catalog.status();
+    pipeline_->Publish(*std::move(catalog), /*initial=*/true);
+  }
+};
+
+TEST_F(StatusPageTargetTest, OverviewNamesTheTarget) {
+  const http::Response r = Get("/ui/");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("<dd id=\"emulation-version\">1.35</dd>"));
+  EXPECT_THAT(r.body, HasSubstr("<dd id=\"target\">emulation 1.36, "
+                                "min-compatibility 1.35 (<a "
+                                "href=\"/ui/plan\">the plan</a>)</dd>"));
+}
+
+TEST_F(StatusPageTargetTest, ClientsAtTheTarget) {
+  // kube-scheduler 1.34: allowed now (1.34-1.35), too old at the target.
+  Call("kube-scheduler", "v1.34.2", "");
+  const http::Response r = Get("/ui/clients");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const size_t at = r.body.find("id=\"client-matrix-target\"");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_THAT(r.body.substr(0, at),
+              HasSubstr("<td class=\"cell v-allowed seen lo\" "
+                        "data-verdict=\"allowed\" data-version=\"1.34\""));
+  EXPECT_THAT(r.body.substr(at),
+              HasSubstr("<td class=\"cell v-too-old seen\" "
+                        "data-verdict=\"too-old\" data-version=\"1.34\""));
+  EXPECT_THAT(r.body, HasSubstr("<th scope=\"col\">at the target 1.36</th>"));
+  EXPECT_THAT(r.body, HasSubstr("data-target-verdict=\"too-old\"><span "
+                                "class=\"badge v-too-old\">too old</span> "
+                                "1.35\xE2\x80\x93"
+                                "1.36"));
+}
+
+TEST_F(StatusPageTargetTest, FeaturesAtTheTarget) {
+  const http::Response r = Get("/ui/features");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("<th scope=\"col\">at the target 1.36</th>"));
+  EXPECT_THAT(r.body, HasSubstr("class=\"on changes\""));
+  EXPECT_THAT(r.body, HasSubstr("<line class=\"target\""));
+  EXPECT_THAT(r.body, HasSubstr("<title>upgrade target 1.36</title>"));
+}
+
+TEST_F(StatusPageTargetTest, ApisAtTheTarget) {
+  const http::Response r = Get("/ui/apis");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("<h2 id=\"at-target\">What changes at the "
+                                "upgrade target (emulation 1.36, "
+                                "min-compatibility 1.35)</h2>"));
+  EXPECT_THAT(r.body, HasSubstr("id=\"stops-serving\""));
+  EXPECT_THAT(r.body, HasSubstr("id=\"starts-serving\""));
+}
+
+TEST_F(StatusPageTargetTest, PlanSectionBySection) {
+  Call("", "", "kubelet/v1.31.4 (linux/amd64) kubernetes/abc1234");
+  const http::Response r = Get("/ui/plan");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("From emulation 1.35, min-compatibility 1.34 "
+                                "to emulation 1.36, min-compatibility 1.35"));
+  EXPECT_THAT(r.body, HasSubstr("<table class=\"list stack\" id=\"steps\">"));
+  for (const char* id :
+       {"flags", "feature-gates", "apis", "storage", "rollback", "clients"}) {
+    EXPECT_THAT(r.body, HasSubstr(absl::StrCat("id=\"plan-", id, "\"")));
+  }
+  // The recorded kubelet 1.31 is too old for the target.
+  const size_t clients = r.body.find("id=\"plan-clients\"");
+  ASSERT_NE(clients, std::string::npos);
+  EXPECT_THAT(r.body.substr(clients), HasSubstr("kubelet 1.31"));
+  EXPECT_THAT(r.body.substr(clients),
+              HasSubstr("data-rule=\"client-too-old\""));
 }
 
 TEST(StatusPageRoutesTest, OwnsAndRoutes) {
