@@ -1,6 +1,7 @@
 // Google Benchmark of the status page (ui/): what one page view costs the
 // server, rendered through StatusPage::Handle from the real embedded
-// Kubernetes 1.36 catalog with 60 recorded client component/versions (the
+// Kubernetes 1.36 catalog, a cluster at emulation 1.34 with an upgrade target
+// of 1.36, and 72 recorded client component/versions (the
 // page is not on the admission hot path, but an operator's browser polls it
 // during an upgrade). Each benchmark checks its answer once before timing.
 //
@@ -29,9 +30,13 @@ struct Fixture {
     runtime_options.derive = compatd::api::DeriveAnswers;
     pipeline = std::make_unique<compatd::runtime::CatalogPipeline>(
         std::move(runtime_options));
-    auto catalog = compatd::catalog::ParseCatalog(
+    // A cluster at emulation 1.34 being upgraded to 1.36: every view also
+    // renders what changes at the target.
+    const std::string yaml = absl::StrCat(
         compatd::catalog::EmbeddedCatalogYaml(),
-        compatd::catalog::EmbeddedCatalogSource());
+        "\ncluster:\n  emulationVersion: \"1.34\"\n  upgradeTarget: "
+        "{emulationVersion: \"1.36\"}\n");
+    auto catalog = compatd::catalog::ParseCatalog(yaml, "bench.yaml");
     if (!catalog.ok()) {
       std::cerr << catalog.status() << "\n";
       std::exit(1);
@@ -109,6 +114,7 @@ BENCHMARK_CAPTURE(BM_Page, features_filtered, "/ui/features?q=watch",
 BENCHMARK_CAPTURE(BM_Page, feature, "/ui/features/WatchList",
                   "<h1 id=\"gate\">WatchList</h1>");
 BENCHMARK_CAPTURE(BM_Page, apis, "/ui/apis", "data-group-version=\"apps/v1\"");
+BENCHMARK_CAPTURE(BM_Page, plan, "/ui/plan", "id=\"steps\"");
 BENCHMARK_CAPTURE(BM_Page, status_json, "/ui/status.json", "\"generation\":1");
 
 }  // namespace
