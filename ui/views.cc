@@ -176,7 +176,7 @@ void AppendVersionsList(std::string* out, const v1::EffectiveVersion& v) {
       "</dd><dt>Min-compatibility version</dt><dd "
       "id=\"min-compatibility-version\">");
   AppendEscaped(out, v.min_compatibility_version());
-  out->append("</dd></dl>");
+  out->append("</dd>");  // the caller closes the <dl>
 }
 
 // The catalog's cluster.upgradeTarget (GetCatalog's upgrade_target) with its
@@ -799,7 +799,7 @@ absl::StatusOr<std::string> RenderOverview(const PageContext& context) {
   {
     absl::StatusOr<std::optional<Target>> target = UpgradeTargetOf(context);
     if (!target.ok()) return target.status();
-    out.append("<dl class=\"kv\"><dt>Upgrade target</dt><dd id=\"target\">");
+    out.append("<dt>Upgrade target</dt><dd id=\"target\">");
     if (target->has_value()) {
       AppendEmulationAndMin(&out, (*target)->effective);
       out.append(" (<a href=\"/ui/plan\">the plan</a>)");
