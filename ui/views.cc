@@ -1033,7 +1033,8 @@ absl::StatusOr<std::string> RenderFeatures(const PageContext& context,
   AppendEscaped(&out, features.versions().emulation_version());
   absl::StrAppend(
       &out,
-      " (with the cluster's --feature-gates); history from the catalog's "
+      " (with the cluster's <code class=\"flag\">--feature-gates</code>); "
+      "history from the catalog's "
       "versioned specs, the last ",
       kTableTimelineReleases + 1,
       " releases (a gate's own page shows all of it).</p>");
@@ -1194,7 +1195,9 @@ absl::StatusOr<std::string> RenderFeature(const PageContext& context,
                   : "<strong class=\"off\">off</strong>",
       ", ", d.default_enabled() ? "on" : "off", " by default",
       d.locked_to_default() ? ", locked to its default" : "",
-      d.overridden() ? ", set by the cluster's --feature-gates" : "",
+      d.overridden()
+          ? ", set by the cluster's <code class=\"flag\">--feature-gates</code>"
+          : "",
       "</dd><dt>Why</dt><dd>");
   AppendEscaped(&out, d.reason());
   out.append("</dd>");
@@ -1264,8 +1267,10 @@ absl::StatusOr<std::string> RenderApis(const PageContext& context) {
   AppendEscaped(&out, apis.versions().emulation_version());
   out.append(" (binary ");
   AppendEscaped(&out, apis.versions().binary_version());
-  absl::StrAppend(&out, ", with the cluster's --runtime-config): ",
-                  apis.group_versions_size(), " group-versions.</p>");
+  absl::StrAppend(
+      &out,
+      ", with the cluster's <code class=\"flag\">--runtime-config</code>): ",
+      apis.group_versions_size(), " group-versions.</p>");
   out.append(
       "<div class=\"scroll\"><table class=\"list apis stack\" "
       "id=\"served\"><thead><tr>"
