@@ -54,11 +54,13 @@ void ServeRpc(const api::PolicyHandlers& handlers,
 Gateway::Gateway(const api::PolicyHandlers* handlers,
                  const runtime::SnapshotStore* store,
                  runtime::ClientTracker* clients,
-                 const runtime::ServiceMetrics* metrics)
+                 const runtime::ServiceMetrics* metrics,
+                 const ui::StatusPage* ui)
     : handlers_(handlers),
       store_(store),
       clients_(clients),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      ui_(ui) {}
 
 http::Handler Gateway::AsHandler() const {
   return [this](const http::Request& request, http::Response* response) {
@@ -72,7 +74,8 @@ void Gateway::Handle(const http::Request& request,
   // The call's one snapshot: its answer, its client verdict, its metrics.
   const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
       store_->Current();
-  if (clients_ != nullptr && snapshot != nullptr) {
+  const bool ui_route = ui_ != nullptr && ui::StatusPage::Owns(request.path);
+  if (clients_ != nullptr && snapshot != nullptr && !ui_route) {
     clients_->Record(*snapshot, engine::IdentifyClient(
                                     request.Header("x-kubernetes-component"),
                                     request.Header("x-kubernetes-version"),
@@ -80,7 +83,10 @@ void Gateway::Handle(const http::Request& request,
   }
   std::string route = "other";
   absl::string_view path = request.path;
-  if (path == "/healthz") {
+  if (ui_route) {
+    route = std::string(ui::StatusPage::Route(path));
+    ui_->Handle(request, snapshot.get(), response);
+  } else if (path == "/healthz") {
     route = "/healthz";
     if (request.method != "GET" && request.method != "HEAD") {
       // A google.rpc.Status like every other error: JSON, typed so.
@@ -144,7 +150,8 @@ void Gateway::Handle(const http::Request& request,
     response->body = StatusJson(absl::NotFoundError(absl::StrCat(
         request.path,
         ": not found; compatd serves /v1/<RPC>, /admission/v1/validate, "
-        "/gatekeeper/v1 and /healthz here")));
+        "/gatekeeper/v1 and /healthz here",
+        ui_ != nullptr ? ", and the status page at /ui/" : "")));
   }
   if (metrics_ != nullptr) {
     metrics_->RecordHttpRequest(route, response->status, absl::Now() - start);

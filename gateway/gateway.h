@@ -14,6 +14,8 @@
 //   POST /gatekeeper/v1           externaldata.gatekeeper.sh/v1beta1
 //                                 ProviderRequest
 //   GET  /healthz                 200 "ok" once a catalog is served, else 503
+//   GET  /, /ui/...               the status page (ui/status_page.h), when
+//                                 one is given (--ui)
 //
 // Errors are grpc-gateway's: the HTTP status its runtime maps each gRPC code
 // to, with a google.rpc.Status JSON body ({"code","message","details"}).
@@ -26,15 +28,19 @@
 #include "runtime/client_tracker.h"
 #include "runtime/service_metrics.h"
 #include "runtime/serving_snapshot.h"
+#include "ui/status_page.h"
 
 namespace compatd::gateway {
 
 class Gateway final {
  public:
-  // Everything must outlive the gateway; `clients` and `metrics` may be null.
+  // Everything must outlive the gateway; `clients`, `metrics` and `ui` may
+  // be null (no status page: its paths are 404). Requests for the status
+  // page are not recorded as clients: its readers are people in browsers.
   Gateway(const api::PolicyHandlers* handlers,
           const runtime::SnapshotStore* store, runtime::ClientTracker* clients,
-          const runtime::ServiceMetrics* metrics);
+          const runtime::ServiceMetrics* metrics,
+          const ui::StatusPage* ui = nullptr);
 
   // Thread-safe; never blocks.
   void Handle(const http::Request& request, http::Response* response) const;
@@ -47,6 +53,7 @@ class Gateway final {
   const runtime::SnapshotStore* store_;
   runtime::ClientTracker* clients_;
   const runtime::ServiceMetrics* metrics_;
+  const ui::StatusPage* ui_;
 };
 
 }  // namespace compatd::gateway

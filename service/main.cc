@@ -66,6 +66,9 @@ void AddServerFlags(compatd::base::FlagTable* flags,
                    "HTTPS/JSON front door host:port (/v1/<RPC>, "
                    "/admission/v1/validate, /gatekeeper/v1, /healthz); empty "
                    "disables it");
+  flags->AddBool("ui", &server->ui,
+                 "serve the status page on --http-listen (/ui/: versions, "
+                 "clients, feature gates, APIs); false: its paths are 404");
   flags->AddString("http-tls-cert", &server->http_tls.cert,
                    "PEM certificate chain of --http-listen (with "
                    "--http-tls-key); empty: plain HTTP. Re-read when it "

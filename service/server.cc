@@ -50,6 +50,7 @@
 #include "service/reflection.h"
 #include "service/rpc_observer.h"
 #include "service/tls_monitor.h"
+#include "ui/status_page.h"
 
 namespace compatd::service {
 namespace {
@@ -376,8 +377,15 @@ class ServerImpl final : public Server {
   // The HTTPS/JSON front door (gateway/gateway.h).
   absl::Status StartFrontDoor() {
     if (options_.http_listen.empty()) return absl::OkStatus();
+    if (options_.ui) {
+      ui::StatusPage::Options ui_options;
+      ui_options.started = started_;
+      status_page_ =
+          std::make_unique<ui::StatusPage>(handlers_.get(), ui_options);
+    }
     gateway_ = std::make_unique<gateway::Gateway>(
-        handlers_.get(), &pipeline_->store(), clients_.get(), metrics_.get());
+        handlers_.get(), &pipeline_->store(), clients_.get(), metrics_.get(),
+        status_page_.get());
     if (absl::Status s = StartHttpPort(
             options_.http_listen, "--http-listen", options_.http_tls,
             "--http-tls", gateway_->AsHandler(), &http_tls_, &http_server_);
@@ -388,7 +396,8 @@ class ServerImpl final : public Server {
         options_.http_tls.enabled() ? "HTTPS/JSON on https://"
                                     : "HTTP/JSON on http://",
         HostOf(options_.http_listen), ":", http_server_->port(),
-        " (/v1/<RPC>, /admission/v1/validate, /gatekeeper/v1)",
+        " (/v1/<RPC>, /admission/v1/validate, /gatekeeper/v1",
+        options_.ui ? ", the status page at /ui/)" : ")",
         options_.http_tls.enabled() && !options_.http_tls.client_ca.empty()
             ? " (client certificates required)"
             : ""));
@@ -520,6 +529,8 @@ class ServerImpl final : public Server {
   std::unique_ptr<GrpcTlsFiles> grpc_tls_files_;
   std::unique_ptr<http::TlsFileContext> metrics_tls_;  // outlives its server
   std::unique_ptr<http::Server> metrics_server_;
+  const absl::Time started_ = absl::Now();
+  std::unique_ptr<ui::StatusPage> status_page_;  // outlives the gateway
   std::unique_ptr<gateway::Gateway> gateway_;
   std::unique_ptr<http::TlsFileContext> http_tls_;  // outlives its server
   std::unique_ptr<http::Server> http_server_;

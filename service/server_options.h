@@ -23,6 +23,9 @@ struct ServerOptions {
   std::string health_listen;
   // The HTTPS/JSON front door (gateway/gateway.h); empty disables it.
   std::string http_listen;
+  // The status page on the front door's port (/ui/, ui/status_page.h);
+  // false: its paths are 404.
+  bool ui = true;
   // Its TLS (--http-tls-*); no cert and key: plaintext.
   http::TlsFiles http_tls;
   // Largest request body on the HTTP front door: 413 beyond (kube-apiserver's
