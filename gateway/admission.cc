@@ -322,7 +322,7 @@ absl::Status ReadReview(const std::string& body, Review* review) {
   thread_local od::parser parser;
   simdjson::padded_string padded(body);
   od::document document;
-  if (const auto error = parser.iterate(padded).get(document); error) {
+  if (const auto error = Iterate(parser, padded).get(document); error) {
     return Malformed("the document", error);
   }
   od::object root;

@@ -32,7 +32,7 @@ absl::Status ReadKeys(const std::string& body, std::vector<std::string>* keys) {
         absl::StrCat("the ProviderRequest is not valid JSON: ",
                      simdjson::error_message(error)));
   };
-  if (const auto error = parser.iterate(padded).get(document); error) {
+  if (const auto error = Iterate(parser, padded).get(document); error) {
     return malformed(error);
   }
   od::object root;

@@ -156,7 +156,7 @@ namespace {
 size_t ErrorOffset(const simdjson::padded_string& json) {
   thread_local simdjson::ondemand::parser parser;
   simdjson::ondemand::document document;
-  if (parser.iterate(json).get(document) != simdjson::SUCCESS) return 0;
+  if (Iterate(parser, json).get(document) != simdjson::SUCCESS) return 0;
   if (SkipValue(document.get_value()) == simdjson::SUCCESS &&
       CheckEnd(document) == simdjson::SUCCESS) {
     return 0;  // On-Demand saw nothing wrong

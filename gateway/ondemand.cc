@@ -1,10 +1,24 @@
 #include "gateway/ondemand.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace compatd::gateway {
 
 namespace od = simdjson::ondemand;
+
+simdjson::simdjson_result<od::document> Iterate(
+    od::parser& parser, const simdjson::padded_string& json) {
+  if (parser.max_depth() != kParserMaxDepth ||
+      parser.capacity() < json.size()) {
+    const size_t capacity =
+        std::max({parser.capacity(), json.size(), size_t{64}});
+    if (const auto error = parser.allocate(capacity, kParserMaxDepth); error) {
+      return error;
+    }
+  }
+  return parser.iterate(json);
+}
 
 simdjson::error_code SkipValue(simdjson::simdjson_result<od::value> result,
                                int depth) {

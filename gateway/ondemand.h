@@ -22,6 +22,18 @@ simdjson::error_code SkipValue(
     simdjson::simdjson_result<simdjson::ondemand::value> value,
     int depth = kMaxSkipDepth);
 
+// The nesting bound the parsers that feed SkipValue are allocated with:
+// simdjson counts the root as level 1 and an opened array or object as one
+// more, and SkipValue opens up to kMaxSkipDepth + 1 levels below the root
+// before it answers DEPTH_ERROR (simdjson's default, kMaxSkipDepth, was one
+// level short: its development checks assert on it).
+inline constexpr size_t kParserMaxDepth = kMaxSkipDepth + 2;
+
+// parser.iterate(json) on a parser allocated for kParserMaxDepth levels and
+// at least json's size.
+simdjson::simdjson_result<simdjson::ondemand::document> Iterate(
+    simdjson::ondemand::parser& parser, const simdjson::padded_string& json);
+
 // SUCCESS when `document` was read to its end; TRAILING_CONTENT when
 // anything but whitespace follows the root value.
 simdjson::error_code CheckEnd(simdjson::ondemand::document& document);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "gateway/ondemand.h"
 #include "tests/gateway/gateway_fixture.h"
 
 namespace compatd::gateway {
@@ -569,6 +570,32 @@ TEST_F(AdmissionTest, MalformedAtomInPlaceOfTheObjectIs400) {
     review = Of("apps", "v1", "Deployment");
     review.object = atom;
     EXPECT_THAT(Refused(review.Json()), HasSubstr("request.object")) << atom;
+  }
+}
+
+// Nesting around the bound: SkipValue stops at kMaxSkipDepth levels below
+// the object, and the parser must hold every level it opens on the way
+// (simdjson's development checks, on in the Debug/ASan build, assert when a
+// parser's own bound is one short).
+TEST_F(AdmissionTest, NestingAtTheBoundIsAnsweredAndBeyondIs400) {
+  const size_t bound = static_cast<size_t>(kMaxSkipDepth);
+  for (const size_t depth : {bound - 8, bound - 3, bound - 2, bound - 1, bound,
+                             bound + 1, bound + 2, bound + 50}) {
+    Review review = Of("apps", "v1", "Deployment");
+    review.object =
+        absl::StrCat(R"({"apiVersion":"apps/v1","kind":"Deployment","spec":)",
+                     std::string(depth, '['), std::string(depth, ']'), "}");
+    const http::Response response = Call("POST", kValidate, review.Json());
+    if (depth <= bound - 8) {
+      EXPECT_EQ(response.status, 200) << depth << ": " << response.body;
+    } else if (depth >= bound) {
+      EXPECT_EQ(response.status, 400) << depth << ": " << response.body;
+      EXPECT_THAT(response.body, HasSubstr("request.object")) << depth;
+    } else {
+      // Where exactly the review's own levels tip it over is simdjson's
+      // counting; either answer is a well-formed one.
+      EXPECT_THAT(response.status, ::testing::AnyOf(200, 400)) << depth;
+    }
   }
 }
 

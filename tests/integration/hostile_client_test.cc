@@ -38,6 +38,17 @@ constexpr int64_t kMiB = 1024 * 1024;
 constexpr char kGetFeature[] = "/compatd.v1.CompatibilityPolicy/GetFeature";
 constexpr char kListFeatures[] = "/compatd.v1.CompatibilityPolicy/ListFeatures";
 
+// make test-asan / test-tsan: the sanitizers keep freed blocks in a
+// quarantine and add shadow memory, so RSS after a burst says nothing about
+// compatd's own retention there; it is printed but not bounded. (The TSan
+// build undefines __SANITIZE_THREAD__ and defines COMPATD_TSAN.)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || \
+    defined(COMPATD_TSAN)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 int64_t RssMiB(pid_t pid) {
   absl::StatusOr<int64_t> rss = testing::VmRssBytes(pid);
   return rss.ok() ? *rss / kMiB : -1;
@@ -184,7 +195,7 @@ TEST_F(HostileClientTest, RapidResetBurstMemoryIsGivenBack) {
                    Clock::now() - after)
                    .count()
             << " ms after\n";
-  EXPECT_LT(rss - base, 48) << "the burst's memory was kept";
+  if (!kSanitized) EXPECT_LT(rss - base, 48) << "the burst's memory was kept";
   EXPECT_OK(GetFeature());
 }
 
@@ -264,7 +275,7 @@ TEST_F(HostileClientTest, AnswersForClientsThatDoNotReadAreBounded) {
   std::cout << "10 connections x 50 unread ListFeatures: backlog "
             << *backlog / kMiB << " MiB, RSS " << base << " -> " << rss
             << " MiB\n";
-  EXPECT_LT(rss - base, 48);
+  if (!kSanitized) EXPECT_LT(rss - base, 48);
   // Meanwhile a large answer is refused, naming the limit...
   {
     grpc::ClientContext context;
