@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -92,6 +93,10 @@ struct StepFlags {
 // compares.
 struct State {
   EffectiveVersions versions;
+  // The --feature-gates entries in force; `features` borrows their names
+  // (features.h), so they live on the heap, where copies and moves of the
+  // State leave them.
+  std::shared_ptr<const std::vector<std::pair<std::string, bool>>> gate_flags;
   std::vector<FeatureDecision> features;  // by name, one per catalog gate
   bool apis_known = false;
   // "group/version" -> served resources
@@ -256,9 +261,12 @@ absl::StatusOr<State> Planner::Evaluate(int step, absl::string_view release,
                         check.message, at),
         std::move(action), true);
   }
+  state.gate_flags =
+      std::make_shared<const std::vector<std::pair<std::string, bool>>>(
+          AsList(gates));
   COMPATD_ASSIGN_OR_RETURN(
       state.features,
-      DecideFeaturesWithFlags(catalog_, versions, AsList(gates)));
+      DecideFeaturesWithFlags(catalog_, versions, *state.gate_flags));
 
   // --runtime-config and the forward-compatibility flags.
   VersionQuery query;

@@ -249,9 +249,10 @@ int RunCommand(const std::vector<std::string>& positional,
   if (command != "plan" &&
       (!p.from.empty() || !p.to.empty() || !p.from_json.empty() ||
        !p.to_json.empty() || !p.clients.empty() || !c.output.empty())) {
-    std::cerr << "compatd: --from, --to, --from-json, --to-json, --clients "
-                 "and -o go with the plan and scan commands: compatd plan "
-                 "--from=1.33 --to=1.36\n";
+    std::cerr
+        << "compatd: --from, --to, --from-json, --to-json, --clients "
+           "go with the plan command (-o with plan and scan): compatd plan "
+           "--from=1.33 --to=1.36\n";
     return kExitUsage;
   }
   if (command == "eval") {
