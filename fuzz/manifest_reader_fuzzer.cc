@@ -2,7 +2,8 @@
 // ScanObjects request's text and every file `compatd scan` is given. Beyond
 // "no crash, no hang, no sanitizer report":
 //   - every object has apiVersion and kind, and a line within the input;
-//   - every problem has a line within the input and a message;
+//   - every problem has a line within the input (lines counted as YAML
+//     counts them: a lone CR, NEL, LS and PS end lines too) and a message;
 //   - objects come in input order (lines never decrease).
 
 #include <algorithm>
@@ -13,10 +14,37 @@
 #include "fuzz/fuzz_check.h"
 #include "manifest/manifest_reader.h"
 
+namespace {
+
+// Line breaks as libyaml counts them (YAML 1.1: LF, CR LF, a lone CR, NEL,
+// LS and PS each end a line), so that the reader's lines are judged by the
+// numbering it reports in.
+int YamlLineBreaks(absl::string_view text) {
+  int breaks = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++breaks;
+    } else if (c == '\r') {
+      if (i + 1 >= text.size() || text[i + 1] != '\n') ++breaks;
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) == 0x85) {
+      ++breaks;
+    } else if (c == 0xe2 && i + 2 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(text[i + 2]) == 0xa8 ||
+                static_cast<unsigned char>(text[i + 2]) == 0xa9)) {
+      ++breaks;
+    }
+  }
+  return breaks;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
-  const int lines =
-      static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 2;
+  const int lines = YamlLineBreaks(text) + 2;
   const compatd::manifest::ManifestContents contents =
       compatd::manifest::ReadManifests(text);
   int last = 0;
