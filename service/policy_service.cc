@@ -219,9 +219,10 @@ AnswerBacklog::AnswerBacklog(int64_t limit, absl::Duration timeout)
 
 AnswerBacklog::~AnswerBacklog() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
+  stop_cv_.notify_all();
   sweeper_.join();
 }
 
@@ -234,7 +235,7 @@ bool AnswerBacklog::Add(Entry* entry, grpc::ServerContextBase* context,
   entry->context = context;
   entry->bytes = bytes;
   entry->since = absl::Now();
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   entry->prev = tail_;
   entry->next = nullptr;
   (tail_ == nullptr ? head_ : tail_->next) = entry;
@@ -245,7 +246,7 @@ bool AnswerBacklog::Add(Entry* entry, grpc::ServerContextBase* context,
 void AnswerBacklog::Remove(Entry* entry) {
   if (entry->context == nullptr) return;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     (entry->prev == nullptr ? head_ : entry->prev->next) = entry->next;
     (entry->next == nullptr ? tail_ : entry->next->prev) = entry->prev;
   }
@@ -261,9 +262,11 @@ void AnswerBacklog::Remove(Entry* entry) {
 void AnswerBacklog::Sweep() {
   const absl::Duration tick =
       std::clamp(timeout_ / 4, absl::Milliseconds(50), absl::Seconds(1));
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    mu_.AwaitWithTimeout(absl::Condition(&stop_), tick);
+    stop_cv_.wait_for(lock, absl::ToChronoNanoseconds(tick),
+                      [this]()
+                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; });
     const absl::Time overdue = absl::Now() - timeout_;
     for (Entry* entry = head_; entry != nullptr && entry->since <= overdue;
          entry = entry->next) {
