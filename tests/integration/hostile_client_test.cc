@@ -195,7 +195,9 @@ TEST_F(HostileClientTest, RapidResetBurstMemoryIsGivenBack) {
                    Clock::now() - after)
                    .count()
             << " ms after\n";
-  if (!kSanitized) EXPECT_LT(rss - base, 48) << "the burst's memory was kept";
+  if (!kSanitized) {
+    EXPECT_LT(rss - base, 48) << "the burst's memory was kept";
+  }
   EXPECT_OK(GetFeature());
 }
 
@@ -275,7 +277,9 @@ TEST_F(HostileClientTest, AnswersForClientsThatDoNotReadAreBounded) {
   std::cout << "10 connections x 50 unread ListFeatures: backlog "
             << *backlog / kMiB << " MiB, RSS " << base << " -> " << rss
             << " MiB\n";
-  if (!kSanitized) EXPECT_LT(rss - base, 48);
+  if (!kSanitized) {
+    EXPECT_LT(rss - base, 48);
+  }
   // Meanwhile a large answer is refused, naming the limit...
   {
     grpc::ClientContext context;
