@@ -45,30 +45,9 @@ namespace gateway = compatd::gateway;
 namespace http = compatd::http;
 namespace dom = simdjson::dom;
 
-const api::PolicyHandlers& Handlers() {
-  static const api::PolicyHandlers* const handlers = new api::PolicyHandlers();
-  return *handlers;
-}
-
-const gateway::Gateway& LoadedGateway() {
-  static const gateway::Gateway* const g = new gateway::Gateway(
-      &Handlers(), &fuzz::LoadedPipeline().store(), nullptr, nullptr);
-  return *g;
-}
-
-const gateway::Gateway& UnloadedGateway() {
-  static const gateway::Gateway* const g = new gateway::Gateway(
-      &Handlers(), &fuzz::UnloadedPipeline().store(), nullptr, nullptr);
-  return *g;
-}
-
-std::string StringAt(dom::element element, std::string_view key) {
-  std::string_view text;
-  if (element.is_object() && element[key].get(text) == simdjson::SUCCESS) {
-    return std::string(text);
-  }
-  return "";
-}
+using fuzz::LoadedGateway;
+using fuzz::StringAt;
+using fuzz::UnloadedGateway;
 
 // What the webhook reads of an object, read from the DOM with the webhook's
 // rules (fields of CRD shape only; repeated spec.versions and

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -17,6 +18,7 @@
 #include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
 #include "fuzz/fuzz_check.h"
+#include "gateway/gateway.h"
 #include "gateway/json.h"
 #include "http/server.h"
 #include "runtime/catalog_pipeline.h"
@@ -45,6 +47,36 @@ inline runtime::CatalogPipeline& UnloadedPipeline() {
   static runtime::CatalogPipeline* const pipeline =
       new runtime::CatalogPipeline(runtime::CatalogPipeline::Options());
   return *pipeline;
+}
+
+// The front door over LoadedPipeline() and UnloadedPipeline(), with the
+// handlers compatd serves (no client tracking, no metrics).
+inline const api::PolicyHandlers& Handlers() {
+  static const api::PolicyHandlers* const handlers = new api::PolicyHandlers();
+  return *handlers;
+}
+
+inline const gateway::Gateway& LoadedGateway() {
+  static const gateway::Gateway* const g = new gateway::Gateway(
+      &Handlers(), &LoadedPipeline().store(), nullptr, nullptr);
+  return *g;
+}
+
+inline const gateway::Gateway& UnloadedGateway() {
+  static const gateway::Gateway* const g = new gateway::Gateway(
+      &Handlers(), &UnloadedPipeline().store(), nullptr, nullptr);
+  return *g;
+}
+
+// The string at `key` of a JSON object, or "" (not an object, no such key,
+// not a string).
+inline std::string StringAt(simdjson::dom::element element,
+                            std::string_view key) {
+  std::string_view text;
+  if (element.is_object() && element[key].get(text) == simdjson::SUCCESS) {
+    return std::string(text);
+  }
+  return "";
 }
 
 // `text` as a JSON document, strictly (RFC 8259, UTF-8 checked): what a
