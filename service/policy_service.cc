@@ -21,6 +21,7 @@
 #include "grpcpp/impl/rpc_service_method.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
+#include "service/inline_stream_handler.h"
 
 namespace compatd::service {
 
@@ -331,6 +332,9 @@ class PolicyService::UnaryCall final
     }
   }
 
+  // OnCancel (not overridden) does nothing; no reaction blocks.
+  bool InternalInlineable() override { return true; }
+
   void OnDone() override {
     base::TsanAcquire(this);
     if (service_->options_.backlog != nullptr) {
@@ -385,14 +389,14 @@ PolicyService::PolicyService(const api::PolicyHandlers* handlers,
       store_(store),
       observer_(observer),
       options_(options) {
-  // Unary methods: raw bidirectional streams (the header says why).
+  // Unary methods: raw bidirectional streams whose reactions run inline (the
+  // header says why).
   for (int i = 0; i < api::kRpcCount; ++i) {
     const auto rpc = static_cast<api::Rpc>(i);
     if (api::IsServerStreaming(rpc)) continue;
     auto* method = new grpc::internal::RpcServiceMethod(
         MethodPath(rpc), grpc::internal::RpcMethod::BIDI_STREAMING,
-        new grpc::internal::CallbackBidiHandler<grpc::ByteBuffer,
-                                                grpc::ByteBuffer>(
+        new InlineStreamHandler(
             [this, rpc](grpc::CallbackServerContext* context) {
               return new UnaryCall(this, rpc, context);
             }));

@@ -21,6 +21,10 @@
 //   --max-send-message-bytes, or one that would pass the bytes of answers
 //   waiting for slow clients (--max-answer-backlog-bytes), fails with
 //   RESOURCE_EXHAUSTED naming the sizes.
+// Their reactions run inline, as a typed unary handler's do
+// (service/inline_stream_handler.h): gRPC's own streaming handler hands each
+// read and each OnDone to its executor thread, which cost a quarter of the
+// QPS.
 
 #include <atomic>
 #include <condition_variable>

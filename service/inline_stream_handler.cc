@@ -1,0 +1,164 @@
+#include "service/inline_stream_handler.h"
+
+#include <atomic>
+#include <functional>
+#include <utility>
+
+namespace grpc::internal {
+
+// compatd::service::InlineStreamHandler.
+using InlineHandler =
+    CallbackBidiHandler<compatd::service::InlineReactions, grpc::ByteBuffer>;
+
+// gRPC's ServerCallbackReaderWriterImpl of CallbackBidiHandler, line for line,
+// with can_inline and inline_ondone true throughout (the header says why).
+class InlineHandler::Stream final
+    : public grpc::ServerCallbackReaderWriter<grpc::ByteBuffer,
+                                              grpc::ByteBuffer> {
+ public:
+  Stream(grpc::CallbackServerContext* ctx, grpc::internal::Call* call,
+         std::function<void()> call_requester)
+      : ctx_(ctx), call_(*call), call_requester_(std::move(call_requester)) {}
+
+  void Finish(grpc::Status status) override {
+    finish_tag_.Set(
+        call_.call(), [this](bool) { MaybeDone(/*inline_ondone=*/true); },
+        &finish_ops_, /*can_inline=*/true);
+    finish_ops_.set_core_cq_tag(&finish_tag_);
+    SendInitialMetadataWith(&finish_ops_);
+    finish_ops_.ServerSendStatus(&ctx_->trailing_metadata_, status);
+    call_.PerformOps(&finish_ops_);
+  }
+
+  void SendInitialMetadata() override {
+    Ref();
+    meta_tag_.Set(
+        call_.call(),
+        [this](bool ok) {
+          reactor_.load(std::memory_order_relaxed)
+              ->OnSendInitialMetadataDone(ok);
+          MaybeDone(/*inline_ondone=*/true);
+        },
+        &meta_ops_, /*can_inline=*/true);
+    SendInitialMetadataWith(&meta_ops_);
+    meta_ops_.set_core_cq_tag(&meta_tag_);
+    call_.PerformOps(&meta_ops_);
+  }
+
+  void Write(const grpc::ByteBuffer* message,
+             grpc::WriteOptions options) override {
+    Ref();
+    if (options.is_last_message()) options.set_buffer_hint();
+    SendInitialMetadataWith(&write_ops_);
+    // Sending a ByteBuffer only takes a reference to its slices; it cannot
+    // fail (gRPC's handler asserts the same).
+    GPR_CODEGEN_ASSERT(write_ops_.SendMessagePtr(message, options).ok());
+    call_.PerformOps(&write_ops_);
+  }
+
+  void WriteAndFinish(const grpc::ByteBuffer* message,
+                      grpc::WriteOptions options,
+                      grpc::Status status) override {
+    GPR_CODEGEN_ASSERT(finish_ops_.SendMessagePtr(message, options).ok());
+    Finish(std::move(status));
+  }
+
+  void Read(grpc::ByteBuffer* message) override {
+    Ref();
+    read_ops_.RecvMessage(message);
+    call_.PerformOps(&read_ops_);
+  }
+
+  // Binds `reactor` (releasing the operations it started in its
+  // constructor); the last step of RunHandler.
+  void SetupReactor(Reactor* reactor) {
+    reactor_.store(reactor, std::memory_order_relaxed);
+    write_tag_.Set(
+        call_.call(),
+        [this, reactor](bool ok) {
+          reactor->OnWriteDone(ok);
+          MaybeDone(/*inline_ondone=*/true);
+        },
+        &write_ops_, /*can_inline=*/true);
+    write_ops_.set_core_cq_tag(&write_tag_);
+    read_tag_.Set(
+        call_.call(),
+        [this, reactor](bool ok) {
+          if (!ok) ctx_->MaybeMarkCancelledOnRead();
+          reactor->OnReadDone(ok);
+          MaybeDone(/*inline_ondone=*/true);
+        },
+        &read_ops_, /*can_inline=*/true);
+    read_ops_.set_core_cq_tag(&read_tag_);
+    BindReactor(reactor);
+    MaybeCallOnCancel(reactor);
+    MaybeDone(/*inline_ondone=*/true);
+  }
+
+ private:
+  template <typename Ops>
+  void SendInitialMetadataWith(Ops* ops) {
+    if (ctx_->sent_initial_metadata_) return;
+    ops->SendInitialMetadata(&ctx_->initial_metadata_,
+                             ctx_->initial_metadata_flags());
+    if (ctx_->compression_level_set()) {
+      ops->set_compression_level(ctx_->compression_level());
+    }
+    ctx_->sent_initial_metadata_ = true;
+  }
+
+  void CallOnDone() override {
+    reactor_.load(std::memory_order_relaxed)->OnDone();
+    grpc_call* call = call_.call();
+    auto call_requester = std::move(call_requester_);
+    if (ctx_->context_allocator() != nullptr) {
+      ctx_->context_allocator()->Release(ctx_);
+    }
+    this->~Stream();  // allocated in the call's arena
+    grpc::g_core_codegen_interface->grpc_call_unref(call);
+    call_requester();
+  }
+
+  grpc::internal::ServerReactor* reactor() override {
+    return reactor_.load(std::memory_order_relaxed);
+  }
+
+  grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata>
+      meta_ops_;
+  grpc::internal::CallbackWithSuccessTag meta_tag_;
+  grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata,
+                            grpc::internal::CallOpSendMessage,
+                            grpc::internal::CallOpServerSendStatus>
+      finish_ops_;
+  grpc::internal::CallbackWithSuccessTag finish_tag_;
+  grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata,
+                            grpc::internal::CallOpSendMessage>
+      write_ops_;
+  grpc::internal::CallbackWithSuccessTag write_tag_;
+  grpc::internal::CallOpSet<grpc::internal::CallOpRecvMessage<grpc::ByteBuffer>>
+      read_ops_;
+  grpc::internal::CallbackWithSuccessTag read_tag_;
+
+  grpc::CallbackServerContext* const ctx_;
+  grpc::internal::Call call_;
+  std::function<void()> call_requester_;
+  // Set once in SetupReactor, before any reaction can run (gRPC's comment on
+  // ServerCallbackUnaryImpl::reactor_ explains the relaxed order).
+  std::atomic<Reactor*> reactor_{nullptr};
+};
+
+void InlineHandler::RunHandler(const HandlerParameter& param) {
+  grpc::g_core_codegen_interface->grpc_call_ref(param.call->call());
+  auto* stream = new (grpc::g_core_codegen_interface->grpc_call_arena_alloc(
+      param.call->call(), sizeof(Stream)))
+      Stream(static_cast<grpc::CallbackServerContext*>(param.server_context),
+             param.call, param.call_requester);
+  param.server_context->BeginCompletionOp(
+      param.call, [stream](bool) { stream->MaybeDone(/*inline_ondone=*/true); },
+      stream);
+  // A streaming call carries no request to deserialize: param.status is OK.
+  stream->SetupReactor(make_reactor_(
+      static_cast<grpc::CallbackServerContext*>(param.server_context)));
+}
+
+}  // namespace grpc::internal
