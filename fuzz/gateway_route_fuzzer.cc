@@ -14,7 +14,10 @@
 //     application/json; every error body is a google.rpc.Status whose code
 //     grpc-gateway maps to the status;
 //   - an RPC answered 200 is a JSON object; before a catalog, every RPC is
-//     503 and /healthz is 503.
+//     503 and /healthz is 503;
+//   - a /v1/<RPC> body the reflection reader accepts (gateway/json.h,
+//     ParseJsonByReflection) is one protobuf's JSON parser accepts too, into
+//     the same request message.
 
 #include <cstddef>
 #include <cstdint>
@@ -30,9 +33,12 @@
 #include "absl/strings/strip.h"
 #include "api/handlers.h"
 #include "api/rpcs.h"
+#include "compatd/v1/compatd.pb.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/gateway_fuzz.h"
 #include "gateway/gateway.h"
+#include "gateway/json.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "metrics/registry.h"
 #include "runtime/client_tracker.h"
 #include "runtime/service_metrics.h"
@@ -114,6 +120,31 @@ std::string AllowedMethods(absl::string_view path) {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   TheWiring();
   return 0;
+}
+
+// The front door reads most /v1 bodies with its own reflection walk and the
+// rest with protobuf's parser; both must read a body alike.
+void CheckReflectionReader(const http::Request& request) {
+  absl::string_view rpc = request.path;
+  if (!absl::ConsumePrefix(&rpc, "/v1/")) return;
+  static const google::protobuf::ServiceDescriptor* const service =
+      compatd::v1::GetFeatureRequest::descriptor()
+          ->file()
+          ->pool()
+          ->FindServiceByName(std::string(api::kServiceName));
+  const google::protobuf::MethodDescriptor* method =
+      service->FindMethodByName(std::string(rpc));
+  if (method == nullptr) return;
+  const google::protobuf::Message* prototype =
+      google::protobuf::MessageFactory::generated_factory()->GetPrototype(
+          method->input_type());
+  std::unique_ptr<google::protobuf::Message> ours(prototype->New());
+  std::unique_ptr<google::protobuf::Message> theirs(prototype->New());
+  if (!gateway::ParseJsonByReflection(request.body, ours.get())) return;
+  FUZZ_CHECK(gateway::ParseJsonByProtobuf(request.body, theirs.get()).ok(),
+             "a body the reflection reader accepts, protobuf refuses");
+  FUZZ_CHECK(google::protobuf::util::MessageDifferencer::Equals(*ours, *theirs),
+             "the reflection reader and protobuf read a body differently");
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -199,6 +230,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                        .get(object) == simdjson::SUCCESS,
                "a 200 answer that is not a JSON object");
   }
+  CheckReflectionReader(request);
   if (unloaded && allowed == "GET, POST" &&
       (request.method == "GET" || request.method == "POST")) {
     FUZZ_CHECK(status == 503, "an RPC answered before a catalog is loaded");

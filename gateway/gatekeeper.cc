@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -21,78 +22,89 @@ namespace od = simdjson::ondemand;
 constexpr absl::string_view kProviderApiVersion =
     "externaldata.gatekeeper.sh/v1beta1";
 
+absl::Status Malformed(simdjson::error_code error) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("the ProviderRequest is not valid JSON: ",
+                   simdjson::error_message(error)));
+}
+
+// The ProviderRequest's "request" member: its keys (other members are
+// checked as JSON and skipped).
+absl::Status ReadRequestKeys(od::object request, bool* has_keys,
+                             std::vector<std::string>* keys) {
+  for (auto member : request) {
+    std::string_view name;
+    if (const auto error = member.unescaped_key().get(name); error) {
+      return Malformed(error);
+    }
+    if (name != "keys") {
+      if (const auto error = SkipValue(member.value()); error) {
+        return Malformed(error);
+      }
+      continue;
+    }
+    if (*has_keys) {
+      return absl::InvalidArgumentError("request.keys appears twice");
+    }
+    *has_keys = true;
+    od::array array;
+    if (const auto error = member.value().get_array().get(array); error) {
+      return Malformed(error);
+    }
+    for (auto element : array) {
+      std::string_view text;
+      if (const auto error = element.get_string().get(text); error) {
+        return Malformed(error);
+      }
+      if (keys->size() == kMaxProviderKeys) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("request.keys has more than ", kMaxProviderKeys,
+                         " keys; split the request"));
+      }
+      keys->emplace_back(text);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadKeys(const std::string& body, std::vector<std::string>* keys) {
   thread_local od::parser parser;
   simdjson::padded_string padded(body);
   od::document document;
   std::string api_version;
   std::string kind;
-  auto malformed = [](simdjson::error_code error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the ProviderRequest is not valid JSON: ",
-                     simdjson::error_message(error)));
-  };
   if (const auto error = Iterate(parser, padded).get(document); error) {
-    return malformed(error);
+    return Malformed(error);
   }
   od::object root;
   if (const auto error = document.get_object().get(root); error) {
-    return malformed(error);
+    return Malformed(error);
   }
   bool has_keys = false;
   for (auto field : root) {
     std::string_view key;
     if (const auto error = field.unescaped_key().get(key); error) {
-      return malformed(error);
+      return Malformed(error);
     }
-    std::string_view text;
     if (key == "apiVersion" || key == "kind") {
+      std::string_view text;
       if (const auto error = field.value().get_string().get(text); error) {
-        return malformed(error);
+        return Malformed(error);
       }
       (key == "apiVersion" ? api_version : kind) = std::string(text);
     } else if (key == "request") {
       od::object request;
       if (const auto error = field.value().get_object().get(request); error) {
-        return malformed(error);
+        return Malformed(error);
       }
-      for (auto r : request) {
-        std::string_view rkey;
-        if (const auto error = r.unescaped_key().get(rkey); error) {
-          return malformed(error);
-        }
-        if (rkey != "keys") {
-          // Not read, but JSON all the same.
-          if (const auto error = SkipValue(r.value()); error) {
-            return malformed(error);
-          }
-          continue;
-        }
-        if (has_keys) {
-          return absl::InvalidArgumentError("request.keys appears twice");
-        }
-        has_keys = true;
-        od::array array;
-        if (const auto error = r.value().get_array().get(array); error) {
-          return malformed(error);
-        }
-        for (auto element : array) {
-          if (const auto error = element.get_string().get(text); error) {
-            return malformed(error);
-          }
-          if (keys->size() == kMaxProviderKeys) {
-            return absl::ResourceExhaustedError(
-                absl::StrCat("request.keys has more than ", kMaxProviderKeys,
-                             " keys; split the request"));
-          }
-          keys->emplace_back(text);
-        }
+      if (absl::Status s = ReadRequestKeys(request, &has_keys, keys); !s.ok()) {
+        return s;
       }
     } else if (const auto error = SkipValue(field.value()); error) {
-      return malformed(error);
+      return Malformed(error);
     }
   }
-  if (const auto error = CheckEnd(document); error) return malformed(error);
+  if (const auto error = CheckEnd(document); error) return Malformed(error);
   if (api_version != kProviderApiVersion || kind != "ProviderRequest") {
     return absl::InvalidArgumentError(
         absl::StrCat("expected apiVersion ", kProviderApiVersion,
@@ -209,6 +221,25 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
       absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
 }
 
+// A key's item after its "key" member: ,"value":...,"error":""} or
+// ,"value":null,"error":"..."}.
+std::string ItemAfterKey(const api::PolicyHandlers& handlers,
+                         const runtime::ServingSnapshot& snapshot,
+                         absl::string_view key) {
+  std::string item = R"(,"value":)";
+  const size_t value_at = item.size();
+  if (absl::Status s = AnswerKey(handlers, snapshot, key, &item); s.ok()) {
+    item.append(R"(,"error":""})");
+  } else {
+    item.resize(value_at);
+    absl::StrAppend(&item, R"(null,"error":)",
+                    JsonQuote(absl::StrCat(absl::StatusCodeToString(s.code()),
+                                           ": ", s.message())),
+                    "}");
+  }
+  return item;
+}
+
 std::string ProviderResponse(const std::string& items,
                              absl::string_view system_error) {
   return absl::StrCat(R"({"apiVersion":)", JsonQuote(kProviderApiVersion),
@@ -221,7 +252,8 @@ std::string ProviderResponse(const std::string& items,
 
 void ServeGatekeeper(const api::PolicyHandlers& handlers,
                      const runtime::ServingSnapshot* snapshot,
-                     const http::Request& request, http::Response* response) {
+                     ProviderCache* cache, const http::Request& request,
+                     http::Response* response) {
   std::vector<std::string> keys;
   if (absl::Status s = ReadKeys(request.body, &keys); !s.ok()) {
     response->status = HttpStatusOf(s.code());
@@ -234,21 +266,32 @@ void ServeGatekeeper(const api::PolicyHandlers& handlers,
         "", "no catalog is loaded yet; retry once compatd reports ready");
     return;
   }
-  std::string items;
-  items.reserve(keys.size() * 640);
-  for (const std::string& key : keys) {
-    if (!items.empty()) items += ",";
-    absl::StrAppend(&items, R"({"key":)", JsonQuote(key), R"(,"value":)");
-    const size_t value_at = items.size();
-    if (absl::Status s = AnswerKey(handlers, *snapshot, key, &items); s.ok()) {
-      items.append(R"(,"error":""})");
-    } else {
-      items.resize(value_at);
-      absl::StrAppend(&items, R"(null,"error":)",
-                      JsonQuote(absl::StrCat(absl::StatusCodeToString(s.code()),
-                                             ": ", s.message())),
-                      "}");
+  // Each distinct key is answered once: from the cache, or from the
+  // snapshot (and then kept).
+  std::vector<std::string> after_key(keys.size());
+  if (cache != nullptr) cache->Lookup(snapshot->generation, keys, &after_key);
+  std::vector<std::pair<std::string, std::string>> computed;
+  absl::flat_hash_map<absl::string_view, size_t> answered;
+  size_t bytes = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (after_key[i].empty()) {
+      const auto [first, inserted] = answered.try_emplace(keys[i], i);
+      if (inserted) {
+        after_key[i] = ItemAfterKey(handlers, *snapshot, keys[i]);
+        computed.emplace_back(keys[i], after_key[i]);
+      } else {
+        after_key[i] = after_key[first->second];
+      }
     }
+    bytes += keys[i].size() + after_key[i].size() + 16;
+  }
+  if (cache != nullptr)
+    cache->Insert(snapshot->generation, std::move(computed));
+  std::string items;
+  items.reserve(bytes);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) items += ",";
+    absl::StrAppend(&items, R"({"key":)", JsonQuote(keys[i]), after_key[i]);
   }
   response->body = ProviderResponse(items, "");
 }

@@ -14,9 +14,12 @@
 //
 // An item's value is the answer as JSON. Gatekeeper caches item errors, so
 // lasting answers (an unknown gate, a malformed key) are item errors, and
-// transient ones (no catalog yet) are the response's systemError.
+// transient ones (no catalog yet) are the response's systemError. Each
+// distinct key is answered once per request, and from `cache` when an
+// earlier request asked it of the same snapshot.
 
 #include "api/handlers.h"
+#include "gateway/provider_cache.h"
 #include "http/server.h"
 #include "runtime/serving_snapshot.h"
 
@@ -25,8 +28,10 @@ namespace compatd::gateway {
 // At most this many keys in one request (RESOURCE_EXHAUSTED, 429, beyond).
 inline constexpr size_t kMaxProviderKeys = 1000;
 
+// `cache` may be null (nothing kept).
 void ServeGatekeeper(const api::PolicyHandlers& handlers,
                      const runtime::ServingSnapshot* snapshot,
-                     const http::Request& request, http::Response* response);
+                     ProviderCache* cache, const http::Request& request,
+                     http::Response* response);
 
 }  // namespace compatd::gateway

@@ -55,12 +55,13 @@ Gateway::Gateway(const api::PolicyHandlers* handlers,
                  const runtime::SnapshotStore* store,
                  runtime::ClientTracker* clients,
                  const runtime::ServiceMetrics* metrics,
-                 const ui::StatusPage* ui)
+                 const ui::StatusPage* ui, size_t gatekeeper_cache_bytes)
     : handlers_(handlers),
       store_(store),
       clients_(clients),
       metrics_(metrics),
-      ui_(ui) {}
+      ui_(ui),
+      gatekeeper_cache_(gatekeeper_cache_bytes) {}
 
 http::Handler Gateway::AsHandler() const {
   return [this](const http::Request& request, http::Response* response) {
@@ -143,7 +144,8 @@ void Gateway::Handle(const http::Request& request,
     if (request.method != "POST") {
       MethodNotAllowed("POST", request.path, response);
     } else {
-      ServeGatekeeper(*handlers_, snapshot.get(), request, response);
+      ServeGatekeeper(*handlers_, snapshot.get(), &gatekeeper_cache_, request,
+                      response);
     }
   } else {
     response->status = 404;

@@ -21,9 +21,11 @@
 // to, with a google.rpc.Status JSON body ({"code","message","details"}).
 // Unknown paths 404, wrong methods 405 with Allow.
 
+#include <cstddef>
 #include <memory>
 
 #include "api/handlers.h"
+#include "gateway/provider_cache.h"
 #include "http/server.h"
 #include "runtime/client_tracker.h"
 #include "runtime/service_metrics.h"
@@ -32,15 +34,21 @@
 
 namespace compatd::gateway {
 
+// --gatekeeper-cache-bytes' default: a few thousand answers.
+inline constexpr size_t kDefaultGatekeeperCacheBytes = 4 << 20;
+
 class Gateway final {
  public:
   // Everything must outlive the gateway; `clients`, `metrics` and `ui` may
   // be null (no status page: its paths are 404). Requests for the status
   // page are not recorded as clients: its readers are people in browsers.
+  // `gatekeeper_cache_bytes` bounds the answers kept for /gatekeeper/v1
+  // (gateway/provider_cache.h; --gatekeeper-cache-bytes); 0 keeps none.
   Gateway(const api::PolicyHandlers* handlers,
           const runtime::SnapshotStore* store, runtime::ClientTracker* clients,
           const runtime::ServiceMetrics* metrics,
-          const ui::StatusPage* ui = nullptr);
+          const ui::StatusPage* ui = nullptr,
+          size_t gatekeeper_cache_bytes = kDefaultGatekeeperCacheBytes);
 
   // Thread-safe; never blocks.
   void Handle(const http::Request& request, http::Response* response) const;
@@ -54,6 +62,7 @@ class Gateway final {
   runtime::ClientTracker* clients_;
   const runtime::ServiceMetrics* metrics_;
   const ui::StatusPage* ui_;
+  mutable ProviderCache gatekeeper_cache_;
 };
 
 }  // namespace compatd::gateway

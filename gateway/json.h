@@ -30,6 +30,13 @@ inline constexpr int kMaxJsonDepth = 64;
 // protobuf's JSON mapping refused.
 absl::Status ParseJsonRequest(absl::string_view json,
                               google::protobuf::Message* message);
+// The two readers ParseJsonRequest chooses between, for tests: the DOM walk
+// by reflection (false when it declines, `message` then unspecified) and
+// protobuf's parser (JsonStringToMessage, no syntax or depth check first).
+bool ParseJsonByReflection(absl::string_view json,
+                           google::protobuf::Message* message);
+absl::Status ParseJsonByProtobuf(absl::string_view json,
+                                 google::protobuf::Message* message);
 
 // A URL query ("name=WatchList&versions.emulationVersion=1.34") into
 // `message`: each key is a field path (JSON or proto names), each value

@@ -82,6 +82,11 @@ void AddServerFlags(compatd::base::FlagTable* flags,
                 64 * 1024 * 1024,
                 "largest request body on --http-listen (kube-apiserver's own "
                 "limit is 3 MiB); larger ones get 413 before they are read");
+  flags->AddInt("gatekeeper-cache-bytes", &server->gatekeeper_cache_bytes, 0,
+                1 << 30,
+                "bytes of /gatekeeper/v1 answers kept for the catalog now "
+                "serving (Gatekeeper's audit asks the same keys again and "
+                "again); 0 keeps none");
   flags->AddInt("max-http-connections", &server->max_http_connections, 1,
                 1000000,
                 "open connections per HTTP port (--http-listen, "

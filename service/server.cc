@@ -385,7 +385,8 @@ class ServerImpl final : public Server {
     }
     gateway_ = std::make_unique<gateway::Gateway>(
         handlers_.get(), &pipeline_->store(), clients_.get(), metrics_.get(),
-        status_page_.get());
+        status_page_.get(),
+        static_cast<size_t>(options_.gatekeeper_cache_bytes));
     if (absl::Status s = StartHttpPort(
             options_.http_listen, "--http-listen", options_.http_tls,
             "--http-tls", gateway_->AsHandler(), &http_tls_, &http_server_);

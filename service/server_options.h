@@ -33,6 +33,9 @@ struct ServerOptions {
   int max_http_body_bytes = 3 * 1024 * 1024;
   // Open connections per HTTP port (front door, /metrics); more are closed.
   int max_http_connections = 1024;
+  // Bytes of /gatekeeper/v1 answers kept for the serving catalog
+  // (gateway/provider_cache.h); 0 keeps none.
+  int gatekeeper_cache_bytes = 4 << 20;
   // Catalog file to load and watch; empty serves the embedded Kubernetes
   // catalog.
   std::string catalog_path;

@@ -167,6 +167,43 @@ TEST_F(GatekeeperTest, ManyKeysAnswerInOrderFromOneSnapshot) {
   }
 }
 
+// The answers kept between requests (gateway/provider_cache.h) are the
+// answers computed afresh, byte for byte; a reload is never answered from
+// the catalog before it.
+TEST_F(GatekeeperTest, KeptAnswersAreTheAnswersOfTheCatalogNowServing) {
+  const std::string body = ProviderRequest(
+      {"feature:WatchList", "api:batch/v1beta1/CronJob",
+       "storage:apps/deployments", "skew:kubelet/1.33.1", "feature:NoSuchGate",
+       "nonsense", "feature:WatchList@1.34", "feature:WatchList"});
+  const Gateway uncached(&handlers_, &pipeline_->store(), nullptr, nullptr,
+                         nullptr, /*gatekeeper_cache_bytes=*/0);
+  http::Response fresh;
+  uncached.Handle(MakeRequest("POST", kProvider, body), &fresh);
+  ASSERT_EQ(fresh.status, 200);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(Call("POST", kProvider, body).body, fresh.body) << round;
+  }
+  // A reload: generation 2 answers, none kept from generation 1.
+  absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
+      catalog::ParseCatalog(catalog::EmbeddedCatalogYaml(),
+                            catalog::EmbeddedCatalogSource());
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  pipeline_->Publish(*std::move(catalog), /*initial=*/false);
+  const google::protobuf::Value answer =
+      ParseJson(Call("POST", kProvider, body).body);
+  const google::protobuf::Value items = At(answer, "response.items");
+  ASSERT_EQ(items.list_value().values_size(), 8);
+  for (const auto& item : items.list_value().values()) {
+    if (Has(item, "value.catalogGeneration")) {
+      EXPECT_EQ(At(item, "value.catalogGeneration").string_value(), "2")
+          << At(item, "key").string_value();
+    }
+  }
+  http::Response fresh2;
+  uncached.Handle(MakeRequest("POST", kProvider, body), &fresh2);
+  EXPECT_EQ(Call("POST", kProvider, body).body, fresh2.body);
+}
+
 TEST_F(GatekeeperTest, UnknownGateIsAnItemError) {
   EXPECT_THAT(Error("feature:NoSuchGate"),
               AllOf(StartsWith("NOT_FOUND: "), HasSubstr("NoSuchGate")));

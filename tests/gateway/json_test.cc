@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -120,6 +121,121 @@ TEST(ParseJsonRequestTest, ReadsJsonAndProtoNames) {
   EXPECT_EQ(request.versions().feature_gates(), "A=true");
   EXPECT_TRUE(request.versions().has_emulation_forward_compatible());
   EXPECT_TRUE(request.versions().emulation_forward_compatible());
+}
+
+// ParseJsonRequest reads most bodies itself (ParseJsonByReflection) and
+// leaves the rest to protobuf. Whatever the reflection reader accepts,
+// protobuf's parser must read into the same message; what it declines,
+// protobuf decides.
+template <typename Message>
+void ExpectSameAsProtobuf(absl::string_view body, bool reflection_reads) {
+  Message ours;
+  Message theirs;
+  const bool read = ParseJsonByReflection(body, &ours);
+  EXPECT_EQ(read, reflection_reads) << body;
+  const absl::Status protobuf = ParseJsonByProtobuf(body, &theirs);
+  if (read) {
+    ASSERT_TRUE(protobuf.ok()) << body << ": " << protobuf;
+    EXPECT_TRUE(
+        google::protobuf::util::MessageDifferencer::Equals(ours, theirs))
+        << body << "\nreflection: " << ours.ShortDebugString()
+        << "\nprotobuf: " << theirs.ShortDebugString();
+  }
+  // And ParseJsonRequest answers what protobuf does.
+  Message request;
+  const absl::Status status = ParseJsonRequest(body, &request);
+  EXPECT_EQ(status.ok(), protobuf.ok()) << body << ": " << status;
+  if (status.ok()) {
+    EXPECT_TRUE(
+        google::protobuf::util::MessageDifferencer::Equals(request, theirs))
+        << body;
+  }
+}
+
+TEST(ParseJsonRequestTest, ReflectionReadsTheCommonFormsAsProtobufDoes) {
+  using v1::ComputeStorageVersionAgreementRequest;
+  using v1::GetFeatureRequest;
+  using v1::GetFeatureResponse;
+  using v1::PlanVersionRemovalRequest;
+  ExpectSameAsProtobuf<GetFeatureRequest>("{}", true);
+  ExpectSameAsProtobuf<GetFeatureRequest>(R"({"name":"WatchList"})", true);
+  ExpectSameAsProtobuf<GetFeatureRequest>(
+      R"( { "name" : "Watch\u004cist\n\"" , "versions" : { } } )", false);
+  ExpectSameAsProtobuf<GetFeatureRequest>(
+      R"({"name":"Watch\u004cist\u00e9\/","versions":{}})", true);
+  ExpectSameAsProtobuf<GetFeatureRequest>(
+      R"({"versions":{"binaryVersion":"1.36","emulation_version":"1.34",)"
+      R"("minCompatibilityVersion":"1.33","featureGates":"A=true,B=false",)"
+      R"("runtime_config":"api/beta=true","emulationForwardCompatible":false,)"
+      R"("runtimeConfigEmulationForwardCompatible":true},"name":"é中"})",
+      true);
+  ExpectSameAsProtobuf<ComputeStorageVersionAgreementRequest>(
+      R"({"storageVersions":[{"apiserverId":"a","encodingVersion":"apps/v1",)"
+      R"("decodableVersions":["apps/v1","apps/v1beta2"]},{}],)"
+      R"("participants":["a","b"],"group":"apps","resource":"deployments"})",
+      true);
+  ExpectSameAsProtobuf<PlanVersionRemovalRequest>(
+      R"({"crd":"c.x.io","version":"v1beta1","history":{"name":"c.x.io",)"
+      R"("upgradeSpan":3,"deprecation_releases":-1,"revertBufferReleases":)"
+      R"(2147483647,"releases":[{"release":"v1.5","versions":[{"name":"v1",)"
+      R"("served":true,"storage":true,"deprecated":false}],)"
+      R"("storageVersionMigration":true,"managedFieldsCleanup":false}]}})",
+      true);
+  ExpectSameAsProtobuf<GetFeatureResponse>(
+      R"({"stage":"STAGE_BETA","catalogGeneration":18446744073,)"
+      R"("enabled":true,"defaultEnabled":false,"lockedToDefault":true})",
+      true);
+}
+
+TEST(ParseJsonRequestTest, ReflectionLeavesTheRestToProtobuf) {
+  using v1::GetFeatureRequest;
+  using v1::GetFeatureResponse;
+  using v1::PlanVersionRemovalRequest;
+  for (const char* body : {
+           R"({"name":null})",                        // null
+           R"({"name":"a","name":"b"})",              // a key twice
+           R"({"versions":{},"versions":{}})",        //
+           R"({"name":"a","nmae":"b"})",              // unknown key
+           R"({"name":7})",                           // wrong type
+           R"({"name":true})",                        //
+           R"({"name":["a"]})",                       // an array for a scalar
+           R"({"versions":"1.34"})",                  // a string for a message
+           R"({"versions":{"binaryVersion":1.34}})",  //
+           R"({"versions":{"emulationForwardCompatible":"true"}})",
+           R"({"versions":{"emulationForwardCompatible":1}})",
+           R"({"name":"a\u0000b"})",  // control characters
+           R"({"name":"a\tb"})",
+           "[]",
+           "1",
+           "null",
+       }) {
+    ExpectSameAsProtobuf<GetFeatureRequest>(body, false);
+  }
+  // The same field by its JSON name and its proto name.
+  ExpectSameAsProtobuf<GetFeatureRequest>(
+      R"({"versions":{"binaryVersion":"1","binary_version":"2"}})", false);
+  for (const char* body : {
+           R"({"history":{"upgradeSpan":"3"}})",          // a quoted number
+           R"({"history":{"upgradeSpan":3.0}})",          // not an integer
+           R"({"history":{"upgradeSpan":3e0}})",          //
+           R"({"history":{"upgradeSpan":2147483648}})",   // out of int32
+           R"({"history":{"upgradeSpan":-2147483649}})",  //
+           R"({"history":{"releases":[null]}})",          // null in an array
+           R"({"history":{"releases":{}}})",              // not an array
+           R"({"history":{"releases":[{"versions":[1]}]}})",
+       }) {
+    ExpectSameAsProtobuf<PlanVersionRemovalRequest>(body, false);
+  }
+  for (const char* body : {
+           R"({"stage":3})",                // an enum by number
+           R"({"stage":"STAGE_NOPE"})",     // an unknown enum name
+           R"({"stage":"stage_beta"})",     //
+           R"({"catalogGeneration":"7"})",  // a quoted 64-bit number
+           R"({"catalogGeneration":-1})",   // negative for unsigned
+           R"({"catalogGeneration":18446744073709551615})",  // past int64
+       }) {
+    ExpectSameAsProtobuf<GetFeatureResponse>(body, false);
+  }
 }
 
 TEST(ParseJsonRequestTest, UnknownFieldIsAnError) {
