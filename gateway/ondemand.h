@@ -24,10 +24,14 @@ simdjson::error_code SkipValue(
 
 // The nesting bound the parsers that feed SkipValue are allocated with:
 // simdjson counts the root as level 1 and an opened array or object as one
-// more, and SkipValue opens up to kMaxSkipDepth + 1 levels below the root
-// before it answers DEPTH_ERROR (simdjson's default, kMaxSkipDepth, was one
-// level short: its development checks assert on it).
-inline constexpr size_t kParserMaxDepth = kMaxSkipDepth + 2;
+// more, and SkipValue opens up to kMaxSkipDepth + 1 levels below the value it
+// is given, which its callers reach through levels of their own
+// (request.object.spec... in an AdmissionReview: at most a dozen). Past the
+// parser's bound simdjson's development checks (the Debug and sanitizer
+// builds) assert rather than answer DEPTH_ERROR, so the bound leaves room
+// for those levels.
+inline constexpr size_t kCallerLevels = 32;
+inline constexpr size_t kParserMaxDepth = kMaxSkipDepth + 2 + kCallerLevels;
 
 // parser.iterate(json) on a parser allocated for kParserMaxDepth levels and
 // at least json's size.

@@ -107,7 +107,7 @@ void ConnectionLimit::SweepLocked() {
 }
 
 bool ConnectionLimit::OnAccept(int fd) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   SweepLocked();
   if (static_cast<int>(open_.size()) < max_connections_) {
     open_[fd] = SocketInode(fd);
@@ -123,13 +123,13 @@ bool ConnectionLimit::OnAccept(int fd) {
 }
 
 int ConnectionLimit::Count() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   SweepLocked();
   return static_cast<int>(open_.size());
 }
 
 int64_t ConnectionLimit::refused() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return refused_;
 }
 

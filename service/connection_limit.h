@@ -14,10 +14,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "grpcpp/server_builder.h"
 
 namespace compatd::service {
@@ -49,7 +49,8 @@ class ConnectionLimit {
 
   const int max_connections_;
   Mutator* mutator_;  // holds one reference
-  mutable absl::Mutex mu_;
+  // std::mutex: TSan cannot see Debian's (uninstrumented) absl::Mutex.
+  mutable std::mutex mu_;
   // Accepted descriptor -> the inode of its socket.
   absl::flat_hash_map<int, ino_t> open_ ABSL_GUARDED_BY(mu_);
   int64_t refused_ ABSL_GUARDED_BY(mu_) = 0;

@@ -4,6 +4,8 @@
 #include <functional>
 #include <utility>
 
+#include "base/tsan.h"
+
 namespace grpc::internal {
 
 // compatd::service::InlineStreamHandler.
@@ -22,11 +24,16 @@ class InlineHandler::Stream final
 
   void Finish(grpc::Status status) override {
     finish_tag_.Set(
-        call_.call(), [this](bool) { MaybeDone(/*inline_ondone=*/true); },
+        call_.call(),
+        [this](bool) {
+          compatd::base::TsanAcquire(this);
+          MaybeDone(/*inline_ondone=*/true);
+        },
         &finish_ops_, /*can_inline=*/true);
     finish_ops_.set_core_cq_tag(&finish_tag_);
     SendInitialMetadataWith(&finish_ops_);
     finish_ops_.ServerSendStatus(&ctx_->trailing_metadata_, status);
+    HandOff();
     call_.PerformOps(&finish_ops_);
   }
 
@@ -35,6 +42,7 @@ class InlineHandler::Stream final
     meta_tag_.Set(
         call_.call(),
         [this](bool ok) {
+          compatd::base::TsanAcquire(this);
           reactor_.load(std::memory_order_relaxed)
               ->OnSendInitialMetadataDone(ok);
           MaybeDone(/*inline_ondone=*/true);
@@ -42,6 +50,7 @@ class InlineHandler::Stream final
         &meta_ops_, /*can_inline=*/true);
     SendInitialMetadataWith(&meta_ops_);
     meta_ops_.set_core_cq_tag(&meta_tag_);
+    HandOff();
     call_.PerformOps(&meta_ops_);
   }
 
@@ -53,6 +62,7 @@ class InlineHandler::Stream final
     // Sending a ByteBuffer only takes a reference to its slices; it cannot
     // fail (gRPC's handler asserts the same).
     GPR_CODEGEN_ASSERT(write_ops_.SendMessagePtr(message, options).ok());
+    HandOff();
     call_.PerformOps(&write_ops_);
   }
 
@@ -66,6 +76,7 @@ class InlineHandler::Stream final
   void Read(grpc::ByteBuffer* message) override {
     Ref();
     read_ops_.RecvMessage(message);
+    HandOff();
     call_.PerformOps(&read_ops_);
   }
 
@@ -76,6 +87,7 @@ class InlineHandler::Stream final
     write_tag_.Set(
         call_.call(),
         [this, reactor](bool ok) {
+          compatd::base::TsanAcquire(this);
           reactor->OnWriteDone(ok);
           MaybeDone(/*inline_ondone=*/true);
         },
@@ -84,18 +96,26 @@ class InlineHandler::Stream final
     read_tag_.Set(
         call_.call(),
         [this, reactor](bool ok) {
+          compatd::base::TsanAcquire(this);
           if (!ok) ctx_->MaybeMarkCancelledOnRead();
           reactor->OnReadDone(ok);
           MaybeDone(/*inline_ondone=*/true);
         },
         &read_ops_, /*can_inline=*/true);
     read_ops_.set_core_cq_tag(&read_tag_);
+    HandOff();
     BindReactor(reactor);
     MaybeCallOnCancel(reactor);
     MaybeDone(/*inline_ondone=*/true);
   }
 
  private:
+  // libgrpc runs the tags' callbacks on its threads, ordered after the
+  // operation that started them by synchronization TSan cannot see
+  // (base/tsan.h): released before each operation and the reactor's binding,
+  // acquired first thing in each callback.
+  void HandOff() { compatd::base::TsanRelease(this); }
+
   template <typename Ops>
   void SendInitialMetadataWith(Ops* ops) {
     if (ctx_->sent_initial_metadata_) return;
@@ -108,6 +128,7 @@ class InlineHandler::Stream final
   }
 
   void CallOnDone() override {
+    compatd::base::TsanAcquire(this);
     reactor_.load(std::memory_order_relaxed)->OnDone();
     grpc_call* call = call_.call();
     auto call_requester = std::move(call_requester_);
@@ -120,6 +141,7 @@ class InlineHandler::Stream final
   }
 
   grpc::internal::ServerReactor* reactor() override {
+    compatd::base::TsanAcquire(this);  // called from the completion op's thread
     return reactor_.load(std::memory_order_relaxed);
   }
 
@@ -153,8 +175,13 @@ void InlineHandler::RunHandler(const HandlerParameter& param) {
       param.call->call(), sizeof(Stream)))
       Stream(static_cast<grpc::CallbackServerContext*>(param.server_context),
              param.call, param.call_requester);
+  compatd::base::TsanRelease(stream);
   param.server_context->BeginCompletionOp(
-      param.call, [stream](bool) { stream->MaybeDone(/*inline_ondone=*/true); },
+      param.call,
+      [stream](bool) {
+        compatd::base::TsanAcquire(stream);
+        stream->MaybeDone(/*inline_ondone=*/true);
+      },
       stream);
   // A streaming call carries no request to deserialize: param.status is OK.
   stream->SetupReactor(make_reactor_(

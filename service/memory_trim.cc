@@ -11,15 +11,18 @@ MemoryTrimmer::MemoryTrimmer(size_t threshold, absl::Duration interval)
 
 MemoryTrimmer::~MemoryTrimmer() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
+  stop_cv_.notify_all();
   thread_.join();
 }
 
 void MemoryTrimmer::Run() {
-  absl::MutexLock lock(&mu_);
-  while (!mu_.AwaitWithTimeout(absl::Condition(&stop_), interval_)) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_cv_.wait_for(
+      lock, absl::ToChronoNanoseconds(interval_),
+      [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; })) {
     // fordblks: free bytes inside the heaps (not mmapped blocks, which go
     // back when freed). mallinfo2 and malloc_trim lock each arena in turn;
     // both take well under a millisecond at rest.

@@ -7,11 +7,12 @@
 // when more than `threshold` bytes of the heaps are free, malloc_trim(0)
 // returns their free pages (every arena, not only the top of the main heap).
 
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace compatd::service {
@@ -29,7 +30,9 @@ class MemoryTrimmer {
 
   const size_t threshold_;
   const absl::Duration interval_;
-  absl::Mutex mu_;
+  // std::mutex: TSan cannot see Debian's (uninstrumented) absl::Mutex.
+  std::mutex mu_;
+  std::condition_variable stop_cv_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
