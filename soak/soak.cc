@@ -50,8 +50,13 @@
 // RSS holds for a while: the median of every ~30 s window of samples after
 // the warm-up, so that a moment's spike (several requests near the 4 MiB
 // message limit at once, a declared-huge message held up to the memory
-// quota) that is given back does not count. Exit 2 for bad flags. The
-// report (also written to --report as markdown) lists calls per class, RPC
+// quota) that is given back does not count. One known limitation is
+// reported beside the verdict rather than in it: while the huge-prefix
+// attacker holds gRPC's memory quota (and 3 s after), calls that gRPC's
+// reclamation resets (RESOURCE_EXHAUSTED "RST_STREAM with error code 11",
+// UNAVAILABLE "GOAWAY received") are collateral of grpc/grpc#43012 (see
+// Env::QuotaCollateral), counted in their own section. Exit 2 for bad flags.
+// The report (also written to --report as markdown) lists calls per class, RPC
 // (route) and code (status), hostile clients' outcomes, reloads, RSS and
 // descriptors.
 //
@@ -159,6 +164,8 @@ constexpr int64_t kGrpcMemoryMiB = 64;
 constexpr int64_t kMaxAnswerBacklogMiB = 64;
 // A declared-huge message sent this far without a refusal is a failure.
 constexpr int64_t kHugePrefixGiveUpMiB = kGrpcMemoryMiB + 32;
+// How long after a huge-prefix attack gRPC's reclamation may still be seen.
+constexpr auto kQuotaCollateralGrace = std::chrono::seconds(3);
 constexpr int kRapidResetStreams = 2000;
 constexpr int kSlowReaders = 4;
 constexpr int kSlowReaderStreams = 5;
@@ -327,6 +334,36 @@ struct Env {
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> calls{0};  // unary calls of every class
   FailureLog failures;
+
+  // gRPC 1.51 buffers a message up to the size its prefix declares before it
+  // checks --max-recv-message-bytes (grpc/grpc#43012); the only bound is its
+  // memory quota (--grpc-memory-bytes), and when the huge-prefix attacker
+  // spends it, gRPC's reclamation resets other clients' streams (RST_STREAM
+  // 11) and sends GOAWAY to idle connections. Those calls are this known
+  // limitation's collateral (README, "Limits and bad input"): counted and
+  // shown, not failures, but only while an attack is under way (and
+  // kQuotaCollateralGrace after) and only with exactly those two signatures.
+  // Any other failure, or one outside an attack, still fails the run.
+  std::atomic<int64_t> quota_attack_until{0};  // Clock ticks; 0: none yet
+  FailureLog collateral;
+
+  bool QuotaCollateral(const grpc::Status& status, absl::string_view what) {
+    const bool reset =
+        status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+        absl::StrContains(status.error_message(),
+                          "RST_STREAM with error code 11");
+    const bool goaway =
+        status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+        absl::StrContains(status.error_message(), "GOAWAY received");
+    if ((!reset && !goaway) ||
+        Clock::now().time_since_epoch().count() >
+            quota_attack_until.load(std::memory_order_relaxed)) {
+      return false;
+    }
+    collateral.Add(reset ? "stream reset (RST_STREAM 11)" : "GOAWAY",
+                   std::string(what));
+    return true;
+  }
 };
 
 std::shared_ptr<grpc::Channel> NewChannel(const Env& env,
@@ -427,6 +464,11 @@ class Worker {
 
   void Unexpected(Class cls, absl::string_view method, absl::string_view label,
                   const grpc::Status& status, absl::string_view expected) {
+    if (env_.QuotaCollateral(
+            status,
+            absl::StrCat(kClassNames[static_cast<int>(cls)], " ", method, ": ",
+                         Shorten(status.error_message()))))
+      return;
     env_.failures.Add(
         "unexpected status code",
         absl::StrCat(kClassNames[static_cast<int>(cls)], " ", method, " (",
@@ -606,7 +648,8 @@ class Watcher {
       const grpc::Status status = reader->Finish();
       Count(tally_, Class::kWatch, "WatchCatalog", status.error_code());
       if (status.error_code() != grpc::StatusCode::CANCELLED &&
-          status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+          status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED &&
+          !env_.QuotaCollateral(status, "WatchCatalog stream")) {
         env_.failures.Add(
             "unexpected status code",
             absl::StrCat("WatchCatalog stream after ", read,
@@ -835,6 +878,9 @@ class Swapper {
     Count(tally_, Class::kSwapCheck, "GetCatalog", status.error_code());
     env_.calls.fetch_add(1, std::memory_order_relaxed);
     if (!status.ok()) {
+      if (env_.QuotaCollateral(status, "GetCatalog (swap check)")) {
+        return std::nullopt;
+      }
       env_.failures.Add(
           "unexpected status code",
           absl::StrCat(
@@ -1683,6 +1729,15 @@ class Http2Abuser {
   // compatd refuses (RST_STREAM, GOAWAY or close) or, a failure, takes
   // more than --grpc-memory-bytes (64 MiB) + 32 MiB.
   void HugePrefix() {
+    env_.quota_attack_until.store(INT64_MAX, std::memory_order_relaxed);
+    struct EndOfAttack {
+      Env& env;
+      ~EndOfAttack() {
+        env.quota_attack_until.store(
+            (Clock::now() + kQuotaCollateralGrace).time_since_epoch().count(),
+            std::memory_order_relaxed);
+      }
+    } end_of_attack{env_};
     testing::RawHttp2 attacker;
     if (!attacker.Connect(env_.grpc_port).ok() ||
         !attacker.SendHeaders(1, kGetFeaturePath).ok()) {
@@ -2580,6 +2635,35 @@ class Soak {
           "load stopped.\n\n",
           fds_idle_, max_fds, max_fds_at, fd_limit_, fds_idle_,
           ConnectionsHeld(o.workers), kFdSlack, fds_after_load_);
+    }
+
+    // The huge-prefix attack's collateral (Env::QuotaCollateral).
+    if (o.huge_prefix) {
+      absl::StrAppend(&out,
+                      "## gRPC memory-quota collateral (known limitation, "
+                      "grpc/grpc#43012)\n\n");
+      const auto collateral = env_.collateral.Entries();
+      if (collateral.empty()) {
+        absl::StrAppend(&out,
+                        "No call was reset by gRPC's memory-quota "
+                        "reclamation during the huge-prefix attacks.\n\n");
+      } else {
+        absl::StrAppend(
+            &out,
+            "Calls gRPC's memory-quota reclamation reset while a huge-prefix "
+            "attacker held the quota (or within ",
+            kQuotaCollateralGrace.count(),
+            " s after): what a deployment without a body-bounding proxy in "
+            "front of the gRPC port sees (README, \"Limits and bad input\"). "
+            "Not counted as failures.\n\n");
+        for (const auto& [kind, entry] : collateral) {
+          absl::StrAppend(&out, "- ", kind, ": ", entry.count, "\n");
+          for (const std::string& example : entry.examples) {
+            absl::StrAppend(&out, "  - ", example, "\n");
+          }
+        }
+        absl::StrAppend(&out, "\n");
+      }
     }
 
     // Shutdown and verdict.

@@ -81,13 +81,22 @@ class RawHttp2 {
   // GetFeature") on `stream` (odd, increasing).
   std::string HeadersFrame(uint32_t stream, absl::string_view path,
                            bool end_stream = false) const {
+    std::string out;
+    AppendFrame(&out, kHeaders, kEndHeaders | (end_stream ? kEndStream : 0),
+                stream, HeaderBlock(path, port_));
+    return out;
+  }
+
+  // The HPACK block of a gRPC call's request headers for `path` on 127.0.0.1
+  // `port`.
+  static std::string HeaderBlock(absl::string_view path, int port) {
     std::string block;
     for (const auto& [name, value] :
          std::vector<std::pair<std::string, std::string>>{
              {":method", "POST"},
              {":scheme", "http"},
              {":path", std::string(path)},
-             {":authority", absl::StrCat("127.0.0.1:", port_)},
+             {":authority", absl::StrCat("127.0.0.1:", port)},
              {"content-type", "application/grpc"},
              {"te", "trailers"}}) {
       // RFC 7541 6.2.2, literal without indexing, new name; every string
@@ -98,10 +107,7 @@ class RawHttp2 {
       block.push_back(static_cast<char>(value.size()));
       block += value;
     }
-    std::string out;
-    AppendFrame(&out, kHeaders, kEndHeaders | (end_stream ? kEndStream : 0),
-                stream, block);
-    return out;
+    return block;
   }
   absl::Status SendHeaders(uint32_t stream, absl::string_view path,
                            bool end_stream = false) {

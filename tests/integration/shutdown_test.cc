@@ -206,16 +206,16 @@ TEST_F(ShutdownTest, HealthWatchOnTheMainPortSeesNotServingBeforeItIsClosed) {
 // until WindowUpdate(). gRPC C++ clients always accept at once.
 class WithheldCall {
  public:
-  struct Frame {
-    uint8_t type = 0;
-    uint8_t flags = 0;
-    uint32_t stream = 0;
-    std::string payload;
-  };
-  static constexpr uint8_t kData = 0, kHeaders = 1, kRstStream = 3,
-                           kSettings = 4, kPing = 6, kGoAway = 7,
-                           kWindowUpdate = 8;
-  static constexpr uint8_t kEndStream = 1, kAck = 1, kEndHeaders = 4;
+  // The frame types, flags and encoding of tests/integration/raw_http2.h.
+  using H2 = testing::RawHttp2;
+  using Frame = H2::Frame;
+  static constexpr uint8_t kData = H2::kData, kHeaders = H2::kHeaders,
+                           kRstStream = H2::kRstStream,
+                           kSettings = H2::kSettings, kPing = H2::kPing,
+                           kGoAway = H2::kGoAway,
+                           kWindowUpdate = H2::kWindowUpdate;
+  static constexpr uint8_t kEndStream = H2::kEndStream, kAck = H2::kAck,
+                           kEndHeaders = H2::kEndHeaders;
 
   ~WithheldCall() {
     if (fd_ >= 0) close(fd_);
@@ -231,24 +231,8 @@ class WithheldCall {
     std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
     // SETTINGS_INITIAL_WINDOW_SIZE = 0.
     AppendFrame(&out, kSettings, 0, 0, std::string("\x00\x04", 2) + Uint32(0));
-    std::string block;
-    for (const auto& [name, value] :
-         std::vector<std::pair<std::string, std::string>>{
-             {":method", "POST"},
-             {":scheme", "http"},
-             {":path", std::string(path)},
-             {":authority", absl::StrCat("127.0.0.1:", port)},
-             {"content-type", "application/grpc"},
-             {"te", "trailers"}}) {
-      // RFC 7541 6.2.2, literal without indexing, new name; every string
-      // here is shorter than 127 bytes.
-      block.push_back(0);
-      block.push_back(static_cast<char>(name.size()));
-      block += name;
-      block.push_back(static_cast<char>(value.size()));
-      block += value;
-    }
-    AppendFrame(&out, kHeaders, kEndHeaders, 1, block);
+    AppendFrame(&out, kHeaders, kEndHeaders, 1,
+                testing::RawHttp2::HeaderBlock(path, port));
     AppendFrame(&out, kData, kEndStream, 1,
                 std::string(1, '\0') +
                     Uint32(static_cast<uint32_t>(message.size())) +
@@ -297,17 +281,10 @@ class WithheldCall {
   }
 
  private:
-  static std::string Uint32(uint32_t v) {
-    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16),
-                       static_cast<char>(v >> 8), static_cast<char>(v)};
-  }
+  static std::string Uint32(uint32_t v) { return H2::Uint32(v); }
   static void AppendFrame(std::string* out, uint8_t type, uint8_t flags,
                           uint32_t stream, absl::string_view payload) {
-    out->append(Uint32(static_cast<uint32_t>(payload.size())).substr(1));
-    out->push_back(static_cast<char>(type));
-    out->push_back(static_cast<char>(flags));
-    out->append(Uint32(stream));
-    out->append(payload.data(), payload.size());
+    H2::AppendFrame(out, type, flags, stream, payload);
   }
   absl::Status Send(absl::string_view bytes) {
     while (!bytes.empty()) {

@@ -4,19 +4,16 @@
 
 #include <chrono>
 #include <memory>
-#include <regex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/metrics/http_client.h"
+#include "tests/integration/compatd_harness.h"
 #include "tests/testing/subprocess.h"
 
 namespace compatd {
@@ -35,37 +32,9 @@ class PlanUpgradeServerTest : public ::testing::Test {
   void SetUp() override { Start({}); }
 
   void Start(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"--listen=127.0.0.1:0",
-                                     "--metrics-listen=127.0.0.1:0",
-                                     "--shutdown-grace=5s"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    ASSERT_TRUE(server_.Start(COMPATD_BINARY, args));
-    ASSERT_TRUE(server_.WaitForStderr("gRPC listening on 127.0.0.1:", 20s))
-        << server_.Stderr();
-    std::smatch match;
-    const std::string err = server_.Stderr();
-    ASSERT_TRUE(std::regex_search(
-        err, match, std::regex("gRPC listening on 127\\.0\\.0\\.1:([0-9]+)")));
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::string(match[1]),
-                                   grpc::InsecureChannelCredentials());
-    ASSERT_TRUE(std::regex_search(
-        err, match, std::regex("metrics on http://127\\.0\\.0\\.1:([0-9]+)")))
-        << err;
-    metrics_port_ = std::stoi(match[1]);
-    stub_ = v1::CompatibilityPolicy::NewStub(channel_);
-    auto health = grpc::health::v1::Health::NewStub(channel_);
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + 2s);
-      grpc::health::v1::HealthCheckResponse response;
-      if (health->Check(&context, {}, &response).ok() &&
-          response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
-        return;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    FAIL() << "compatd never reported SERVING; stderr:\n" << server_.Stderr();
+    const absl::Status started = server_.Start(extra);
+    ASSERT_TRUE(started.ok()) << started;
+    stub_ = v1::CompatibilityPolicy::NewStub(server_.NewChannel());
   }
 
   grpc::Status Plan(const v1::PlanUpgradeRequest& request,
@@ -76,15 +45,12 @@ class PlanUpgradeServerTest : public ::testing::Test {
   }
 
   std::string Scrape() {
-    absl::StatusOr<testing::HttpResponse> r =
-        testing::HttpRequest(metrics_port_, "GET", "/metrics");
-    EXPECT_TRUE(r.ok()) << r.status();
-    return r.ok() ? r->body : "";
+    absl::StatusOr<std::string> scrape = server_.Scrape();
+    EXPECT_TRUE(scrape.ok()) << scrape.status();
+    return scrape.ok() ? *scrape : "";
   }
 
-  testing::Subprocess server_;
-  int metrics_port_ = 0;
-  std::shared_ptr<grpc::Channel> channel_;
+  testing::CompatdProcess server_;
   std::unique_ptr<v1::CompatibilityPolicy::Stub> stub_;
 };
 

@@ -5,18 +5,15 @@
 
 #include <chrono>
 #include <memory>
-#include <regex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "gmock/gmock.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/metrics/http_client.h"
+#include "tests/integration/compatd_harness.h"
 #include "tests/testing/subprocess.h"
 
 namespace compatd {
@@ -40,42 +37,9 @@ const std::string kBadCatalog =
 class UpgradePlanningServerTest : public ::testing::Test {
  protected:
   void StartServer(std::vector<std::string> extra_args) {
-    std::vector<std::string> args = {"--listen=127.0.0.1:0",
-                                     "--metrics-listen=127.0.0.1:0",
-                                     "--shutdown-grace=5s"};
-    args.insert(args.end(), extra_args.begin(), extra_args.end());
-    ASSERT_TRUE(server_.Start(COMPATD_BINARY, args));
-    ASSERT_TRUE(server_.WaitForStderr("gRPC listening on 127.0.0.1:", 20s))
-        << server_.Stderr();
-    const std::string err = server_.Stderr();
-    std::smatch match;
-    ASSERT_TRUE(std::regex_search(
-        err, match, std::regex("gRPC listening on 127\\.0\\.0\\.1:([0-9]+)")));
-    const int port = std::stoi(match[1]);
-    ASSERT_TRUE(std::regex_search(
-        err, match, std::regex("metrics on http://127\\.0\\.0\\.1:([0-9]+)")))
-        << err;
-    metrics_port_ = std::stoi(match[1]);
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
-                                   grpc::InsecureChannelCredentials());
-    stub_ = v1::CompatibilityPolicy::NewStub(channel_);
-    WaitServing();
-  }
-
-  void WaitServing() {
-    auto health = grpc::health::v1::Health::NewStub(channel_);
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + 2s);
-      grpc::health::v1::HealthCheckResponse response;
-      if (health->Check(&context, {}, &response).ok() &&
-          response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
-        return;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    FAIL() << "compatd never reported SERVING; stderr:\n" << server_.Stderr();
+    const absl::Status started = server_.Start(extra_args);
+    ASSERT_TRUE(started.ok()) << started;
+    stub_ = v1::CompatibilityPolicy::NewStub(server_.NewChannel());
   }
 
   grpc::Status Plan(const v1::PlanVersionRemovalRequest& request,
@@ -85,9 +49,7 @@ class UpgradePlanningServerTest : public ::testing::Test {
     return stub_->PlanVersionRemoval(&context, request, response);
   }
 
-  testing::Subprocess server_;
-  int metrics_port_ = 0;
-  std::shared_ptr<grpc::Channel> channel_;
+  testing::CompatdProcess server_;
   std::unique_ptr<v1::CompatibilityPolicy::Stub> stub_;
 };
 
@@ -233,11 +195,10 @@ TEST_F(UpgradePlanningServerTest, LintCatalogReportsViolationsAndIsMetered) {
   EXPECT_EQ(response.findings(1).rule(), "ga-version-removed");
   EXPECT_EQ(response.findings(2).rule(), "ga-feature-not-locked");
   // The method has its own series, like every RPC of the service.
-  absl::StatusOr<testing::HttpResponse> metrics =
-      testing::HttpRequest(metrics_port_, "GET", "/metrics");
+  absl::StatusOr<std::string> metrics = server_.Scrape();
   ASSERT_TRUE(metrics.ok()) << metrics.status();
   EXPECT_TRUE(absl::StrContains(
-      metrics->body,
+      *metrics,
       "grpc_server_started_total{grpc_type=\"unary\",grpc_service=\"compatd."
       "v1.CompatibilityPolicy\",grpc_method=\"LintCatalog\"} 1"));
 }
