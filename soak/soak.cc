@@ -54,11 +54,11 @@
 // reported beside the verdict rather than in it: while the huge-prefix
 // attacker holds gRPC's memory quota (and 3 s after), calls that gRPC's
 // reclamation resets (RESOURCE_EXHAUSTED "RST_STREAM with error code 11",
-// UNAVAILABLE "GOAWAY received") are collateral of grpc/grpc#43012 (see
-// Env::QuotaCollateral), counted in their own section. Exit 2 for bad flags.
-// The report (also written to --report as markdown) lists calls per class, RPC
-// (route) and code (status), hostile clients' outcomes, reloads, RSS and
-// descriptors.
+// UNAVAILABLE "GOAWAY received" or "Broken pipe") are collateral of
+// grpc/grpc#43012 (see Env::QuotaCollateral), counted in their own section.
+// Exit 2 for bad flags. The report (also written to --report as markdown) lists
+// calls per class, RPC (route) and code (status), hostile clients' outcomes,
+// reloads, RSS and descriptors.
 //
 // Accepted codes per class:
 //   valid            OK (and the answer's check passes); over HTTP 200
@@ -352,15 +352,21 @@ struct Env {
         status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
         absl::StrContains(status.error_message(),
                           "RST_STREAM with error code 11");
+    // gRPC's benign reclaimer sends GOAWAY with an immediate disconnect: a
+    // client that is writing a new call at that moment sees the socket
+    // closed under it ("Broken pipe") rather than the GOAWAY.
     const bool goaway =
         status.error_code() == grpc::StatusCode::UNAVAILABLE &&
-        absl::StrContains(status.error_message(), "GOAWAY received");
+        (absl::StrContains(status.error_message(), "GOAWAY received") ||
+         absl::StrContains(status.error_message(), "Broken pipe"));
     if ((!reset && !goaway) ||
         Clock::now().time_since_epoch().count() >
             quota_attack_until.load(std::memory_order_relaxed)) {
       return false;
     }
-    collateral.Add(reset ? "stream reset (RST_STREAM 11)" : "GOAWAY",
+    collateral.Add(reset ? "stream reset (RST_STREAM 11)"
+                         : "GOAWAY and disconnect (\"GOAWAY received\", "
+                           "\"Broken pipe\")",
                    std::string(what));
     return true;
   }
