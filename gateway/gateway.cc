@@ -1,5 +1,6 @@
 #include "gateway/gateway.h"
 
+#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -12,6 +13,7 @@
 #include "gateway/admission.h"
 #include "gateway/gatekeeper.h"
 #include "gateway/json.h"
+#include "google/protobuf/arena.h"
 
 namespace compatd::gateway {
 namespace {
@@ -38,15 +40,22 @@ void ServeRpc(const api::PolicyHandlers& handlers,
                   const runtime::ServingSnapshot&, const Request&, Response*)
                   const,
               const http::Request& http_request, http::Response* response) {
-  Request request;
+  // The request and the answer live in an arena whose first block is on
+  // this stack: their strings and submessages cost no malloc and free.
+  alignas(std::max_align_t) char block[4096];
+  google::protobuf::ArenaOptions arena_options;
+  arena_options.initial_block = block;
+  arena_options.initial_block_size = sizeof(block);
+  google::protobuf::Arena arena(arena_options);
+  auto* request = google::protobuf::Arena::CreateMessage<Request>(&arena);
   absl::Status status = http_request.method == "GET"
-                            ? ParseQueryRequest(http_request.query, &request)
-                            : ParseJsonRequest(http_request.body, &request);
+                            ? ParseQueryRequest(http_request.query, request)
+                            : ParseJsonRequest(http_request.body, request);
   if (!status.ok()) return Fail(status, response);
-  Response answer;
-  status = (handlers.*handler)(snapshot, request, &answer);
+  auto* answer = google::protobuf::Arena::CreateMessage<Response>(&arena);
+  status = (handlers.*handler)(snapshot, *request, answer);
   if (!status.ok()) return Fail(status, response);
-  response->body = ToJson(answer);
+  response->body = ToJson(*answer);
 }
 
 }  // namespace
