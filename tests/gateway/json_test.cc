@@ -181,6 +181,11 @@ TEST(ParseJsonRequestTest, ReflectionReadsTheCommonFormsAsProtobufDoes) {
       R"("served":true,"storage":true,"deprecated":false}],)"
       R"("storageVersionMigration":true,"managedFieldsCleanup":false}]}})",
       true);
+  ExpectSameAsProtobuf<v1::EvaluateRequest>(
+      R"({"versions":{"emulationVersion":"1.35"},"items":[)"
+      R"({"getFeature":{"name":"WatchList"}},)"
+      R"({"check_skew":{"component":"kubelet","clientVersion":"1.33.2"}},{}]})",
+      true);
   ExpectSameAsProtobuf<GetFeatureResponse>(
       R"({"stage":"STAGE_BETA","catalogGeneration":18446744073,)"
       R"("enabled":true,"defaultEnabled":false,"lockedToDefault":true})",
@@ -211,6 +216,9 @@ TEST(ParseJsonRequestTest, ReflectionLeavesTheRestToProtobuf) {
        }) {
     ExpectSameAsProtobuf<GetFeatureRequest>(body, false);
   }
+  // Two members of one oneof.
+  ExpectSameAsProtobuf<v1::EvaluateRequest>(
+      R"({"items":[{"getFeature":{},"checkSkew":{}}]})", false);
   // The same field by its JSON name and its proto name.
   ExpectSameAsProtobuf<GetFeatureRequest>(
       R"({"versions":{"binaryVersion":"1","binary_version":"2"}})", false);
