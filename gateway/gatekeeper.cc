@@ -12,6 +12,7 @@
 #include "api/object_check.h"
 #include "gateway/json.h"
 #include "gateway/ondemand.h"
+#include "gateway/stack_arena.h"
 #include "simdjson.h"
 
 namespace compatd::gateway {
@@ -137,10 +138,13 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
   };
   if (absl::ConsumePrefix(&rest, "feature:")) {
     take_emulation();
-    v1::GetFeatureRequest request;
+    StackArena arena;
+    v1::GetFeatureRequest& request =
+        *StackArena::Create<v1::GetFeatureRequest>(arena);
     request.set_name(std::string(rest));
     request.mutable_versions()->set_emulation_version(emulation);
-    v1::GetFeatureResponse response;
+    v1::GetFeatureResponse& response =
+        *StackArena::Create<v1::GetFeatureResponse>(arena);
     if (absl::Status s = handlers.GetFeature(snapshot, request, &response);
         !s.ok()) {
       return s;
@@ -187,11 +191,14 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
       return absl::InvalidArgumentError(
           absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
     }
-    v1::GetStorageVersionRequest request;
+    StackArena arena;
+    v1::GetStorageVersionRequest& request =
+        *StackArena::Create<v1::GetStorageVersionRequest>(arena);
     if (parts.size() == 2) request.set_group(std::string(parts[0]));
     request.set_resource(std::string(parts.back()));
     request.mutable_versions()->set_emulation_version(emulation);
-    v1::GetStorageVersionResponse response;
+    v1::GetStorageVersionResponse& response =
+        *StackArena::Create<v1::GetStorageVersionResponse>(arena);
     if (absl::Status s =
             handlers.GetStorageVersion(snapshot, request, &response);
         !s.ok()) {
@@ -206,10 +213,13 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
       return absl::InvalidArgumentError(
           absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
     }
-    v1::CheckSkewRequest request;
+    StackArena arena;
+    v1::CheckSkewRequest& request =
+        *StackArena::Create<v1::CheckSkewRequest>(arena);
     request.set_component(std::string(rest.substr(0, slash)));
     request.set_client_version(std::string(rest.substr(slash + 1)));
-    v1::CheckSkewResponse response;
+    v1::CheckSkewResponse& response =
+        *StackArena::Create<v1::CheckSkewResponse>(arena);
     if (absl::Status s = handlers.CheckSkew(snapshot, request, &response);
         !s.ok()) {
       return s;

@@ -1,6 +1,5 @@
 #include "gateway/gateway.h"
 
-#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -13,7 +12,7 @@
 #include "gateway/admission.h"
 #include "gateway/gatekeeper.h"
 #include "gateway/json.h"
-#include "google/protobuf/arena.h"
+#include "gateway/stack_arena.h"
 
 namespace compatd::gateway {
 namespace {
@@ -40,19 +39,13 @@ void ServeRpc(const api::PolicyHandlers& handlers,
                   const runtime::ServingSnapshot&, const Request&, Response*)
                   const,
               const http::Request& http_request, http::Response* response) {
-  // The request and the answer live in an arena whose first block is on
-  // this stack: their strings and submessages cost no malloc and free.
-  alignas(std::max_align_t) char block[4096];
-  google::protobuf::ArenaOptions arena_options;
-  arena_options.initial_block = block;
-  arena_options.initial_block_size = sizeof(block);
-  google::protobuf::Arena arena(arena_options);
-  auto* request = google::protobuf::Arena::CreateMessage<Request>(&arena);
+  StackArena arena;
+  auto* request = StackArena::Create<Request>(arena);
   absl::Status status = http_request.method == "GET"
                             ? ParseQueryRequest(http_request.query, request)
                             : ParseJsonRequest(http_request.body, request);
   if (!status.ok()) return Fail(status, response);
-  auto* answer = google::protobuf::Arena::CreateMessage<Response>(&arena);
+  auto* answer = StackArena::Create<Response>(arena);
   status = (handlers.*handler)(snapshot, *request, answer);
   if (!status.ok()) return Fail(status, response);
   response->body = ToJson(*answer);
