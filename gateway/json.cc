@@ -1,11 +1,13 @@
 #include "gateway/json.h"
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -663,40 +665,66 @@ bool AppendEscaped(absl::string_view text, std::string* out) {
 
 // One value of `field` (the `index`th when repeated). False for what this
 // printer leaves to protobuf.
-bool AppendValue(const google::protobuf::Message& message, const FD* field,
+bool AppendValue(const google::protobuf::Message& message,
+                 const google::protobuf::Reflection* r, const FD* field,
                  int index, std::string* out);
 
-bool AppendMessage(const google::protobuf::Message& message, std::string* out) {
-  const google::protobuf::Descriptor* type = message.GetDescriptor();
-  if (type->well_known_type() !=
-      google::protobuf::Descriptor::WELLKNOWNTYPE_UNSPECIFIED) {
-    return false;  // Timestamp, Duration, Struct, ...: protobuf's forms
+// How a message type is printed, worked out once per type and thread: its
+// fields in order with their keys ("\"jsonName\":") already written.
+struct JsonPlan {
+  struct Field {
+    const FD* field;
+    std::string key;
+    // Unset message, oneof member or optional: omitted.
+    bool omit_unless_set;
+  };
+  // False for what protobuf prints: well-known types (Timestamp, Duration,
+  // Struct, ...: protobuf's forms) and messages with a map field.
+  bool printable = true;
+  std::vector<Field> fields;
+};
+
+const JsonPlan& PlanFor(const google::protobuf::Descriptor* type) {
+  // Descriptors of generated messages live as long as the process.
+  thread_local absl::flat_hash_map<const google::protobuf::Descriptor*,
+                                   std::unique_ptr<JsonPlan>>
+      plans;
+  std::unique_ptr<JsonPlan>& plan = plans[type];
+  if (plan != nullptr) return *plan;
+  plan = std::make_unique<JsonPlan>();
+  plan->printable = type->well_known_type() ==
+                    google::protobuf::Descriptor::WELLKNOWNTYPE_UNSPECIFIED;
+  for (int i = 0; i < type->field_count() && plan->printable; ++i) {
+    const FD* field = type->field(i);
+    if (field->is_map()) plan->printable = false;
+    plan->fields.push_back(
+        {field, absl::StrCat("\"", field->json_name(), "\":"),
+         !field->is_repeated() && (field->cpp_type() == FD::CPPTYPE_MESSAGE ||
+                                   field->has_presence())});
   }
+  return *plan;
+}
+
+bool AppendMessage(const google::protobuf::Message& message, std::string* out) {
+  const JsonPlan& plan = PlanFor(message.GetDescriptor());
+  if (!plan.printable) return false;
   const google::protobuf::Reflection* r = message.GetReflection();
   out->push_back('{');
   bool first = true;
-  for (int i = 0; i < type->field_count(); ++i) {
-    const FD* field = type->field(i);
-    if (field->is_map()) return false;
-    if (!field->is_repeated() &&
-        (field->cpp_type() == FD::CPPTYPE_MESSAGE || field->has_presence()) &&
-        !r->HasField(message, field)) {
-      continue;  // unset message, oneof member or optional: omitted
-    }
+  for (const JsonPlan::Field& f : plan.fields) {
+    if (f.omit_unless_set && !r->HasField(message, f.field)) continue;
     if (!first) out->push_back(',');
     first = false;
-    out->push_back('"');
-    out->append(field->json_name());
-    out->append("\":");
-    if (field->is_repeated()) {
+    out->append(f.key);
+    if (f.field->is_repeated()) {
       out->push_back('[');
-      const int size = r->FieldSize(message, field);
+      const int size = r->FieldSize(message, f.field);
       for (int k = 0; k < size; ++k) {
         if (k > 0) out->push_back(',');
-        if (!AppendValue(message, field, k, out)) return false;
+        if (!AppendValue(message, r, f.field, k, out)) return false;
       }
       out->push_back(']');
-    } else if (!AppendValue(message, field, -1, out)) {
+    } else if (!AppendValue(message, r, f.field, -1, out)) {
       return false;
     }
   }
@@ -704,9 +732,9 @@ bool AppendMessage(const google::protobuf::Message& message, std::string* out) {
   return true;
 }
 
-bool AppendValue(const google::protobuf::Message& message, const FD* field,
+bool AppendValue(const google::protobuf::Message& message,
+                 const google::protobuf::Reflection* r, const FD* field,
                  int index, std::string* out) {
-  const google::protobuf::Reflection* r = message.GetReflection();
   const bool repeated = index >= 0;
   switch (field->cpp_type()) {
     case FD::CPPTYPE_INT32:

@@ -1,0 +1,255 @@
+// Google Benchmark of the HTTPS/JSON front door's own work (gateway/), without
+// the network: what Gateway::Handle costs per request on the real embedded
+// Kubernetes 1.36 catalog, wired as compatd wires it (client tracker and
+// metrics), and its parts (reading a request body, writing an answer as
+// JSON). make bench's wrk rows measure the same requests through sockets,
+// where the VM's loopback costs dominate and vary between runs; these rows
+// are the part compatd controls. Each benchmark checks its answer once before
+// timing.
+//
+//   gateway_benchmark --benchmark_repetitions=3
+//   --benchmark_report_aggregates_only
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/handlers.h"
+#include "benchmark/benchmark.h"
+#include "catalog/catalog_loader.h"
+#include "catalog/embedded_catalog.h"
+#include "compatd/v1/compatd.pb.h"
+#include "gateway/gateway.h"
+#include "gateway/json.h"
+#include "metrics/registry.h"
+#include "runtime/catalog_pipeline.h"
+#include "runtime/client_tracker.h"
+#include "runtime/service_metrics.h"
+
+namespace {
+
+namespace gateway = compatd::gateway;
+namespace http = compatd::http;
+namespace runtime = compatd::runtime;
+namespace v1 = compatd::v1;
+
+void Die(const std::string& what) {
+  std::cerr << "gateway_benchmark: " << what << "\n";
+  std::exit(1);
+}
+
+struct Fixture {
+  Fixture() {
+    runtime::CatalogPipeline::Options options;
+    options.derive = compatd::api::DeriveAnswers;
+    pipeline = std::make_unique<runtime::CatalogPipeline>(std::move(options));
+    auto catalog = compatd::catalog::ParseCatalog(
+        compatd::catalog::EmbeddedCatalogYaml(),
+        compatd::catalog::EmbeddedCatalogSource());
+    if (!catalog.ok()) Die(catalog.status().ToString());
+    pipeline->Publish(*std::move(catalog), /*initial=*/true);
+    runtime::ServiceMetrics::Options metrics_options;
+    metrics_options.version = "bench";
+    metrics_options.revision = "bench";
+    auto created = runtime::ServiceMetrics::Create(&registry, metrics_options);
+    if (!created.ok()) Die(created.status().ToString());
+    metrics = *std::move(created);
+    clients = std::make_unique<runtime::ClientTracker>(
+        &pipeline->store(), metrics.get(), runtime::ClientTracker::Options());
+    handlers =
+        std::make_unique<compatd::api::PolicyHandlers>(nullptr, clients.get());
+    cached = std::make_unique<gateway::Gateway>(
+        handlers.get(), &pipeline->store(), clients.get(), metrics.get());
+    uncached = std::make_unique<gateway::Gateway>(
+        handlers.get(), &pipeline->store(), clients.get(), metrics.get(),
+        nullptr, /*gatekeeper_cache_bytes=*/0);
+  }
+
+  compatd::metrics::Registry registry;
+  std::unique_ptr<runtime::CatalogPipeline> pipeline;
+  std::unique_ptr<runtime::ServiceMetrics> metrics;
+  std::unique_ptr<runtime::ClientTracker> clients;
+  std::unique_ptr<compatd::api::PolicyHandlers> handlers;
+  std::unique_ptr<gateway::Gateway> cached;
+  std::unique_ptr<gateway::Gateway> uncached;
+};
+
+Fixture& TheFixture() {
+  static Fixture* fixture = new Fixture();
+  return *fixture;
+}
+
+http::Request Post(std::string path, std::string body) {
+  http::Request request;
+  request.method = "POST";
+  request.target = path;
+  request.path = std::move(path);
+  request.body = std::move(body);
+  request.headers = {
+      {"content-type", "application/json"},
+      {"user-agent", "kube-apiserver-admission/v1.36.1 (linux/amd64)"}};
+  request.peer = "127.0.0.1:40000";
+  return request;
+}
+
+void Handle(benchmark::State& state, const gateway::Gateway& gateway,
+            const http::Request& request, absl::string_view expect) {
+  http::Response response;
+  gateway.Handle(request, &response);
+  if (response.status != 200 || !absl::StrContains(response.body, expect)) {
+    Die(absl::StrCat(request.path, ": ", response.status, " ", response.body));
+  }
+  for (auto _ : state) {
+    http::Response r;
+    gateway.Handle(request, &r);
+    benchmark::DoNotOptimize(r.body.data());
+  }
+}
+
+void BM_Handle_GetFeature(benchmark::State& state) {
+  Handle(state, *TheFixture().cached,
+         Post("/v1/GetFeature", R"({"name":"WatchList"})"),
+         R"("enabled":true)");
+}
+BENCHMARK(BM_Handle_GetFeature);
+
+void BM_ParseJsonRequest_GetFeature(benchmark::State& state) {
+  const std::string body =
+      R"({"name":"WatchList","versions":{"emulationVersion":"1.34"}})";
+  for (auto _ : state) {
+    v1::GetFeatureRequest request;
+    if (!gateway::ParseJsonRequest(body, &request).ok()) Die("parse");
+    benchmark::DoNotOptimize(request.name().data());
+  }
+}
+BENCHMARK(BM_ParseJsonRequest_GetFeature);
+
+void BM_ToJson_GetFeatureResponse(benchmark::State& state) {
+  v1::GetFeatureRequest request;
+  request.set_name("WatchList");
+  v1::GetFeatureResponse response;
+  const auto snapshot = TheFixture().pipeline->store().Current();
+  if (!TheFixture().handlers->GetFeature(*snapshot, request, &response).ok()) {
+    Die("GetFeature");
+  }
+  if (gateway::ToJson(response) != gateway::ToJsonByProtobuf(response)) {
+    Die("ToJson differs from protobuf's printer");
+  }
+  for (auto _ : state) {
+    std::string json = gateway::ToJson(response);
+    benchmark::DoNotOptimize(json.data());
+  }
+}
+BENCHMARK(BM_ToJson_GetFeatureResponse);
+
+// 100 distinct keys, 25 of each kind (the same as make bench's wrk row).
+std::string ProviderRequest() {
+  std::vector<std::string> keys;
+  for (const char* gate : {"WatchList",
+                           "APIResponseCompression",
+                           "APIServerIdentity",
+                           "APIServerTracing",
+                           "ConsistentListFromCache",
+                           "JobManagedBy",
+                           "NodeSwap",
+                           "SidecarContainers",
+                           "StorageVersionAPI",
+                           "InPlacePodVerticalScaling",
+                           "DynamicResourceAllocation",
+                           "KubeletTracing",
+                           "PodLevelResources",
+                           "UserNamespacesSupport",
+                           "VolumeAttributesClass",
+                           "MutatingAdmissionPolicy",
+                           "SchedulerQueueingHints",
+                           "RelaxedDNSSearchValidation",
+                           "StorageVersionMigrator",
+                           "CoordinatedLeaderElection",
+                           "DRAAdminAccess",
+                           "AuthorizeNodeWithSelectors",
+                           "AnonymousAuthConfigurableEndpoints",
+                           "CPUManagerPolicyAlphaOptions",
+                           "RecoverVolumeExpansionFailure"}) {
+    keys.push_back(absl::StrCat("\"feature:", gate, "\""));
+  }
+  for (const char* gvk : {"v1/Pod",
+                          "v1/Service",
+                          "v1/ConfigMap",
+                          "v1/Secret",
+                          "v1/Namespace",
+                          "v1/Node",
+                          "v1/PersistentVolume",
+                          "v1/PersistentVolumeClaim",
+                          "v1/ServiceAccount",
+                          "apps/v1/Deployment",
+                          "apps/v1/StatefulSet",
+                          "apps/v1/DaemonSet",
+                          "apps/v1/ReplicaSet",
+                          "batch/v1/Job",
+                          "batch/v1/CronJob",
+                          "batch/v1beta1/CronJob",
+                          "networking.k8s.io/v1/Ingress",
+                          "networking.k8s.io/v1/NetworkPolicy",
+                          "extensions/v1beta1/Ingress",
+                          "policy/v1/PodDisruptionBudget",
+                          "rbac.authorization.k8s.io/v1/Role",
+                          "rbac.authorization.k8s.io/v1/ClusterRole",
+                          "rbac.authorization.k8s.io/v1/RoleBinding",
+                          "autoscaling/v2/HorizontalPodAutoscaler",
+                          "storage.k8s.io/v1/StorageClass"}) {
+    keys.push_back(absl::StrCat("\"api:", gvk, "\""));
+  }
+  for (const char* gr : {"pods",
+                         "services",
+                         "configmaps",
+                         "secrets",
+                         "namespaces",
+                         "nodes",
+                         "persistentvolumes",
+                         "persistentvolumeclaims",
+                         "serviceaccounts",
+                         "events",
+                         "apps/deployments",
+                         "apps/statefulsets",
+                         "apps/daemonsets",
+                         "apps/replicasets",
+                         "batch/jobs",
+                         "batch/cronjobs",
+                         "networking.k8s.io/ingresses",
+                         "networking.k8s.io/networkpolicies",
+                         "policy/poddisruptionbudgets",
+                         "rbac.authorization.k8s.io/roles",
+                         "rbac.authorization.k8s.io/clusterroles",
+                         "autoscaling/horizontalpodautoscalers",
+                         "storage.k8s.io/storageclasses",
+                         "coordination.k8s.io/leases",
+                         "discovery.k8s.io/endpointslices"}) {
+    keys.push_back(absl::StrCat("\"storage:", gr, "\""));
+  }
+  for (int minor = 32; minor <= 36; ++minor) {
+    for (int patch = 0; patch < 5; ++patch) {
+      keys.push_back(
+          absl::StrCat("\"skew:kubelet/1.", minor, ".", patch, "\""));
+    }
+  }
+  return absl::StrCat(R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)",
+                      R"("kind":"ProviderRequest","request":{"keys":[)",
+                      absl::StrJoin(keys, ","), "]}}");
+}
+
+void BM_Handle_Gatekeeper100Keys(benchmark::State& state) {
+  const bool cache = state.range(0) != 0;
+  Handle(state, cache ? *TheFixture().cached : *TheFixture().uncached,
+         Post("/gatekeeper/v1", ProviderRequest()), R"("systemError":"")");
+}
+BENCHMARK(BM_Handle_Gatekeeper100Keys)->ArgName("cache")->Arg(0)->Arg(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();
