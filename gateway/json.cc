@@ -428,6 +428,133 @@ const google::protobuf::FieldDescriptor* FindField(
 
 }  // namespace
 
+namespace {
+
+// The message and scalar field a query parameter's key ("versions.
+// emulationVersion") names, with its JSON or proto field names;
+// INVALID_ARGUMENT naming the parameter otherwise.
+absl::Status ResolveQueryField(google::protobuf::Message* message,
+                               const std::string& key,
+                               google::protobuf::Message** target_out,
+                               const FD** field_out) {
+  google::protobuf::Message* target = message;
+  const google::protobuf::FieldDescriptor* field = nullptr;
+  const std::vector<absl::string_view> path = absl::StrSplit(key, '.');
+  for (size_t i = 0; i < path.size(); ++i) {
+    field = FindField(target->GetDescriptor(), path[i]);
+    if (field == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("query parameter ", JsonQuote(key), ": ",
+                       target->GetDescriptor()->full_name(), " has no field ",
+                       JsonQuote(path[i])));
+    }
+    if (field->is_repeated()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "query parameter ", JsonQuote(key), ": ", field->full_name(),
+          " is repeated; POST the request as JSON"));
+    }
+    const bool last = i + 1 == path.size();
+    if (field->cpp_type() ==
+        google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (last) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "query parameter ", JsonQuote(key), ": ", field->full_name(),
+            " is a message; name one of its fields, e.g. ", key, ".",
+            field->message_type()->field(0)->json_name()));
+      }
+      target = target->GetReflection()->MutableMessage(target, field);
+    } else if (!last) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("query parameter ", JsonQuote(key), ": ",
+                       field->full_name(), " has no fields"));
+    }
+  }
+  *target_out = target;
+  *field_out = field;
+  return absl::OkStatus();
+}
+
+// Sets `field` of `target` from the parameter's decoded `value`, typed by
+// the field; INVALID_ARGUMENT naming the parameter and what it takes.
+absl::Status SetQueryValue(google::protobuf::Message* target, const FD* field,
+                           const std::string& key, const std::string& value) {
+  const google::protobuf::Reflection* r = target->GetReflection();
+  auto bad = [&](absl::string_view expected) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("query parameter ", JsonQuote(key), "=", JsonQuote(value),
+                     ": expected ", expected));
+  };
+  switch (field->cpp_type()) {
+    case FD::CPPTYPE_STRING:
+      // As the POST form (whose JSON must be UTF-8) and protobuf's binary
+      // form over gRPC: a string field holds UTF-8 text.
+      if (field->type() == FD::TYPE_STRING && !IsUtf8(value)) {
+        return bad("UTF-8 text (the percent-decoded bytes are not UTF-8)");
+      }
+      r->SetString(target, field, value);
+      break;
+    case FD::CPPTYPE_BOOL:
+      if (value == "true" || value.empty()) {
+        r->SetBool(target, field, true);
+      } else if (value == "false") {
+        r->SetBool(target, field, false);
+      } else {
+        return bad("true or false");
+      }
+      break;
+    case FD::CPPTYPE_INT32: {
+      int32_t v = 0;
+      if (!absl::SimpleAtoi(value, &v)) return bad("a 32-bit integer");
+      r->SetInt32(target, field, v);
+      break;
+    }
+    case FD::CPPTYPE_INT64: {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(value, &v)) return bad("a 64-bit integer");
+      r->SetInt64(target, field, v);
+      break;
+    }
+    case FD::CPPTYPE_UINT32: {
+      uint32_t v = 0;
+      if (!absl::SimpleAtoi(value, &v)) return bad("an unsigned integer");
+      r->SetUInt32(target, field, v);
+      break;
+    }
+    case FD::CPPTYPE_UINT64: {
+      uint64_t v = 0;
+      if (!absl::SimpleAtoi(value, &v)) return bad("an unsigned integer");
+      r->SetUInt64(target, field, v);
+      break;
+    }
+    case FD::CPPTYPE_DOUBLE:
+    case FD::CPPTYPE_FLOAT: {
+      double v = 0;
+      if (!absl::SimpleAtod(value, &v)) return bad("a number");
+      if (field->cpp_type() == FD::CPPTYPE_DOUBLE) {
+        r->SetDouble(target, field, v);
+      } else {
+        r->SetFloat(target, field, static_cast<float>(v));
+      }
+      break;
+    }
+    case FD::CPPTYPE_ENUM: {
+      const auto* e = field->enum_type()->FindValueByName(value);
+      if (e == nullptr) {
+        return bad(absl::StrCat("a value of ", field->enum_type()->full_name(),
+                                ", e.g. ",
+                                field->enum_type()->value(0)->name()));
+      }
+      r->SetEnum(target, field, e);
+      break;
+    }
+    case FD::CPPTYPE_MESSAGE:
+      break;  // refused above
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ParseQueryRequest(absl::string_view query,
                                google::protobuf::Message* message) {
   std::set<std::string> seen;
@@ -447,110 +574,14 @@ absl::Status ParseQueryRequest(absl::string_view query,
                        " is given twice; a GET request takes scalar fields "
                        "once each (POST the JSON for repeated fields)"));
     }
-    google::protobuf::Message* target = message;
-    const google::protobuf::FieldDescriptor* field = nullptr;
-    const std::vector<absl::string_view> path = absl::StrSplit(key, '.');
-    for (size_t i = 0; i < path.size(); ++i) {
-      field = FindField(target->GetDescriptor(), path[i]);
-      if (field == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("query parameter ", JsonQuote(key), ": ",
-                         target->GetDescriptor()->full_name(), " has no field ",
-                         JsonQuote(path[i])));
-      }
-      if (field->is_repeated()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "query parameter ", JsonQuote(key), ": ", field->full_name(),
-            " is repeated; POST the request as JSON"));
-      }
-      const bool last = i + 1 == path.size();
-      if (field->cpp_type() ==
-          google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
-        if (last) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "query parameter ", JsonQuote(key), ": ", field->full_name(),
-              " is a message; name one of its fields, e.g. ", key, ".",
-              field->message_type()->field(0)->json_name()));
-        }
-        target = target->GetReflection()->MutableMessage(target, field);
-      } else if (!last) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("query parameter ", JsonQuote(key), ": ",
-                         field->full_name(), " has no fields"));
-      }
+    google::protobuf::Message* target = nullptr;
+    const FD* field = nullptr;
+    if (absl::Status s = ResolveQueryField(message, key, &target, &field);
+        !s.ok()) {
+      return s;
     }
-    const google::protobuf::Reflection* r = target->GetReflection();
-    auto bad = [&](absl::string_view expected) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("query parameter ", JsonQuote(key), "=",
-                       JsonQuote(value), ": expected ", expected));
-    };
-    using FD = google::protobuf::FieldDescriptor;
-    switch (field->cpp_type()) {
-      case FD::CPPTYPE_STRING:
-        // As the POST form (whose JSON must be UTF-8) and protobuf's binary
-        // form over gRPC: a string field holds UTF-8 text.
-        if (field->type() == FD::TYPE_STRING && !IsUtf8(value)) {
-          return bad("UTF-8 text (the percent-decoded bytes are not UTF-8)");
-        }
-        r->SetString(target, field, value);
-        break;
-      case FD::CPPTYPE_BOOL:
-        if (value == "true" || value.empty()) {
-          r->SetBool(target, field, true);
-        } else if (value == "false") {
-          r->SetBool(target, field, false);
-        } else {
-          return bad("true or false");
-        }
-        break;
-      case FD::CPPTYPE_INT32: {
-        int32_t v = 0;
-        if (!absl::SimpleAtoi(value, &v)) return bad("a 32-bit integer");
-        r->SetInt32(target, field, v);
-        break;
-      }
-      case FD::CPPTYPE_INT64: {
-        int64_t v = 0;
-        if (!absl::SimpleAtoi(value, &v)) return bad("a 64-bit integer");
-        r->SetInt64(target, field, v);
-        break;
-      }
-      case FD::CPPTYPE_UINT32: {
-        uint32_t v = 0;
-        if (!absl::SimpleAtoi(value, &v)) return bad("an unsigned integer");
-        r->SetUInt32(target, field, v);
-        break;
-      }
-      case FD::CPPTYPE_UINT64: {
-        uint64_t v = 0;
-        if (!absl::SimpleAtoi(value, &v)) return bad("an unsigned integer");
-        r->SetUInt64(target, field, v);
-        break;
-      }
-      case FD::CPPTYPE_DOUBLE:
-      case FD::CPPTYPE_FLOAT: {
-        double v = 0;
-        if (!absl::SimpleAtod(value, &v)) return bad("a number");
-        if (field->cpp_type() == FD::CPPTYPE_DOUBLE) {
-          r->SetDouble(target, field, v);
-        } else {
-          r->SetFloat(target, field, static_cast<float>(v));
-        }
-        break;
-      }
-      case FD::CPPTYPE_ENUM: {
-        const auto* e = field->enum_type()->FindValueByName(value);
-        if (e == nullptr) {
-          return bad(absl::StrCat("a value of ",
-                                  field->enum_type()->full_name(), ", e.g. ",
-                                  field->enum_type()->value(0)->name()));
-        }
-        r->SetEnum(target, field, e);
-        break;
-      }
-      case FD::CPPTYPE_MESSAGE:
-        break;  // refused above
+    if (absl::Status s = SetQueryValue(target, field, key, value); !s.ok()) {
+      return s;
     }
   }
   return absl::OkStatus();
