@@ -33,6 +33,25 @@
 namespace compatd::api {
 namespace {
 
+// `message` as indented proto3 JSON with default values on `out`; false,
+// with an INTERNAL line naming `what` on `err`, if protobuf cannot print it.
+bool PrintJson(const google::protobuf::Message& message, absl::string_view what,
+               std::ostream& out, std::ostream& err) {
+  std::string text;
+  google::protobuf::util::JsonPrintOptions print_options;
+  print_options.add_whitespace = true;
+  print_options.always_print_primitive_fields = true;
+  const auto printed = google::protobuf::util::MessageToJsonString(
+      message, &text, print_options);
+  if (!printed.ok()) {
+    err << "ERROR: INTERNAL: cannot print the " << what
+        << " as JSON: " << printed.ToString() << "\n";
+    return false;
+  }
+  out << text;
+  return true;
+}
+
 using UnaryRunner =
     std::function<int(const PolicyHandlers&, const runtime::ServingSnapshot&,
                       const std::string&, std::ostream&, std::ostream&)>;
@@ -63,19 +82,7 @@ UnaryRunner Runner(absl::Status (PolicyHandlers::*handler)(
               << status.message() << "\n";
           return kExitError;
         }
-        std::string text;
-        google::protobuf::util::JsonPrintOptions print_options;
-        print_options.add_whitespace = true;
-        print_options.always_print_primitive_fields = true;
-        const auto printed = google::protobuf::util::MessageToJsonString(
-            response, &text, print_options);
-        if (!printed.ok()) {
-          err << "ERROR: INTERNAL: cannot print the response as JSON: "
-              << printed.ToString() << "\n";
-          return kExitError;
-        }
-        out << text;
-        return kExitOk;
+        return PrintJson(response, "response", out, err) ? kExitOk : kExitError;
       };
 }
 
@@ -484,19 +491,7 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
     return kExitError;
   }
   if (options.output == "json") {
-    std::string text;
-    google::protobuf::util::JsonPrintOptions print_options;
-    print_options.add_whitespace = true;
-    print_options.always_print_primitive_fields = true;
-    const auto printed =
-        google::protobuf::util::MessageToJsonString(plan, &text, print_options);
-    if (!printed.ok()) {
-      err << "ERROR: INTERNAL: cannot print the plan as JSON: "
-          << printed.ToString() << "\n";
-      return kExitError;
-    }
-    out << text;
-    return kExitOk;
+    return PrintJson(plan, "plan", out, err) ? kExitOk : kExitError;
   }
   out << "Upgrade plan on kube-apiserver " << plan.to().binary_version() << " ("
       << source << "): emulation " << plan.from().emulation_version() << " -> "
@@ -557,18 +552,7 @@ int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
     problem->set_message(message);
   }
   if (options.output == "json") {
-    std::string text;
-    google::protobuf::util::JsonPrintOptions print_options;
-    print_options.add_whitespace = true;
-    print_options.always_print_primitive_fields = true;
-    const auto printed = google::protobuf::util::MessageToJsonString(
-        response, &text, print_options);
-    if (!printed.ok()) {
-      err << "ERROR: INTERNAL: cannot print the response as JSON: "
-          << printed.ToString() << "\n";
-      return kScanExitError;
-    }
-    out << text;
+    if (!PrintJson(response, "response", out, err)) return kScanExitError;
   } else if (options.output == "yaml") {
     PrintScanYaml(response, out);
   } else {

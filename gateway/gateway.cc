@@ -2,6 +2,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -51,6 +52,19 @@ void ServeRpc(const api::PolicyHandlers& handlers,
   response->body = ToJson(*answer);
 }
 
+// "/v1/GetFeature", ...: the metrics label of each RPC's route, built once.
+absl::string_view RpcRoute(api::Rpc rpc) {
+  static const std::vector<std::string>* const routes = [] {
+    auto* routes = new std::vector<std::string>();
+    for (int i = 0; i < api::kRpcCount; ++i) {
+      routes->push_back(
+          absl::StrCat("/v1/", api::RpcName(static_cast<api::Rpc>(i))));
+    }
+    return routes;
+  }();
+  return (*routes)[static_cast<size_t>(rpc)];
+}
+
 }  // namespace
 
 Gateway::Gateway(const api::PolicyHandlers* handlers,
@@ -84,10 +98,10 @@ void Gateway::Handle(const http::Request& request,
                                     request.Header("x-kubernetes-version"),
                                     request.Header("user-agent")));
   }
-  std::string route = "other";
+  absl::string_view route = "other";  // the metrics label
   absl::string_view path = request.path;
   if (ui_route) {
-    route = std::string(ui::StatusPage::Route(path));
+    route = ui::StatusPage::Route(path);
     ui_->Handle(request, snapshot.get(), response);
   } else if (path == "/healthz") {
     route = "/healthz";
@@ -114,10 +128,10 @@ void Gateway::Handle(const http::Request& request,
           ", e.g. /v1/GetFeature (WatchCatalog is a "
           "stream: use gRPC)")));
     } else if (request.method != "GET" && request.method != "POST") {
-      route = absl::StrCat("/v1/", api::RpcName(*rpc));
+      route = RpcRoute(*rpc);
       MethodNotAllowed("GET, POST", request.path, response);
     } else {
-      route = absl::StrCat("/v1/", api::RpcName(*rpc));
+      route = RpcRoute(*rpc);
       if (absl::Status s = api::CheckServing(snapshot.get()); !s.ok()) {
         Fail(s, response);
       } else {
@@ -135,14 +149,14 @@ void Gateway::Handle(const http::Request& request,
       }
     }
   } else if (request.path == "/admission/v1/validate") {
-    route = request.path;
+    route = "/admission/v1/validate";
     if (request.method != "POST") {
       MethodNotAllowed("POST", request.path, response);
     } else {
       ServeAdmission(snapshot.get(), request, response);
     }
   } else if (request.path == "/gatekeeper/v1") {
-    route = request.path;
+    route = "/gatekeeper/v1";
     if (request.method != "POST") {
       MethodNotAllowed("POST", request.path, response);
     } else {

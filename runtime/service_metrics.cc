@@ -368,28 +368,28 @@ void ServiceMetrics::RecordClient(
 
 void ServiceMetrics::RecordHttpRequest(absl::string_view route, int status,
                                        absl::Duration latency) const {
-  const std::string code = absl::StrCat(status);
-  const std::string key = absl::StrCat(route, " ", code);
   metrics::Counter* counter = nullptr;
   metrics::Histogram* histogram = nullptr;
   {
     std::lock_guard<std::mutex> lock(http_mu_);
-    auto it = http_counters_.find(key);
-    if (it == http_counters_.end()) {
-      absl::StatusOr<metrics::Counter*> added =
-          http_requests_->Add({std::string(route), code});
-      if (!added.ok()) return;
-      it = http_counters_.emplace(key, *added).first;
-    }
-    counter = it->second;
-    auto h = http_histograms_.find(route);
-    if (h == http_histograms_.end()) {
+    auto it = http_routes_.find(route);
+    if (it == http_routes_.end()) {
       absl::StatusOr<metrics::Histogram*> added =
           http_seconds_->Add({std::string(route)});
       if (!added.ok()) return;
-      h = http_histograms_.emplace(std::string(route), *added).first;
+      it = http_routes_.try_emplace(std::string(route)).first;
+      it->second.seconds = *added;
     }
-    histogram = h->second;
+    HttpRoute& series = it->second;
+    auto c = series.requests.find(status);
+    if (c == series.requests.end()) {
+      absl::StatusOr<metrics::Counter*> added =
+          http_requests_->Add({std::string(route), absl::StrCat(status)});
+      if (!added.ok()) return;
+      c = series.requests.emplace(status, *added).first;
+    }
+    counter = c->second;
+    histogram = series.seconds;
   }
   counter->Increment();
   histogram->Observe(absl::ToDoubleSeconds(latency));

@@ -182,9 +182,13 @@ class ServiceMetrics final {
   metrics::Family<metrics::Counter>* http_requests_ = nullptr;
   metrics::Family<metrics::Histogram>* http_seconds_ = nullptr;
   mutable std::mutex http_mu_;
-  mutable absl::flat_hash_map<std::string, metrics::Counter*> http_counters_
-      ABSL_GUARDED_BY(http_mu_);
-  mutable absl::flat_hash_map<std::string, metrics::Histogram*> http_histograms_
+  // One route's series, found by the route without building a string per
+  // request; its counters by HTTP status.
+  struct HttpRoute {
+    metrics::Histogram* seconds = nullptr;
+    absl::flat_hash_map<int, metrics::Counter*> requests;
+  };
+  mutable absl::flat_hash_map<std::string, HttpRoute> http_routes_
       ABSL_GUARDED_BY(http_mu_);
 
   // Shared with the registry's callback, which may outlive this object.

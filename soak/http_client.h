@@ -22,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "tests/testing/http_chunked.h"
 #include "tests/testing/loopback.h"
 
 namespace compatd::soak {
@@ -43,30 +44,6 @@ struct HttpAnswer {
         absl::string_view(headers).substr(start, end - start)));
   }
 };
-
-// A chunked body (RFC 9112 7.1) decoded; DATA_LOSS when malformed.
-inline absl::StatusOr<std::string> DecodeChunked(absl::string_view body) {
-  std::string out;
-  while (true) {
-    const size_t line_end = body.find("\r\n");
-    if (line_end == absl::string_view::npos) {
-      return absl::DataLossError("chunked body: no chunk size line");
-    }
-    absl::string_view size_text = body.substr(0, line_end);
-    size_text = size_text.substr(0, size_text.find(';'));
-    uint64_t size = 0;
-    if (!absl::SimpleHexAtoi(size_text, &size)) {
-      return absl::DataLossError("chunked body: bad chunk size");
-    }
-    body.remove_prefix(line_end + 2);
-    if (size == 0) return out;
-    if (body.size() < size + 2) {
-      return absl::DataLossError("chunked body: truncated chunk");
-    }
-    out.append(body.data(), size);
-    body.remove_prefix(size + 2);
-  }
-}
 
 // Reads one answer from `fd`, `buffer` holding bytes already received (and
 // keeping what follows the answer). DEADLINE_EXCEEDED when nothing complete
@@ -119,7 +96,7 @@ inline absl::StatusOr<HttpAnswer> ReadHttpAnswer(
     const size_t last =
         buffer->find("0\r\n\r\n") == 0 ? 5 : buffer->find("\r\n0\r\n\r\n") + 7;
     absl::StatusOr<std::string> body =
-        DecodeChunked(absl::string_view(*buffer).substr(0, last));
+        testing::DecodeChunked(absl::string_view(*buffer).substr(0, last));
     if (!body.ok()) return body.status();
     answer.body = *std::move(body);
     buffer->erase(0, last);

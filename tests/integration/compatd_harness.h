@@ -38,6 +38,7 @@
 #include "absl/strings/strip.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "tests/testing/http_chunked.h"
 #include "tests/testing/loopback.h"
 #include "tests/testing/subprocess.h"
 
@@ -51,31 +52,6 @@ struct HttpReply {
   std::string headers;  // raw, lower-cased
   std::string body;
 };
-
-// Decodes a chunked transfer-encoded body.
-inline absl::StatusOr<std::string> Dechunk(absl::string_view body) {
-  std::string out;
-  while (true) {
-    const size_t line_end = body.find("\r\n");
-    if (line_end == absl::string_view::npos) {
-      return absl::DataLossError("chunked body: no chunk size line");
-    }
-    absl::string_view size_text = body.substr(0, line_end);
-    size_text = size_text.substr(0, size_text.find(';'));
-    uint64_t size = 0;
-    if (!absl::SimpleHexAtoi(size_text, &size)) {
-      return absl::DataLossError(
-          absl::StrCat("chunked body: bad chunk size \"", size_text, "\""));
-    }
-    body.remove_prefix(line_end + 2);
-    if (size == 0) return out;
-    if (body.size() < size + 2) {
-      return absl::DataLossError("chunked body: truncated chunk");
-    }
-    out.append(body.data(), size);
-    body.remove_prefix(size + 2);
-  }
-}
 
 // GET `target` (path and query) from 127.0.0.1:`port` with HTTP/1.0, so that
 // the server closes the connection after a body that is not chunked.
@@ -120,7 +96,7 @@ inline absl::StatusOr<HttpReply> HttpGet(int port, absl::string_view target) {
     return absl::DataLossError(absl::StrCat("bad status line in: ", raw));
   }
   if (absl::StrContains(reply.headers, "transfer-encoding: chunked")) {
-    absl::StatusOr<std::string> body = Dechunk(reply.body);
+    absl::StatusOr<std::string> body = DecodeChunked(reply.body);
     if (!body.ok()) return body.status();
     reply.body = *std::move(body);
   }
