@@ -1,5 +1,6 @@
 #include "api/handlers.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -464,7 +465,8 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
 absl::Status Answer(const runtime::ServingSnapshot& snapshot,
                     const VersionQuery& query,
                     const v1::ScanObjectsRequest& request,
-                    v1::ScanObjectsResponse* response) {
+                    v1::ScanObjectsResponse* response,
+                    const ScanLimits& limits = ScanLimits()) {
   std::vector<ScanText> texts;
   texts.reserve(static_cast<size_t>(request.sources_size()) + 1);
   if (!request.objects().empty()) {
@@ -475,7 +477,8 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
         ScanText{source.name().empty() ? std::string("objects") : source.name(),
                  source.text()});
   }
-  return ScanManifests(snapshot, query, request.target(), texts, response);
+  return ScanManifests(snapshot, query, request.target(), texts, response,
+                       limits);
 }
 
 // Evaluate: one item against the batch's snapshot. The item's own versions
@@ -598,9 +601,23 @@ COMPATD_UNARY_HANDLER(CheckSkew)
 COMPATD_UNARY_HANDLER(ResolveVersions)
 COMPATD_UNARY_HANDLER(ComputeStorageVersionAgreement)
 COMPATD_UNARY_HANDLER(PlanVersionRemoval)
-COMPATD_UNARY_HANDLER(ScanObjects)
 
 #undef COMPATD_UNARY_HANDLER
+
+absl::Status PolicyHandlers::ScanObjects(
+    const runtime::ServingSnapshot& snapshot,
+    const v1::ScanObjectsRequest& request,
+    v1::ScanObjectsResponse* response) const {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
+  // The findings' and problems' share of the answer: room is left for the
+  // rest of it (common fields, counts, the reason).
+  ScanLimits limits;
+  limits.max_answer_bytes = limits_.max_answer_bytes -
+                            std::min(limits_.max_answer_bytes / 2,
+                                     size_t{64 * 1024});
+  return Answer(snapshot, ToQuery(request.versions()), request, response,
+                limits);
+}
 
 namespace {
 

@@ -562,9 +562,16 @@ int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
       if (p.line() > 0) err << ":" << p.line();
       err << ": " << p.message() << "\n";
     }
+    if (response.partial()) {
+      err << "partial answer: " << response.partial_reason() << " ("
+          << response.omitted_findings() << " finding(s) and "
+          << response.omitted_problems() << " problem(s) not listed)\n";
+    }
   }
   int code = kScanExitClean;
-  if (response.problems_size() > 0) code = kScanExitError;
+  if (response.problems_size() > 0 || response.omitted_problems() > 0) {
+    code = kScanExitError;
+  }
   if (response.deprecated() > 0 && !options.ignore_deprecations) {
     code = kScanExitDeprecated;
   }

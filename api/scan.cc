@@ -12,6 +12,7 @@
 #include "api/convert.h"
 #include "api/object_check.h"
 #include "base/status_macros.h"
+#include "base/work_budget.h"
 #include "engine/api_history.h"
 #include "engine/api_names.h"
 #include "engine/crd_manifest.h"
@@ -121,10 +122,12 @@ void FillLifecycle(const APIHistoryEntry& entry, v1::ScanFinding* finding) {
 class Scanner {
  public:
   Scanner(const engine::Catalog& catalog, const Version& target,
-          const ObjectApiContext* window, v1::ScanObjectsResponse* response)
+          const ObjectApiContext* window, const ScanLimits& limits,
+          v1::ScanObjectsResponse* response)
       : catalog_(catalog),
         target_(target),
         window_(window),
+        limits_(limits),
         response_(response) {
     for (const engine::APIGroupVersion& gv : catalog.apis) {
       builtin_groups_.insert(gv.group);
@@ -139,8 +142,14 @@ class Scanner {
   void Run(absl::Span<const ScanText> texts) {
     std::vector<manifest::ManifestContents> contents;
     contents.reserve(texts.size());
+    manifest::ReadLimits read_limits;
+    read_limits.budget = base::CurrentWorkBudget();
     for (const ScanText& text : texts) {
-      contents.push_back(manifest::ReadManifests(text.text));
+      if (Exhausted()) break;
+      contents.push_back(manifest::ReadManifests(text.text, read_limits));
+      if (!contents.back().stopped.empty()) {
+        MarkPartial(absl::StrCat(text.name, ": ", contents.back().stopped));
+      }
       for (const manifest::ManifestObject& object : contents.back().objects) {
         if (object.crd.has_value() && !object.crd->group.empty() &&
             !object.crd->kind.empty()) {
@@ -148,7 +157,7 @@ class Scanner {
         }
       }
     }
-    for (size_t i = 0; i < texts.size(); ++i) {
+    for (size_t i = 0; i < contents.size(); ++i) {
       const std::string& source = texts[i].name;
       // Problems and objects merged by line.
       const auto& objects = contents[i].objects;
@@ -158,6 +167,12 @@ class Scanner {
         while (p < problems.size() && problems[p].line <= object.line) {
           AddProblem(source, problems[p].line, problems[p].message);
           ++p;
+        }
+        // A CRD's checks cost more than an object's: the budget is looked
+        // at before each.
+        if ((++checked_ % kObjectsPerBudgetLook == 0 || object.crd) &&
+            Exhausted()) {
+          return;
         }
         Check(source, object);
       }
@@ -172,12 +187,85 @@ class Scanner {
     return absl::StrCat(group, "/", kind);
   }
 
+  // The answer's bounds (ScanLimits): the first reason it is partial wins.
+  void MarkPartial(std::string reason) {
+    if (response_->partial()) return;
+    response_->set_partial(true);
+    response_->set_partial_reason(std::move(reason));
+  }
+
+  // The call's budget (base/work_budget.h) is spent: the scan stops and
+  // says so.
+  bool Exhausted() {
+    if (stopped_) return true;
+    const base::WorkBudget* budget = base::CurrentWorkBudget();
+    if (budget == nullptr || !budget->Exhausted()) return false;
+    stopped_ = true;
+    MarkPartial(absl::StrCat(
+        "the scan stopped after ", checked_, " object(s): ",
+        budget->Cancelled() ? "the client went away"
+                            : "its work budget (--max-heavy-work-time) is "
+                              "spent; scan fewer objects per call"));
+    return true;
+  }
+
+  // Whether an item of `bytes` still fits in the answer; counts it as
+  // omitted otherwise.
+  bool Fits(size_t bytes) {
+    if (answer_bytes_ + bytes <= limits_.max_answer_bytes) {
+      answer_bytes_ += bytes;
+      return true;
+    }
+    answer_bytes_ = limits_.max_answer_bytes;  // nothing more fits
+    MarkPartial(absl::StrCat(
+        "the answer reached its limit of ", limits_.max_answer_bytes,
+        " bytes (--max-send-message-bytes); the findings and problems past it "
+        "are counted, not listed: scan fewer objects per call"));
+    return false;
+  }
+
+  // `text` cut to max_message_bytes at a UTF-8 boundary, marked "...".
+  std::string Bounded(std::string text) const {
+    if (text.size() <= limits_.max_message_bytes) return text;
+    size_t cut = limits_.max_message_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+      --cut;
+    }
+    text.resize(cut);
+    text += "...";
+    return text;
+  }
+
   void AddProblem(const std::string& source, int line,
                   const std::string& message) {
+    const std::string bounded = Bounded(message);
+    if (!Fits(source.size() + bounded.size() + kItemOverheadBytes)) {
+      response_->set_omitted_problems(response_->omitted_problems() + 1);
+      return;
+    }
     v1::ScanProblem* problem = response_->add_problems();
     problem->set_source(source);
     problem->set_line(line);
-    problem->set_message(message);
+    problem->set_message(bounded);
+  }
+
+  // After a check: its new findings (from `first` on) within the answer's
+  // bounds; those past it are removed and counted (their status stays in
+  // the tallies).
+  void SettleFindings(int first) {
+    for (int i = first; i < response_->findings_size(); ++i) {
+      v1::ScanFinding* finding = response_->mutable_findings(i);
+      if (finding->message().size() > limits_.max_message_bytes) {
+        finding->set_message(Bounded(finding->message()));
+      }
+      if (!Fits(finding->ByteSizeLong() + kItemOverheadBytes)) {
+        const int omitted = response_->findings_size() - i;
+        response_->mutable_findings()->DeleteSubrange(i, omitted);
+        response_->set_omitted_findings(response_->omitted_findings() +
+                                        static_cast<uint32_t>(omitted));
+        return;
+      }
+    }
   }
 
   v1::ScanFinding* NewFinding(const std::string& source,
@@ -194,6 +282,13 @@ class Scanner {
 
   void Check(const std::string& source,
              const manifest::ManifestObject& object) {
+    const int first = response_->findings_size();
+    CheckObject(source, object);
+    SettleFindings(first);
+  }
+
+  void CheckObject(const std::string& source,
+                   const manifest::ManifestObject& object) {
     response_->set_objects(response_->objects() + 1);
     absl::string_view group;
     absl::string_view version;
@@ -298,10 +393,17 @@ class Scanner {
       return;
     }
     const manifest::ManifestObject& crd = *it->second;
-    std::vector<std::string> listed;
+    // At most max_listed_names versions named, the rest counted: a CRD of
+    // V versions and C such objects cost C * V before (issue 23).
+    std::vector<absl::string_view> listed;
+    size_t unlisted = 0;
     for (const manifest::CrdVersion& v : crd.crd->versions) {
       if (v.name != version) {
-        listed.push_back(v.name);
+        if (listed.size() < static_cast<size_t>(limits_.max_listed_names)) {
+          listed.push_back(v.name);
+        } else {
+          ++unlisted;
+        }
         continue;
       }
       if (v.served) return;
@@ -318,7 +420,13 @@ class Scanner {
     finding->set_message(
         absl::StrFormat("%s %s: CRD %s has no version %s (it lists %s)",
                         object.api_version, object.kind, crd.name, version,
-                        listed.empty() ? "none" : absl::StrJoin(listed, ", ")));
+                        listed.empty()
+                            ? std::string("none")
+                            : absl::StrCat(absl::StrJoin(listed, ", "),
+                                           unlisted == 0
+                                               ? ""
+                                               : absl::StrCat(" and ", unlisted,
+                                                              " more"))));
     finding->set_rule("crd");
   }
 
@@ -339,10 +447,19 @@ class Scanner {
     }
   }
 
+  // Objects between two looks at the work budget (reading the clock).
+  static constexpr int kObjectsPerBudgetLook = 256;
+  // A finding's or problem's framing in the answer (tag, length, line).
+  static constexpr size_t kItemOverheadBytes = 16;
+
   const engine::Catalog& catalog_;
   const Version& target_;
   const ObjectApiContext* window_;
+  const ScanLimits& limits_;
   v1::ScanObjectsResponse* response_;
+  size_t answer_bytes_ = 0;
+  int64_t checked_ = 0;
+  bool stopped_ = false;
   absl::flat_hash_set<std::string> builtin_groups_;
   // CrdKey(spec.group, spec.names.kind) -> the CRD object (in `contents`).
   absl::flat_hash_map<std::string, const manifest::ManifestObject*> crds_;
@@ -378,7 +495,8 @@ absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
                            const engine::VersionQuery& base,
                            absl::string_view target,
                            absl::Span<const ScanText> texts,
-                           v1::ScanObjectsResponse* response) {
+                           v1::ScanObjectsResponse* response,
+                           const ScanLimits& limits) {
   const engine::Catalog& catalog = *snapshot.catalog;
   COMPATD_ASSIGN_OR_RETURN(engine::EffectiveVersions effective,
                            engine::ResolveEffectiveVersions(catalog, base));
@@ -398,7 +516,8 @@ absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
     COMPATD_RETURN_IF_ERROR(
         ResolveObjectApiContext(snapshot, at_target, &window));
   }
-  Scanner(catalog, release, in_window ? &window : nullptr, response).Run(texts);
+  Scanner(catalog, release, in_window ? &window : nullptr, limits, response)
+      .Run(texts);
   response->set_target(release_text);
   FillCommon(
       snapshot, effective,

@@ -38,16 +38,33 @@ struct ScanText {
   absl::string_view text;  // must outlive the call
 };
 
+// What bounds a scan (README, "Limits and bad input").
+struct ScanLimits {
+  // Bytes of findings and problems in the answer: past it, the rest are
+  // counted (omitted_findings, omitted_problems; the tallies still count
+  // them) and the answer is marked partial. The server's
+  // --max-send-message-bytes, less room for the rest of the answer.
+  size_t max_answer_bytes = 4 * 1024 * 1024;
+  // Bytes of one message; a longer one is cut (at a UTF-8 boundary) and
+  // ends with "...".
+  size_t max_message_bytes = 1024;
+  // Names listed in one message (a CRD's versions); the rest are counted.
+  int max_listed_names = 8;
+};
+
 // Fills everything of `response` (common fields included). `target` empty:
 // the binary version (the query's, else the catalog's). INVALID_ARGUMENT for
 // a malformed or too old target, or versions/flags the catalog refuses.
-// Bad documents are problems in the response, not errors. Pure and
-// thread-safe.
+// Bad documents are problems in the response, not errors. The answer is
+// bounded by `limits`, and the work by this thread's base::WorkBudget (if
+// any): once it is exhausted the scan stops and answers what it found,
+// marked partial. Pure and thread-safe.
 absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
                            const engine::VersionQuery& query,
                            absl::string_view target,
                            absl::Span<const ScanText> texts,
-                           v1::ScanObjectsResponse* response);
+                           v1::ScanObjectsResponse* response,
+                           const ScanLimits& limits = ScanLimits());
 
 // "DEPRECATED", "REMOVED", "NOT-SERVED", "NOT-YET-INTRODUCED", "UNKNOWN",
 // "CRD-VIOLATION": how the table of `compatd scan` names a status.

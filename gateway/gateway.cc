@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "api/rpcs.h"
+#include "base/work_budget.h"
 #include "engine/user_agent.h"
 #include "gateway/admission.h"
 #include "gateway/gatekeeper.h"
@@ -49,6 +50,16 @@ void ServeRpc(const api::PolicyHandlers& handlers,
   auto* answer = StackArena::Create<Response>(arena);
   status = (handlers.*handler)(snapshot, *request, answer);
   if (!status.ok()) return Fail(status, response);
+  // --max-send-message-bytes, as on gRPC: checked before the JSON is built.
+  if (const size_t size = answer->ByteSizeLong();
+      size > handlers.limits().max_answer_bytes) {
+    return Fail(absl::ResourceExhaustedError(absl::StrCat(
+                    "the answer is ", size, " bytes, over the limit of ",
+                    handlers.limits().max_answer_bytes,
+                    " bytes (--max-send-message-bytes); ask for less (a "
+                    "component, fewer Evaluate items)")),
+                response);
+  }
   response->body = ToJson(*answer);
 }
 
@@ -71,17 +82,64 @@ Gateway::Gateway(const api::PolicyHandlers* handlers,
                  const runtime::SnapshotStore* store,
                  runtime::ClientTracker* clients,
                  const runtime::ServiceMetrics* metrics,
-                 const ui::StatusPage* ui, size_t gatekeeper_cache_bytes)
+                 const ui::StatusPage* ui, size_t gatekeeper_cache_bytes,
+                 HeavyLane heavy)
     : handlers_(handlers),
       store_(store),
       clients_(clients),
       metrics_(metrics),
       ui_(ui),
-      gatekeeper_cache_(gatekeeper_cache_bytes) {}
+      gatekeeper_cache_(gatekeeper_cache_bytes),
+      heavy_(heavy) {}
 
-http::Handler Gateway::AsHandler() const {
-  return [this](const http::Request& request, http::Response* response) {
-    Handle(request, response);
+api::Lane Gateway::LaneOf(const http::Request& request) const {
+  absl::string_view path = request.path;
+  if (!absl::ConsumePrefix(&path, "/v1/")) return api::LaneOf(path);
+  const api::Lane lane = api::LaneOf(path);
+  if (lane == api::Lane::kLight || path != "Evaluate" ||
+      request.method != "POST" || request.body.size() > api::kLightEvaluateBytes) {
+    return lane;
+  }
+  StackArena arena;
+  auto* evaluate = StackArena::Create<v1::EvaluateRequest>(arena);
+  // A body that does not parse is refused at once, in the light lane.
+  if (!ParseJsonRequest(request.body, evaluate).ok()) return api::Lane::kLight;
+  return api::LaneOf(*evaluate);
+}
+
+http::AsyncHandler Gateway::AsHandler() const {
+  return [this](http::Request request, http::Reply reply) {
+    if (heavy_.pool == nullptr || LaneOf(request) == api::Lane::kLight) {
+      http::Response response;
+      Handle(request, &response);
+      reply(std::move(response));
+      return;
+    }
+    auto shared = std::make_shared<const http::Request>(std::move(request));
+    if (heavy_.pool->TrySubmit([this, shared, reply] {
+          base::ScopedWorkBudget budget(absl::Now() + heavy_.work_time,
+                                        nullptr);
+          http::Response response;
+          Handle(*shared, &response);
+          reply(std::move(response));
+        })) {
+      return;
+    }
+    // Full: refused now, not queued (README, "Limits and bad input").
+    http::Response response;
+    response.status = 429;
+    response.headers.emplace_back(
+        "Retry-After", std::to_string(api::kLaneFullRetryAfterSeconds));
+    response.body = StatusJson(
+        absl::ResourceExhaustedError(api::LaneFullMessage(*heavy_.pool)));
+    if (metrics_ != nullptr) {
+      absl::string_view path = shared->path;
+      absl::ConsumePrefix(&path, "/v1/");
+      const std::optional<api::Rpc> rpc = api::FindRpc(path);
+      metrics_->RecordHttpRequest(rpc.has_value() ? RpcRoute(*rpc) : "other",
+                                  response.status, absl::ZeroDuration());
+    }
+    reply(std::move(response));
   };
 }
 

@@ -17,6 +17,10 @@
 //   GET  /, /ui/...               the status page (ui/status_page.h), when
 //                                 one is given (--ui)
 //
+// Heavy requests (api/lanes.h: /v1/ScanObjects, /v1/PlanUpgrade, ...) run
+// on the heavy lane's pool when one is given; a full pool is 429 with
+// Retry-After at once.
+//
 // Errors are grpc-gateway's: the HTTP status its runtime maps each gRPC code
 // to, with a google.rpc.Status JSON body ({"code","message","details"}).
 // Unknown paths 404, wrong methods 405 with Allow.
@@ -24,7 +28,10 @@
 #include <cstddef>
 #include <memory>
 
+#include "absl/time/time.h"
 #include "api/handlers.h"
+#include "api/lanes.h"
+#include "base/work_pool.h"
 #include "gateway/provider_cache.h"
 #include "http/server.h"
 #include "runtime/client_tracker.h"
@@ -37,8 +44,17 @@ namespace compatd::gateway {
 // --gatekeeper-cache-bytes' default: a few thousand answers.
 inline constexpr size_t kDefaultGatekeeperCacheBytes = 4 << 20;
 
+// Where the gateway runs heavy requests (api/lanes.h). No pool: every
+// request runs on the HTTP server's threads.
+struct HeavyLane {
+  base::WorkPool* pool = nullptr;  // must outlive the gateway
+  // Each heavy request's budget (--max-heavy-work-time; base/work_budget.h).
+  absl::Duration work_time = absl::Seconds(10);
+};
+
 class Gateway final {
  public:
+
   // Everything must outlive the gateway; `clients`, `metrics` and `ui` may
   // be null (no status page: its paths are 404). Requests for the status
   // page are not recorded as clients: its readers are people in browsers.
@@ -48,13 +64,20 @@ class Gateway final {
           const runtime::SnapshotStore* store, runtime::ClientTracker* clients,
           const runtime::ServiceMetrics* metrics,
           const ui::StatusPage* ui = nullptr,
-          size_t gatekeeper_cache_bytes = kDefaultGatekeeperCacheBytes);
+          size_t gatekeeper_cache_bytes = kDefaultGatekeeperCacheBytes,
+          HeavyLane heavy = HeavyLane());
 
+  // Answers on the calling thread, whatever the request's lane.
   // Thread-safe; never blocks.
   void Handle(const http::Request& request, http::Response* response) const;
 
-  // The handler for http::Server.
-  http::Handler AsHandler() const;
+  // The request's lane: its route's row in api::kLaneRules (/v1/<RPC> by the
+  // RPC), /v1/Evaluate by its items when its body is small enough to read.
+  api::Lane LaneOf(const http::Request& request) const;
+
+  // The handler for http::Server: light requests answered on the server's
+  // thread, heavy ones on the heavy lane's pool, or 429 when it is full.
+  http::AsyncHandler AsHandler() const;
 
  private:
   const api::PolicyHandlers* handlers_;
@@ -63,6 +86,7 @@ class Gateway final {
   const runtime::ServiceMetrics* metrics_;
   const ui::StatusPage* ui_;
   mutable ProviderCache gatekeeper_cache_;
+  const HeavyLane heavy_;
 };
 
 }  // namespace compatd::gateway

@@ -12,8 +12,11 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <thread>
+
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -87,17 +90,49 @@ std::chrono::steady_clock::duration Chrono(absl::Duration d) {
 // are joined: that closes the listener and every connection.
 struct Server::Impl {
   Options options;
-  Handler handler;
+  AsyncHandler handler;
   std::atomic<int> connections{0};
   std::atomic<int64_t> refused{0};
   std::atomic<bool> stopped{false};
+  // Replies held (Reply::State alive); Stop() waits for none.
+  std::atomic<int> replies_held{0};
+  std::mutex replies_mu;  // for replies_cv only
+  std::condition_variable replies_cv;
   std::optional<ssl::context> tls;
-  std::optional<net::io_context> io{std::in_place, 1};
-  std::optional<tcp::acceptor> acceptor{std::in_place, *io};
+  // Built in Start() with the number of threads as its concurrency hint: a
+  // hint of 1 makes Asio's scheduler wake no other thread for queued work,
+  // so one request's handler held every connection (issue 23).
+  std::optional<net::io_context> io;
+  std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
 
   void Accept();
 };
+
+// One request's reply: sends the answer on its connection's strand, once.
+struct Reply::State {
+  State(Server::Impl* server, std::function<void(Response)> send,
+        std::function<void()> abandon)
+      : server(server), send(std::move(send)), abandon(std::move(abandon)) {
+    server->replies_held.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~State() {
+    if (!sent.exchange(true)) abandon();
+    if (server->replies_held.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(server->replies_mu);
+      server->replies_cv.notify_all();
+    }
+  }
+  Server::Impl* const server;
+  const std::function<void(Response)> send;
+  const std::function<void()> abandon;
+  std::atomic<bool> sent{false};
+};
+
+void Reply::operator()(Response response) const {
+  if (state_ == nullptr || state_->sent.exchange(true)) return;
+  state_->send(std::move(response));
+}
 
 namespace {
 
@@ -112,7 +147,10 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
         peer_(std::move(peer)),
         stream_(std::forward<Args>(args)...),
         buffer_(server->options.max_header_bytes + 16 * 1024) {}
-  ~Session() { server_->connections.fetch_sub(1, std::memory_order_relaxed); }
+  ~Session() {
+    Unreserve();
+    server_->connections.fetch_sub(1, std::memory_order_relaxed);
+  }
 
   void Start() {
     Lowest().expires_after(Chrono(server_->options.header_timeout));
@@ -178,6 +216,23 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
         length && *length > server_->options.max_body_bytes) {
       return RefuseBody();
     }
+    // The body's bytes count against the memory budget from now until its
+    // answer is ready: a chunked one for the most it may grow to.
+    const auto length = parser_->content_length();
+    const int64_t body_bytes = static_cast<int64_t>(
+        length.has_value() ? *length
+        : parser_->chunked() ? server_->options.max_body_bytes
+                             : 0);
+    if (!Reserve(body_bytes)) {
+      return Refuse(429,
+                    absl::StrCat("the request body (", body_bytes,
+                                 " bytes) would pass the bytes of requests "
+                                 "and answers in flight on the HTTP ports "
+                                 "(--max-http-memory-bytes=",
+                                 server_->options.memory->limit(),
+                                 "); retry later"),
+                    /*retry_after=*/true);
+    }
     const beast::string_view expect = request[bhttp::field::expect];
     if (absl::EqualsIgnoreCase(absl::string_view(expect.data(), expect.size()),
                                "100-continue")) {
@@ -224,9 +279,28 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
     request.body = std::move(message.body());
     request.peer = peer_;
     request.tls = kTls;
-    Response response;
-    server_->handler(request, &response);
-    Write(response, message.version(), message.keep_alive());
+    const unsigned version = message.version();
+    const bool keep_alive = message.keep_alive();
+    // The reply holds the session: while the handler works, no read or
+    // write does.
+    std::shared_ptr<Session> held = this->shared_from_this();
+    auto state = std::make_shared<Reply::State>(
+        server_,
+        [self = held, version, keep_alive](Response response) {
+          // Inline when on the connection's strand (a light request),
+          // posted to it from another thread (the heavy lane).
+          net::dispatch(self->stream_.get_executor(),
+                        [self, response = std::move(response), version,
+                         keep_alive] {
+                          self->Write(response, version, keep_alive);
+                        });
+        },
+        [self = held] {
+          net::dispatch(self->stream_.get_executor(),
+                        [self] { self->Close(); });
+        });
+    held.reset();
+    server_->handler(std::move(request), Reply(std::move(state)));
   }
 
   void RefuseBody() {
@@ -235,16 +309,48 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   // An error the server answers itself, then closes the connection.
-  void Refuse(int status, const std::string& message) {
+  void Refuse(int status, const std::string& message,
+              bool retry_after = false) {
     Response response;
     response.status = status;
-    response.body =
-        absl::StrCat(R"({"code":)", status == 413 ? 8 : 3, R"(,"message":")",
-                     message, R"(","details":[]})");
+    response.body = absl::StrCat(R"({"code":)",
+                                 status == 413 || status == 429 ? 8 : 3,
+                                 R"(,"message":")", message,
+                                 R"(","details":[]})");
+    if (retry_after) response.headers.emplace_back("Retry-After", "1");
     Write(response, 11, /*keep_alive=*/false);
   }
 
-  void Write(const Response& response, unsigned version, bool keep_alive) {
+  // Bytes held against the memory budget (Options::memory) by this
+  // connection: its request's body, then its answer until written.
+  bool Reserve(int64_t bytes) {
+    MemoryBudget* budget = server_->options.memory;
+    if (budget == nullptr || bytes == 0) return true;
+    if (!budget->TryReserve(bytes)) return false;
+    reserved_ += bytes;
+    return true;
+  }
+  void Unreserve() {
+    if (reserved_ > 0) server_->options.memory->Release(reserved_);
+    reserved_ = 0;
+  }
+
+  void Write(const Response& given, unsigned version, bool keep_alive) {
+    // The body's reservation ends with its answer; the answer's starts.
+    Unreserve();
+    const Response* chosen = &given;
+    Response refused;
+    if (!given.omit_body && !Reserve(static_cast<int64_t>(given.body.size()))) {
+      refused.status = 429;
+      refused.headers.emplace_back("Retry-After", "1");
+      refused.body = absl::StrCat(
+          R"({"code":8,"message":"the answer ()", given.body.size(),
+          " bytes) would pass the bytes of requests and answers in flight on "
+          "the HTTP ports (--max-http-memory-bytes=",
+          server_->options.memory->limit(), R"(); retry later","details":[]})");
+      chosen = &refused;
+    }
+    const Response& response = *chosen;
     response_ = {};
     response_.version(version);
     response_.result(static_cast<unsigned>(response.status));
@@ -263,6 +369,8 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
     bhttp::async_write(stream_, response_,
                        [self = this->shared_from_this(), keep_alive](
                            beast::error_code ec, size_t) {
+                         self->Unreserve();
+                         self->response_ = {};
                          if (ec || !keep_alive) return self->Close();
                          self->WaitForRequest();
                        });
@@ -280,6 +388,7 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> response_;
+  int64_t reserved_ = 0;
 };
 
 }  // namespace
@@ -318,8 +427,21 @@ void Server::Impl::Accept() {
   });
 }
 
+AsyncHandler Inline(Handler handler) {
+  return [handler = std::move(handler)](Request request, Reply reply) {
+    Response response;
+    handler(request, &response);
+    reply(std::move(response));
+  };
+}
+
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(Options options,
                                                       Handler handler) {
+  return Start(std::move(options), Inline(std::move(handler)));
+}
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(Options options,
+                                                      AsyncHandler handler) {
   std::string host;
   int port = 0;
   if (absl::Status s =
@@ -339,6 +461,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Options options,
   Impl& impl = *server->impl_;
   impl.options = std::move(options);
   impl.handler = std::move(handler);
+  impl.io.emplace(impl.options.threads);
+  impl.acceptor.emplace(*impl.io);
   if (impl.options.tls != nullptr) {
     impl.tls.emplace(ssl::context::tls_server);
     if (absl::Status s = impl.options.tls->Configure(impl.tls->native_handle());
@@ -379,6 +503,14 @@ int64_t Server::refused_connections() const {
 
 void Server::Stop() {
   if (impl_ == nullptr || impl_->stopped.exchange(true)) return;
+  {
+    // Answers still being worked on elsewhere are written first (their
+    // writes need the io_context's threads).
+    std::unique_lock<std::mutex> lock(impl_->replies_mu);
+    impl_->replies_cv.wait(lock, [this]() {
+      return impl_->replies_held.load(std::memory_order_acquire) == 0;
+    });
+  }
   impl_->io->stop();
   for (std::thread& thread : impl_->threads) thread.join();
   impl_->threads.clear();

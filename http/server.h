@@ -18,7 +18,9 @@
 //
 // TLS (TlsFileContext) re-reads certificate files on rotation; with a client
 // CA, clients must present a certificate that chains to it. Handlers run on
-// the server's threads and must not block.
+// the server's threads and must not block; an AsyncHandler may answer from
+// another thread (the heavy lane, api/lanes.h). The server's threads serve
+// connections concurrently (each connection on its own strand).
 //
 //   COMPATD_ASSIGN_OR_RETURN(auto server, Server::Start(options, handler));
 //   server->port();   // the bound port (0 in the address picks one)
@@ -63,7 +65,63 @@ struct Response {
   bool omit_body = false;
 };
 
+// Answers on the server's thread, before the next request of the
+// connection is read; must not block.
 using Handler = std::function<void(const Request& request, Response* response)>;
+
+// The answer to one request of an AsyncHandler: call it once, from any
+// thread (later calls do nothing). Copyable; when every copy is gone without
+// a call, the connection is closed. Server::Stop() waits for the replies
+// still held, so work holding one must end (bound it).
+class Reply final {
+ public:
+  struct State;
+  explicit Reply(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  void operator()(Response response) const;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+// Called on the server's thread; may hand the request and the reply to
+// another thread (the heavy lane) and return at once. The connection reads
+// its next request once the reply has been written.
+using AsyncHandler = std::function<void(Request request, Reply reply)>;
+
+// A Handler as an AsyncHandler that answers on the server's thread.
+AsyncHandler Inline(Handler handler);
+
+// Bytes of request bodies (from the head's Content-Length, or the body bound
+// for a chunked one, until the answer is ready) and of answers not yet
+// written, over every connection of every server that shares it
+// (--max-http-memory-bytes). A request whose body would pass it gets 429
+// with Retry-After before its body is read; an answer that would pass it is
+// replaced by a 429. Thread-safe.
+class MemoryBudget final {
+ public:
+  explicit MemoryBudget(int64_t limit) : limit_(limit) {}
+  // False (nothing reserved) when `bytes` more would pass the limit.
+  bool TryReserve(int64_t bytes) {
+    if (bytes_.fetch_add(bytes, std::memory_order_relaxed) + bytes > limit_) {
+      bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+      refused_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    return true;
+  }
+  void Release(int64_t bytes) {
+    bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  int64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  int64_t limit() const { return limit_; }
+  // Requests and answers refused since start.
+  int64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+
+ private:
+  const int64_t limit_;
+  std::atomic<int64_t> bytes_{0};
+  std::atomic<int64_t> refused_{0};
+};
 
 class Server final {
  public:
@@ -81,12 +139,16 @@ class Server final {
     absl::Duration idle_timeout = absl::Seconds(60);
     int max_connections = 1024;
     int threads = 2;
+    // Shared by the servers it bounds; must outlive them. Null: no bound.
+    MemoryBudget* memory = nullptr;
   };
 
   // INVALID_ARGUMENT for a malformed address or option, UNAVAILABLE naming
   // the flag when the address cannot be bound (in use, not on this machine).
   static absl::StatusOr<std::unique_ptr<Server>> Start(Options options,
                                                        Handler handler);
+  static absl::StatusOr<std::unique_ptr<Server>> Start(Options options,
+                                                       AsyncHandler handler);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -96,8 +158,8 @@ class Server final {
   int connections() const;
   // Connections refused since start because `max_connections` were open.
   int64_t refused_connections() const;
-  // Closes the listener and every connection, joins the threads.
-  // Idempotent.
+  // Waits for the replies still held (Reply), then closes the listener and
+  // every connection, joins the threads. Idempotent.
   void Stop();
 
   struct Impl;

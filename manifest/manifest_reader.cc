@@ -1,6 +1,9 @@
 #include "manifest/manifest_reader.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -129,12 +132,18 @@ struct ObjectRead {
 // (the walk then stops; the caller resumes at the next document).
 class Walker final {
  public:
-  Walker(Parser& parser, int line_offset, ManifestContents& out)
-      : parser_(parser), line_offset_(line_offset), out_(out) {}
+  Walker(Parser& parser, int line_offset, ManifestContents& out,
+         const ReadLimits& limits)
+      : parser_(parser), line_offset_(line_offset), out_(out), limits_(limits) {}
 
   // Set when a document nests deeper than kMaxYamlDepth: the walk stopped
   // there (Stream() returned false) though libyaml saw no error.
   const std::optional<ManifestProblem>& too_deep() const { return too_deep_; }
+  // Set when a bound of ReadLimits stopped the walk (Stream() returned
+  // false); the read ends there.
+  const std::optional<ManifestProblem>& over_limit() const {
+    return over_limit_;
+  }
 
   // True at the end of the stream; false after a syntax error or a document
   // nested too deep.
@@ -155,7 +164,37 @@ class Walker final {
   }
 
  private:
-  const yaml_event_t* Next() { return parser_.Next(); }
+  const yaml_event_t* Next() {
+    if (++events_ % kEventsPerBudgetLook == 0 && limits_.budget != nullptr &&
+        limits_.budget->Exhausted()) {
+      return OverLimit(last_line_,
+                       limits_.budget->Cancelled()
+                           ? "the read stopped here: the client went away"
+                           : "the read stopped here: the call's work budget "
+                             "(--max-heavy-work-time) is spent");
+    }
+    const yaml_event_t* event = parser_.Next();
+    if (event != nullptr) last_line_ = Line(*event);
+    return event;
+  }
+
+  // Stops the walk at `line` (Next() and the readers return null/false).
+  std::nullptr_t OverLimit(int line, std::string message) {
+    if (!over_limit_.has_value()) {
+      over_limit_ = ManifestProblem{line, std::move(message)};
+    }
+    return nullptr;
+  }
+
+  // One more object or problem entry (a document, a list item); false (the
+  // walk stops) past ReadLimits::max_entries.
+  bool CountEntry(int line) {
+    if (++entries_ <= limits_.max_entries) return true;
+    OverLimit(line, absl::StrFormat("more than %d objects and bad list items "
+                                    "in one text; the rest is not read",
+                                    limits_.max_entries));
+    return false;
+  }
 
   int Line(const yaml_event_t& event) const {
     return line_offset_ + static_cast<int>(event.start_mark.line) + 1;
@@ -165,6 +204,7 @@ class Walker final {
   bool Document() {
     const yaml_event_t* event = Next();
     if (event == nullptr) return false;
+    if (!CountEntry(Line(*event))) return false;
     if (event->type == YAML_MAPPING_START_EVENT) {
       ++out_.documents;
       ObjectRead read;
@@ -353,6 +393,13 @@ class Walker final {
         if (!Skip(*event)) return false;
         continue;
       }
+      if (static_cast<int>(versions.size()) >= limits_.max_crd_versions) {
+        OverLimit(Line(*event),
+                  absl::StrFormat("a CustomResourceDefinition lists more than "
+                                  "%d versions; the rest is not read",
+                                  limits_.max_crd_versions));
+        return false;
+      }
       CrdVersion version;
       const bool ok =
           Mapping([&](const std::string& key, const yaml_event_t& value) {
@@ -378,6 +425,7 @@ class Walker final {
       const yaml_event_t* event = Next();
       if (event == nullptr) return false;
       if (event->type == YAML_SEQUENCE_END_EVENT) return true;
+      if (!CountEntry(Line(*event))) return false;
       if (event->type != YAML_MAPPING_START_EVENT) {
         items.problems.push_back(ManifestProblem{
             Line(*event), absl::StrCat("a list item is ", NodeName(event->type),
@@ -444,10 +492,18 @@ class Walker final {
     dest.objects.push_back(std::move(object));
   }
 
+  // Events between two looks at the work budget (reading the clock).
+  static constexpr int64_t kEventsPerBudgetLook = 4096;
+
   Parser& parser_;
   int line_offset_;
   ManifestContents& out_;
+  const ReadLimits& limits_;
   std::optional<ManifestProblem> too_deep_;
+  std::optional<ManifestProblem> over_limit_;
+  int64_t events_ = 0;
+  int last_line_ = 0;
+  int entries_ = 0;
 };
 
 // The byte offset of every line start, for resuming after a syntax error.
@@ -459,13 +515,85 @@ std::vector<size_t> LineStarts(absl::string_view text) {
   return starts;
 }
 
+// The bounds of ReadLimits that are not the walk's: kept apart from it.
+
+// The line (0-based) where more than `max` directive lines in a row start
+// (a line starting with '%', blank and comment lines between them allowed),
+// or -1. Only whole lines starting with '%' can be directives; in a document
+// '%' cannot start a line of a plain or block value that kubectl accepts.
+int DirectiveFlood(absl::string_view text, int max) {
+  if (!absl::StartsWith(text, "%") &&
+      text.find("\n%") == absl::string_view::npos) {
+    return -1;  // the usual case: one pass of memchr-speed search
+  }
+  int line = 0;
+  int run = 0;
+  int run_start = 0;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == absl::string_view::npos) end = text.size();
+    const absl::string_view l = text.substr(at, end - at);
+    if (absl::StartsWith(l, "%")) {
+      if (run++ == 0) run_start = line;
+      if (run > max) return run_start;
+    } else if (!l.empty() && l[0] != '#' && l != "\r") {
+      run = 0;
+    }
+    at = end + 1;
+    ++line;
+  }
+  return -1;
+}
+
+// Byte offset of 0-based `line`.
+size_t OffsetOfLine(absl::string_view text, int line) {
+  size_t at = 0;
+  for (int i = 0; i < line && at < text.size(); ++i) {
+    const size_t end = text.find('\n', at);
+    if (end == absl::string_view::npos) return text.size();
+    at = end + 1;
+  }
+  return at;
+}
+
+void StopRead(ManifestContents& out, ManifestProblem problem) {
+  out.stopped = problem.message;
+  out.problems.push_back(std::move(problem));
+}
+
 }  // namespace
 
 ManifestContents ReadManifests(absl::string_view text) {
+  return ReadManifests(text, ReadLimits());
+}
+
+ManifestContents ReadManifests(absl::string_view text,
+                               const ReadLimits& limits) {
   ManifestContents out;
+  std::optional<ManifestProblem> directives;
+  if (const int flood = DirectiveFlood(text, limits.max_directives);
+      flood >= 0) {
+    directives = ManifestProblem{
+        flood + 1,
+        absl::StrFormat("more than %d YAML directives (%%YAML, %%TAG) before "
+                        "one document; the text is not read from here",
+                        limits.max_directives)};
+    text = text.substr(0, OffsetOfLine(text, flood));
+  }
   std::vector<size_t> line_starts;  // computed on the first syntax error
   int start_line = 0;               // 0-based line the piece starts at
+  int pieces = 0;
   while (true) {
+    if (++pieces > limits.max_documents) {
+      StopRead(out, ManifestProblem{
+                        start_line + 1,
+                        absl::StrFormat("more than %d documents and syntax "
+                                        "errors in one text; the rest is not "
+                                        "read",
+                                        limits.max_documents)});
+      break;
+    }
     const size_t start_byte =
         start_line == 0 ? 0 : line_starts[static_cast<size_t>(start_line)];
     Parser parser(text.substr(start_byte));
@@ -474,8 +602,20 @@ ManifestContents ReadManifests(absl::string_view text) {
           ManifestProblem{start_line + 1, "cannot start the YAML parser"});
       break;
     }
-    Walker walker(parser, start_line, out);
+    Walker walker(parser, start_line, out, limits);
     if (walker.Stream()) break;
+    if (walker.over_limit().has_value()) {
+      StopRead(out, *walker.over_limit());
+      break;
+    }
+    if (out.documents > limits.max_documents) {
+      StopRead(out, ManifestProblem{
+                        start_line + 1,
+                        absl::StrFormat("more than %d documents in one text; "
+                                        "the rest is not read",
+                                        limits.max_documents)});
+      break;
+    }
     int error_line;  // 0-based
     if (walker.too_deep().has_value()) {
       error_line = walker.too_deep()->line - 1;
@@ -500,6 +640,9 @@ ManifestContents ReadManifests(absl::string_view text) {
     }
     if (next >= lines) break;
     start_line = next;
+  }
+  if (directives.has_value() && out.stopped.empty()) {
+    StopRead(out, *std::move(directives));
   }
   std::stable_sort(out.problems.begin(), out.problems.end(),
                    [](const ManifestProblem& a, const ManifestProblem& b) {

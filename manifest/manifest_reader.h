@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "base/work_budget.h"
 
 namespace compatd::manifest {
 
@@ -67,6 +68,9 @@ struct ManifestContents {
   std::vector<ManifestObject> objects;  // in input order, lists flattened
   std::vector<ManifestProblem> problems;
   int documents = 0;  // non-empty documents read
+  // Set when a bound of ReadLimits stopped the read before the end of the
+  // text: what stopped it (also one of `problems`, at its line).
+  std::string stopped;
 };
 
 // Nesting of lists within lists followed; deeper items are a problem.
@@ -77,6 +81,31 @@ inline constexpr int kMaxListNesting = 8;
 // problem and reading resumes at the next document.
 inline constexpr int kMaxYamlDepth = 1000;
 
+// What bounds one read (issue 23; README, "Limits and bad input"), far above
+// what real manifests reach: the repository's test data and examples, and
+// rendered charts, have at most 1 directive, a few hundred documents and
+// objects, and CRDs of at most a dozen versions. Past a bound the read stops
+// with a problem at the line where it stopped (ManifestContents::stopped).
+struct ReadLimits {
+  // YAML directives (%YAML, %TAG lines) in a row before one document:
+  // libyaml compares every %TAG with all those before it (1.7 MB of them
+  // took 29 s).
+  int max_directives = 16;
+  // Documents read and syntax errors resumed after (each restarts libyaml).
+  int max_documents = 20000;
+  // Objects (list items one by one) and problems, over the whole text: 3 MB
+  // of `{}` list items were 1.5 million problems.
+  int max_entries = 100000;
+  // Versions of one CustomResourceDefinition (apiextensions allows any
+  // number; the checks of a CRD's history grow with their square).
+  int max_crd_versions = 100;
+  // Looked at every few thousand events: once exhausted the read stops
+  // (the client went away, or the call's budget is spent). Null: none.
+  const base::WorkBudget* budget = nullptr;
+};
+
 ManifestContents ReadManifests(absl::string_view text);
+ManifestContents ReadManifests(absl::string_view text,
+                               const ReadLimits& limits);
 
 }  // namespace compatd::manifest

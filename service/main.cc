@@ -82,6 +82,11 @@ void AddServerFlags(compatd::base::FlagTable* flags,
                 64 * 1024 * 1024,
                 "largest request body on --http-listen (kube-apiserver's own "
                 "limit is 3 MiB); larger ones get 413 before they are read");
+  flags->AddInt("max-http-memory-bytes", &server->max_http_memory_bytes,
+                1024, 1024 * 1024 * 1024,
+                "bytes of request bodies and unwritten answers in flight over "
+                "both HTTP ports; a request or answer past it gets 429 with "
+                "Retry-After");
   flags->AddInt("gatekeeper-cache-bytes", &server->gatekeeper_cache_bytes, 0,
                 1 << 30,
                 "bytes of /gatekeeper/v1 answers kept for the catalog now "
@@ -157,6 +162,16 @@ void AddServerFlags(compatd::base::FlagTable* flags,
                      "is closed");
   flags->AddInt("max-evaluate-items", &server->limits.max_evaluate_items, 1,
                 1000000, "items per Evaluate call; more is INVALID_ARGUMENT");
+  flags->AddInt("heavy-workers", &server->heavy_workers, 1, 64,
+                "threads of the heavy lane (ScanObjects, PlanUpgrade, "
+                "LintCatalog, large Evaluate batches), shared by both ports; "
+                "light calls never wait for them");
+  flags->AddInt("heavy-queue", &server->heavy_queue, 0, 10000,
+                "heavy calls that may wait for a heavy-lane thread; one more "
+                "is refused at once (RESOURCE_EXHAUSTED, HTTP 429)");
+  flags->AddDuration("max-heavy-work-time", &server->heavy_work_time,
+                     "budget of one heavy call's work: a scan stops there "
+                     "and answers what it found, marked partial");
   flags->AddDuration("max-call-duration", &server->limits.max_call_duration,
                      "cap on a call's deadline: longer or missing deadlines "
                      "are clamped to it (WatchCatalog streams end with OK "

@@ -15,6 +15,8 @@
 #include "absl/time/clock.h"
 #include "base/log.h"
 #include "base/tsan.h"
+#include "base/work_budget.h"
+#include "base/work_pool.h"
 #include "google/protobuf/stubs/logging.h"
 #include "grpcpp/alarm.h"
 #include "grpcpp/impl/codegen/server_callback_handlers.h"
@@ -22,6 +24,7 @@
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
 #include "service/inline_stream_handler.h"
+#include "api/lanes.h"
 
 namespace compatd::service {
 
@@ -309,6 +312,87 @@ class PolicyService::UnaryCall final
                           "sends exactly one"));
       return;
     }
+    base::WorkPool* heavy = service_->options_.heavy;
+    if (heavy == nullptr || CallLane() == api::Lane::kLight) return Respond();
+    // The heavy lane: a pool thread answers; a full pool is refused now, not
+    // waited for (api/lanes.h).
+    base::TsanRelease(this);
+    if (heavy->TrySubmit([this] {
+          base::TsanAcquire(this);
+          RespondWithinBudget();
+        })) {
+      return;
+    }
+    const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+        service_->store_->Current();
+    if (service_->observer_ != nullptr) {
+      service_->observer_->OnStart(rpc_, context_->client_metadata(),
+                                   snapshot.get());
+      service_->observer_->OnFinish(rpc_, absl::StatusCode::kResourceExhausted,
+                                    absl::ZeroDuration());
+    }
+    Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        api::LaneFullMessage(*heavy)));
+  }
+
+  // The client went away (or its deadline passed): queued work is not
+  // started, and running work stops at its next look at its budget.
+  void OnCancel() override {
+    cancelled_.store(true, std::memory_order_relaxed);
+  }
+
+  // No reaction blocks: heavy work is handed to the pool.
+  bool InternalInlineable() override { return true; }
+
+  void OnDone() override {
+    base::TsanAcquire(this);
+    if (service_->options_.backlog != nullptr) {
+      service_->options_.backlog->Remove(&backlog_entry_);
+    }
+    if (service_->options_.calls_in_flight != nullptr) {
+      service_->options_.calls_in_flight->fetch_sub(1,
+                                                    std::memory_order_release);
+    }
+    delete this;
+  }
+
+ private:
+  // The call's lane; Evaluate's from its items when its request is small
+  // enough to look at them.
+  api::Lane CallLane() const {
+    const api::Lane lane = api::LaneOf(rpc_);
+    if (rpc_ != api::Rpc::kEvaluate || lane == api::Lane::kLight ||
+        request_.Length() > api::kLightEvaluateBytes) {
+      return lane;
+    }
+    grpc::ByteBuffer copy(request_);  // shares the slices; parsing clears it
+    v1::EvaluateRequest request;
+    if (!grpc::SerializationTraits<v1::EvaluateRequest>::Deserialize(&copy,
+                                                                     &request)
+             .ok()) {
+      return api::Lane::kLight;  // refused at once by Run()
+    }
+    return api::LaneOf(request);
+  }
+
+  // On a pool thread: the work stops at the end of its budget
+  // (--max-heavy-work-time, or the client's deadline if sooner) or when the
+  // client goes away; work whose client left while it waited is not done.
+  void RespondWithinBudget() {
+    if (cancelled_.load(std::memory_order_relaxed)) {
+      base::TsanRelease(this);
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                          "the client went away before the work started"));
+      return;
+    }
+    const absl::Time deadline =
+        std::min(absl::Now() + service_->options_.heavy_work_time,
+                 absl::FromChrono(context_->deadline()));
+    base::ScopedWorkBudget budget(deadline, &cancelled_);
+    Respond();
+  }
+
+  void Respond() {
     grpc::Status status =
         service_->Answer(rpc_, context_, &request_, &response_, &answer_bytes_);
     if (status.ok() && service_->options_.backlog != nullptr &&
@@ -332,22 +416,6 @@ class PolicyService::UnaryCall final
     }
   }
 
-  // OnCancel (not overridden) does nothing; no reaction blocks.
-  bool InternalInlineable() override { return true; }
-
-  void OnDone() override {
-    base::TsanAcquire(this);
-    if (service_->options_.backlog != nullptr) {
-      service_->options_.backlog->Remove(&backlog_entry_);
-    }
-    if (service_->options_.calls_in_flight != nullptr) {
-      service_->options_.calls_in_flight->fetch_sub(1,
-                                                    std::memory_order_release);
-    }
-    delete this;
-  }
-
- private:
   const PolicyService* const service_;
   const api::Rpc rpc_;
   grpc::CallbackServerContext* const context_;
@@ -355,6 +423,7 @@ class PolicyService::UnaryCall final
   grpc::ByteBuffer response_;
   int64_t answer_bytes_ = 0;
   AnswerBacklog::Entry backlog_entry_;
+  std::atomic<bool> cancelled_{false};
 };
 
 namespace {

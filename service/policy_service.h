@@ -37,6 +37,7 @@
 #include "absl/time/time.h"
 #include "api/handlers.h"
 #include "api/rpcs.h"
+#include "base/work_pool.h"
 #include "compatd/v1/compatd.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
@@ -111,6 +112,13 @@ class PolicyService final : public grpc::Service {
     // Unary calls in flight, from their HEADERS until gRPC is done with the
     // call (the drain waits for them); null: not counted.
     std::atomic<int>* calls_in_flight = nullptr;
+    // The heavy lane (api/lanes.h): heavy calls run there, and are refused
+    // with RESOURCE_EXHAUSTED when it is full; null: every call runs inline.
+    // Must outlive the service.
+    base::WorkPool* heavy = nullptr;
+    // A heavy call's budget (--max-heavy-work-time): its work stops then
+    // (base/work_budget.h), or at the client's deadline if sooner.
+    absl::Duration heavy_work_time = absl::Seconds(10);
   };
 
   // All pointers must outlive the service; `observer` may be null.

@@ -23,6 +23,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "api/handlers.h"
+#include "api/lanes.h"
+#include "base/work_pool.h"
 #include "base/log.h"
 #include "gateway/gateway.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
@@ -112,6 +114,9 @@ class ServerImpl final : public Server {
     events_.Close();
     DrainGrpcServer(grpc_server_.get(), unary_calls_in_flight_,
                     options_.shutdown_grace);
+    // Heavy work still queued or running (each within its budget) answers
+    // before the HTTP ports close; new heavy calls are refused.
+    heavy_->Stop();
     if (health_only_ != nullptr) health_only_->Shutdown();
     if (tls_monitor_ != nullptr) tls_monitor_->Stop();
     if (reloader_ != nullptr) reloader_->Stop();
@@ -195,6 +200,10 @@ class ServerImpl final : public Server {
         static_cast<size_t>(options_.max_send_message_bytes);
     service_options.backlog = backlog_.get();
     service_options.calls_in_flight = &unary_calls_in_flight_;
+    heavy_ = std::make_unique<base::WorkPool>(base::WorkPool::Options{
+        "heavy", options_.heavy_workers, options_.heavy_queue});
+    service_options.heavy = heavy_.get();
+    service_options.heavy_work_time = options_.heavy_work_time;
     service_ = std::make_unique<PolicyService>(
         handlers_.get(), &events_, &pipeline_->store(), observer_.get(),
         service_options);
@@ -237,6 +246,29 @@ class ServerImpl final : public Server {
         !s.ok()) {
       return s;
     }
+    if (absl::Status s = RegisterLaneMetrics(); !s.ok()) return s;
+    if (absl::Status s = registry_.AddCallbackValue(
+            "compatd_http_memory_bytes",
+            "Bytes of request bodies and unwritten answers in flight on the "
+            "HTTP ports (--max-http-memory-bytes).",
+            metrics::MetricType::kGauge,
+            [this]() -> std::optional<double> {
+              return static_cast<double>(http_memory_.bytes());
+            });
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = registry_.AddCallbackValue(
+            "compatd_http_memory_refused_total",
+            "HTTP requests and answers refused with 429 because they would "
+            "pass --max-http-memory-bytes.",
+            metrics::MetricType::kCounter,
+            [this]() -> std::optional<double> {
+              return static_cast<double>(http_memory_.refused());
+            });
+        !s.ok()) {
+      return s;
+    }
     return registry_.AddCallbackValue(
         "compatd_answers_timed_out_total",
         "Answers cancelled because their client had not taken them within "
@@ -246,12 +278,52 @@ class ServerImpl final : public Server {
         });
   }
 
+  // Each lane's pool: calls running, waiting, refused (api/lanes.h). The
+  // light lane runs on the transports' own threads and has no pool.
+  absl::Status RegisterLaneMetrics() {
+    struct Family {
+      const char* name;
+      const char* help;
+      metrics::MetricType type;
+      double (*value)(const base::WorkPool&);
+    };
+    static constexpr Family kFamilies[] = {
+        {"compatd_lane_running",
+         "Calls running in each lane's pool (--heavy-workers).",
+         metrics::MetricType::kGauge,
+         [](const base::WorkPool& p) { return double(p.running()); }},
+        {"compatd_lane_queued",
+         "Calls waiting for a thread of each lane's pool (--heavy-queue).",
+         metrics::MetricType::kGauge,
+         [](const base::WorkPool& p) { return double(p.queued()); }},
+        {"compatd_lane_rejected_total",
+         "Calls refused at once because their lane's pool and queue were "
+         "full (gRPC RESOURCE_EXHAUSTED, HTTP 429), both ports.",
+         metrics::MetricType::kCounter,
+         [](const base::WorkPool& p) { return double(p.rejected()); }},
+    };
+    for (const Family& family : kFamilies) {
+      if (absl::Status s = registry_.AddCallbackFamily(
+              family.name, family.help, family.type, {"lane"},
+              [this, value = family.value]() {
+                return std::vector<metrics::CallbackSample>{
+                    {{std::string(api::LaneName(api::Lane::kHeavy))},
+                     value(*heavy_)}};
+              });
+          !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // An HTTP port (--metrics-listen, --http-listen) on the Beast server, with
   // its own TLS files.
   absl::Status StartHttpPort(const std::string& address,
                              const std::string& flag,
                              const http::TlsFiles& files,
-                             const std::string& tls_flag, http::Handler handler,
+                             const std::string& tls_flag,
+                             http::AsyncHandler handler,
                              std::unique_ptr<http::TlsFileContext>* tls,
                              std::unique_ptr<http::Server>* server) {
     http::Server::Options http_options;
@@ -260,6 +332,7 @@ class ServerImpl final : public Server {
     http_options.max_body_bytes =
         static_cast<size_t>(options_.max_http_body_bytes);
     http_options.max_connections = options_.max_http_connections;
+    http_options.memory = &http_memory_;
     if (files.enabled()) {
       absl::StatusOr<std::unique_ptr<http::TlsFileContext>> context =
           http::TlsFileContext::Create(files, options_.tls_refresh_interval,
@@ -357,7 +430,8 @@ class ServerImpl final : public Server {
     if (options_.metrics_listen.empty()) return absl::OkStatus();
     if (absl::Status s = StartHttpPort(
             options_.metrics_listen, "--metrics-listen", options_.metrics_tls,
-            "--metrics-tls", http::MetricsHandler(&registry_), &metrics_tls_,
+            "--metrics-tls", http::Inline(http::MetricsHandler(&registry_)),
+            &metrics_tls_,
             &metrics_server_);
         !s.ok()) {
       return s;
@@ -386,7 +460,8 @@ class ServerImpl final : public Server {
     gateway_ = std::make_unique<gateway::Gateway>(
         handlers_.get(), &pipeline_->store(), clients_.get(), metrics_.get(),
         status_page_.get(),
-        static_cast<size_t>(options_.gatekeeper_cache_bytes));
+        static_cast<size_t>(options_.gatekeeper_cache_bytes),
+        gateway::HeavyLane{heavy_.get(), options_.heavy_work_time});
     if (absl::Status s = StartHttpPort(
             options_.http_listen, "--http-listen", options_.http_tls,
             "--http-tls", gateway_->AsHandler(), &http_tls_, &http_server_);
@@ -520,6 +595,9 @@ class ServerImpl final : public Server {
   std::unique_ptr<api::PolicyHandlers> handlers_;
   std::unique_ptr<RecordingObserver> observer_;
   std::unique_ptr<AnswerBacklog> backlog_;
+  // The heavy lane; stopped in Shutdown() before the ports close, destroyed
+  // after them.
+  std::unique_ptr<base::WorkPool> heavy_;
   std::unique_ptr<ConnectionLimit> connections_;
   grpc::ResourceQuota quota_{"compatd"};
   std::unique_ptr<PolicyService> service_;
@@ -528,6 +606,8 @@ class ServerImpl final : public Server {
   // memory files until it is gone.
   std::unique_ptr<http::TlsFileContext> grpc_tls_;
   std::unique_ptr<GrpcTlsFiles> grpc_tls_files_;
+  // Shared by both HTTP ports; outlives them.
+  http::MemoryBudget http_memory_{options_.max_http_memory_bytes};
   std::unique_ptr<http::TlsFileContext> metrics_tls_;  // outlives its server
   std::unique_ptr<http::Server> metrics_server_;
   const absl::Time started_ = absl::Now();

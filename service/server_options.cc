@@ -64,6 +64,11 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
     return absl::InvalidArgumentError(
         "--max-call-duration=0: must be positive, e.g. 30m");
   }
+  if (options.heavy_work_time < absl::Milliseconds(10)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max-heavy-work-time=", absl::FormatDuration(options.heavy_work_time),
+        ": must be at least 10ms, e.g. 10s"));
+  }
   if (options.handshake_timeout < absl::Milliseconds(100)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--handshake-timeout=", absl::FormatDuration(options.handshake_timeout),
@@ -80,6 +85,12 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
         "--max-answer-backlog-bytes=", options.max_answer_backlog_bytes,
         ": smaller than --max-send-message-bytes=",
         options.max_send_message_bytes, ": not even one answer would fit"));
+  }
+  if (options.max_http_memory_bytes < options.max_http_body_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max-http-memory-bytes=", options.max_http_memory_bytes,
+        ": smaller than --max-http-body-bytes=", options.max_http_body_bytes,
+        ": not even one request body would fit"));
   }
   if (options.grpc_memory_bytes < 2 * int64_t{options.max_recv_message_bytes}) {
     return absl::InvalidArgumentError(

@@ -31,6 +31,9 @@ struct ServerOptions {
   // Largest request body on the HTTP front door: 413 beyond (kube-apiserver's
   // own request limit is 3 MiB).
   int max_http_body_bytes = 3 * 1024 * 1024;
+  // Bytes of request bodies and unwritten answers over both HTTP ports
+  // (http::MemoryBudget); past it requests and answers get 429.
+  int max_http_memory_bytes = 64 * 1024 * 1024;
   // Open connections per HTTP port (front door, /metrics); more are closed.
   int max_http_connections = 1024;
   // Bytes of /gatekeeper/v1 answers kept for the serving catalog
@@ -86,6 +89,12 @@ struct ServerOptions {
   // A connection without a call for this long gets GOAWAY and is closed
   // (gRPC clients reconnect on their next call).
   absl::Duration max_connection_idle = absl::Minutes(5);
+  // The heavy lane (api/lanes.h): its threads, the calls that may wait for
+  // one (more are refused at once), and each call's work budget. Defaults
+  // for a 2-core pod: one core stays free for light calls.
+  int heavy_workers = 1;
+  int heavy_queue = 8;
+  absl::Duration heavy_work_time = absl::Seconds(10);
   // Evaluate batch size and the per-call duration cap.
   api::RequestLimits limits;
 };

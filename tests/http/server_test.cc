@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <future>
+#include <mutex>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -483,6 +485,93 @@ TEST_F(ServerTest, StopIsPromptWithOpenConnections) {
   }
   server_->Stop();  // idempotent
   EXPECT_LT(ConnectLoopback(server_->port()), 0);
+}
+
+// Issue 23: the server's threads serve connections concurrently (the
+// io_context's concurrency hint was 1: one slow handler held every other
+// connection, /healthz and TLS handshakes included).
+TEST(ServerConcurrencyTest, ASlowHandlerDoesNotHoldOtherConnections) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> slow_started{false};
+  Server::Options options;
+  options.address = "127.0.0.1:0";
+  options.threads = 2;
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(
+      options, [&](const Request& request, Response* response) {
+        if (request.path == "/slow") {
+          slow_started = true;
+          released.wait_for(std::chrono::seconds(5));
+        }
+        response->body = request.path;
+      });
+  ASSERT_TRUE(server.ok()) << server.status();
+  Socket slow((*server)->port());
+  ASSERT_TRUE(slow.Send(Get("/slow")));
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(2);
+  while (!slow_started && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(slow_started);
+  for (int i = 0; i < 5; ++i) {
+    const Clock::time_point start = Clock::now();
+    Socket fast((*server)->port());
+    ASSERT_TRUE(fast.Send(Get("/fast")));
+    const Socket::Reply reply = fast.Read();
+    ASSERT_TRUE(reply.ok);
+    EXPECT_EQ(reply.body, "/fast");
+    EXPECT_LT(MillisSince(start), 50);
+  }
+  release.set_value();
+  const Socket::Reply reply = slow.Read();
+  ASSERT_TRUE(reply.ok);
+  EXPECT_EQ(reply.body, "/slow");
+}
+
+// An AsyncHandler answers from another thread; Stop() waits for a reply
+// still held, and a reply dropped unsent closes the connection.
+TEST_F(ServerTest, AsyncRepliesFromAnotherThread) {
+  std::vector<std::thread> workers;
+  std::mutex mu;
+  std::atomic<int> replied{0};
+  Server::Options options;
+  options.address = "127.0.0.1:0";
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(
+      options, AsyncHandler([&](Request request, Reply reply) {
+        std::lock_guard<std::mutex> lock(mu);
+        workers.emplace_back([&replied, request = std::move(request), reply] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          if (request.path == "/drop") return;  // the reply is never sent
+          Response response;
+          response.body = "late " + request.path;
+          reply(response);
+          reply(response);  // a second call does nothing
+          ++replied;
+        });
+      }));
+  ASSERT_TRUE(server.ok()) << server.status();
+  Socket socket((*server)->port());
+  ASSERT_TRUE(socket.Send(Get("/a")));
+  Socket::Reply reply = socket.Read();
+  ASSERT_TRUE(reply.ok);
+  EXPECT_EQ(reply.body, "late /a");
+  ASSERT_TRUE(socket.Send(Get("/b")));  // keep-alive still works
+  reply = socket.Read();
+  ASSERT_TRUE(reply.ok);
+  EXPECT_EQ(reply.body, "late /b");
+  Socket dropped((*server)->port());
+  ASSERT_TRUE(dropped.Send(Get("/drop")));
+  EXPECT_TRUE(dropped.WaitClosed(std::chrono::milliseconds(2000)));
+  Socket pending((*server)->port());
+  ASSERT_TRUE(pending.Send(Get("/c")));
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return workers.size() == 4;
+  }));
+  (*server)->Stop();  // waits for /c's reply (held 20 ms by its worker)
+  EXPECT_EQ(replied.load(), 3);
+  std::lock_guard<std::mutex> lock(mu);
+  for (std::thread& worker : workers) worker.join();
 }
 
 TEST(ServerStartTest, BadAddressesAreInvalidArgumentsNamingTheFlag) {

@@ -1,0 +1,70 @@
+#pragma once
+
+// Which lane a call runs in, one table for both ports (gRPC and the HTTP
+// front door). Light calls (every decision RPC, admission, Gatekeeper,
+// health, metrics, the status page) are answered where they arrive, on the
+// transport's threads; heavy ones (a scan, a plan, a lint, a large Evaluate)
+// run on the heavy lane's bounded pool (base/work_pool.h; --heavy-workers,
+// --heavy-queue), and when it is full the caller gets RESOURCE_EXHAUSTED
+// (gRPC) or 429 with Retry-After (HTTP) at once. So a light call never waits
+// behind a heavy one (README, "Limits and bad input").
+//
+// Adding an RPC or an HTTP route to a lane is one row of kLaneRules:
+//   {"ScanObjects", Lane::kHeavy},        // an RPC, by its name (both ports)
+//   {"/audit/v1/events", Lane::kHeavy},   // an HTTP route, by its path
+// Anything without a row is light. A new lane with its own pool is one
+// enumerator of Lane, its name in LaneName() and its pool's flags (service/).
+
+#include <cstddef>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "api/rpcs.h"
+#include "base/work_pool.h"
+#include "compatd/v1/compatd.pb.h"
+
+namespace compatd::api {
+
+enum class Lane {
+  kLight,  // answered on the transport's own threads
+  kHeavy,  // the heavy pool
+};
+inline constexpr int kLaneCount = 2;
+
+// "light", "heavy": the metrics' lane label.
+absl::string_view LaneName(Lane lane);
+
+struct LaneRule {
+  absl::string_view name;  // an RPC's name, or an HTTP route's path
+  Lane lane;
+};
+
+// Every RPC and route that is not light. Evaluate's row is its lane when its
+// items are not known yet; LaneOf(EvaluateRequest) refines it.
+inline constexpr LaneRule kLaneRules[] = {
+    {"ScanObjects", Lane::kHeavy},
+    {"PlanUpgrade", Lane::kHeavy},
+    {"LintCatalog", Lane::kHeavy},
+    {"Evaluate", Lane::kHeavy},
+};
+
+// An Evaluate call is light when its request is at most this many bytes
+// (then it is read to look at its items) ...
+inline constexpr size_t kLightEvaluateBytes = 64 * 1024;
+// ... it has at most this many items, and none of them is heavy.
+inline constexpr int kLightEvaluateItems = 64;
+
+// The row's lane of an RPC name or HTTP path; kLight without a row.
+Lane LaneOf(absl::string_view rpc_or_route);
+Lane LaneOf(Rpc rpc);
+// Evaluate's lane from its items.
+Lane LaneOf(const v1::EvaluateRequest& request);
+
+// What a caller refused by a full pool reads (RESOURCE_EXHAUSTED, 429):
+// "the heavy lane is full (1 running, 8 waiting; --heavy-workers,
+// --heavy-queue): retry in a few seconds".
+std::string LaneFullMessage(const base::WorkPool& pool);
+// The HTTP answer's Retry-After, in seconds.
+inline constexpr int kLaneFullRetryAfterSeconds = 2;
+
+}  // namespace compatd::api

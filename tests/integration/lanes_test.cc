@@ -1,0 +1,300 @@
+// The lanes of the real compatd binary (api/lanes.h; README, "Limits and bad
+// input"): while a heavy call (a large scan) runs on either port, light calls
+// (GetFeature over gRPC and HTTP, an AdmissionReview, /healthz, /metrics)
+// answer within 50 ms; a heavy call that finds the heavy lane full is refused
+// at once (RESOURCE_EXHAUSTED over gRPC, 429 with Retry-After over HTTP); a
+// heavy call's work ends at --max-heavy-work-time with a partial answer.
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "compatd/v1/compatd.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/compatd_harness.h"
+#include "tests/testing/status_matchers.h"
+
+namespace compatd {
+namespace {
+
+using ::compatd::testing::CompatdProcess;
+using ::compatd::testing::HttpReply;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kLightBound = std::chrono::milliseconds(50);
+
+// A scan that keeps a heavy-lane thread busy for seconds: many custom
+// resources of a CRD with many versions, none of which they use (each is a
+// finding; before issue 23 each finding also named every version).
+std::string HeavyManifests(size_t bytes) {
+  std::string text =
+      "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+      "metadata: {name: widgets.example.com}\nspec:\n  group: example.com\n"
+      "  names: {kind: Widget, plural: widgets}\n  versions:\n";
+  for (int i = 0; i < 200; ++i) {
+    absl::StrAppend(&text, "  - {name: v", i, ", served: true, storage: ",
+                    i == 0 ? "true" : "false", "}\n");
+  }
+  while (text.size() < bytes) {
+    absl::StrAppend(&text,
+                    "---\napiVersion: example.com/v9999\nkind: Widget\n"
+                    "metadata: {name: w}\n---\napiVersion: extensions/v1beta1"
+                    "\nkind: Ingress\nmetadata: {name: i}\n");
+  }
+  return text;
+}
+
+std::string JsonString(absl::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else {
+      out.push_back(c);
+    }
+  }
+  out += "\"";
+  return out;
+}
+
+// POST with HTTP/1.0 (the server closes after the answer); the reply, or an
+// error after `timeout`.
+absl::StatusOr<HttpReply> HttpPost(int port, absl::string_view path,
+                                   absl::string_view body,
+                                   timeval timeout = {30, 0}) {
+  const int fd = testing::ConnectLoopback(port, timeout);
+  if (fd < 0) return absl::UnavailableError("cannot connect");
+  const std::string request = absl::StrCat(
+      "POST ", path, " HTTP/1.0\r\nHost: x\r\nContent-Type: application/json"
+      "\r\nContent-Length: ", body.size(), "\r\n\r\n", body);
+  size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = send(fd, request.data() + sent, request.size() - sent,
+                           MSG_NOSIGNAL);
+    if (n <= 0) {
+      close(fd);
+      return absl::UnavailableError("send() failed");
+    }
+    sent += static_cast<size_t>(n);
+  }
+  std::string raw;
+  char buffer[65536];
+  while (true) {
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n < 0) {
+      close(fd);
+      return absl::DeadlineExceededError(absl::StrCat("no answer to ", path));
+    }
+    if (n == 0) break;
+    raw.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  const size_t end = raw.find("\r\n\r\n");
+  HttpReply reply;
+  if (end == std::string::npos || raw.size() < 12 ||
+      !absl::SimpleAtoi(absl::string_view(raw).substr(9, 3), &reply.status)) {
+    return absl::DataLossError(absl::StrCat("not an HTTP answer: ", raw));
+  }
+  reply.headers = absl::AsciiStrToLower(raw.substr(0, end));
+  reply.body = raw.substr(end + 4);
+  return reply;
+}
+
+// The value of `name{lane="heavy"}` in a scrape, or -1.
+double HeavyLaneMetric(const CompatdProcess& server, const std::string& name) {
+  absl::StatusOr<std::string> scrape = server.Scrape();
+  if (!scrape.ok()) return -1;
+  const std::string key = name + "{lane=\"heavy\"} ";
+  const size_t at = scrape->find(key);
+  if (at == std::string::npos) return -1;
+  double value = -1;
+  const size_t start = at + key.size();
+  (void)absl::SimpleAtod(
+      absl::string_view(*scrape).substr(start, scrape->find('\n', start) - start),
+      &value);
+  return value;
+}
+
+// Waits (up to 10 s) until the heavy lane runs a call.
+bool WaitForHeavyWork(const CompatdProcess& server) {
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < deadline) {
+    if (HeavyLaneMetric(server, "compatd_lane_running") >= 1) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+const char kReview[] =
+    R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+    R"("request":{"uid":"u-1","operation":"CREATE",)"
+    R"("kind":{"group":"batch","version":"v1beta1","kind":"CronJob"},)"
+    R"("object":{"apiVersion":"batch/v1beta1","kind":"CronJob",)"
+    R"("metadata":{"name":"c"}}}})";
+
+class LanesTest : public ::testing::Test {
+ protected:
+  void Start(std::vector<std::string> args) {
+    args.push_back("--http-listen=127.0.0.1:0");
+    ASSERT_OK(server_.Start(args));
+    stub_ = v1::CompatibilityPolicy::NewStub(server_.NewChannel());
+  }
+
+  // Every light call answers within kLightBound, and the heavy call is
+  // still running afterwards (else the test proved nothing).
+  void ExpectLightCallsFast() {
+    auto light_stub = v1::CompatibilityPolicy::NewStub(server_.NewChannel());
+    for (int round = 0; round < 5; ++round) {
+      auto start = Clock::now();
+      grpc::ClientContext context;
+      v1::GetFeatureRequest request;
+      request.set_name("WatchList");
+      v1::GetFeatureResponse response;
+      ASSERT_TRUE(light_stub->GetFeature(&context, request, &response).ok());
+      EXPECT_LT(Clock::now() - start, kLightBound) << "gRPC GetFeature";
+
+      start = Clock::now();
+      absl::StatusOr<HttpReply> get = testing::HttpGet(
+          server_.http_port(), "/v1/GetFeature?name=WatchList");
+      ASSERT_OK(get);
+      EXPECT_EQ(get->status, 200) << get->body;
+      EXPECT_LT(Clock::now() - start, kLightBound) << "HTTP GetFeature";
+
+      start = Clock::now();
+      absl::StatusOr<HttpReply> review =
+          HttpPost(server_.http_port(), "/admission/v1/validate", kReview);
+      ASSERT_OK(review);
+      EXPECT_EQ(review->status, 200) << review->body;
+      EXPECT_LT(Clock::now() - start, kLightBound) << "AdmissionReview";
+
+      start = Clock::now();
+      absl::StatusOr<HttpReply> health =
+          testing::HttpGet(server_.http_port(), "/healthz");
+      ASSERT_OK(health);
+      EXPECT_EQ(health->status, 200);
+      EXPECT_LT(Clock::now() - start, kLightBound) << "/healthz";
+
+      start = Clock::now();
+      EXPECT_OK(server_.Scrape());
+      EXPECT_LT(Clock::now() - start, kLightBound) << "/metrics";
+    }
+    EXPECT_GE(HeavyLaneMetric(server_, "compatd_lane_running"), 1)
+        << "the heavy call ended before the light calls were timed";
+  }
+
+  grpc::Status GrpcScan(const std::string& manifests,
+                        v1::ScanObjectsResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(60));
+    v1::ScanObjectsRequest request;
+    request.set_objects(manifests);
+    request.set_target("1.30");
+    return stub_->ScanObjects(&context, request, response);
+  }
+
+  std::string HttpScanBody(const std::string& manifests) {
+    return absl::StrCat(R"({"target":"1.30","objects":)",
+                        JsonString(manifests), "}");
+  }
+
+  CompatdProcess server_;
+  std::unique_ptr<v1::CompatibilityPolicy::Stub> stub_;
+};
+
+TEST_F(LanesTest, LightCallsAnswerWhileAGrpcScanRuns) {
+  Start({"--max-heavy-work-time=20s"});
+  const std::string manifests = HeavyManifests(3 << 20);
+  auto heavy = std::async(std::launch::async, [&] {
+    v1::ScanObjectsResponse response;
+    return GrpcScan(manifests, &response);
+  });
+  ASSERT_TRUE(WaitForHeavyWork(server_)) << server_.Stderr();
+  ExpectLightCallsFast();
+  EXPECT_TRUE(heavy.get().ok());
+}
+
+TEST_F(LanesTest, LightCallsAnswerWhileAnHttpScanRuns) {
+  Start({"--max-heavy-work-time=20s"});
+  const std::string body = HttpScanBody(HeavyManifests(2900 << 10));
+  auto heavy = std::async(std::launch::async, [&] {
+    return HttpPost(server_.http_port(), "/v1/ScanObjects", body);
+  });
+  ASSERT_TRUE(WaitForHeavyWork(server_)) << server_.Stderr();
+  ExpectLightCallsFast();
+  absl::StatusOr<HttpReply> reply = heavy.get();
+  ASSERT_OK(reply);
+  EXPECT_EQ(reply->status, 200);
+}
+
+TEST_F(LanesTest, AFullHeavyLaneRefusesAtOnceOnBothPorts) {
+  Start({"--heavy-workers=1", "--heavy-queue=0", "--max-heavy-work-time=20s"});
+  const std::string manifests = HeavyManifests(3 << 20);
+  auto heavy = std::async(std::launch::async, [&] {
+    v1::ScanObjectsResponse response;
+    return GrpcScan(manifests, &response);
+  });
+  ASSERT_TRUE(WaitForHeavyWork(server_)) << server_.Stderr();
+
+  auto start = Clock::now();
+  v1::ScanObjectsResponse refused;
+  const grpc::Status status = GrpcScan("apiVersion: v1\nkind: Pod\n", &refused);
+  EXPECT_LT(Clock::now() - start, kLightBound);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("heavy lane is full"));
+  EXPECT_THAT(status.error_message(), HasSubstr("--heavy-workers"));
+
+  start = Clock::now();
+  absl::StatusOr<HttpReply> reply =
+      HttpPost(server_.http_port(), "/v1/ScanObjects",
+               HttpScanBody("apiVersion: v1\nkind: Pod\n"));
+  EXPECT_LT(Clock::now() - start, kLightBound);
+  ASSERT_OK(reply);
+  EXPECT_EQ(reply->status, 429) << reply->body;
+  EXPECT_THAT(reply->headers, HasSubstr("retry-after: 2"));
+  EXPECT_THAT(reply->body, HasSubstr("heavy lane is full"));
+
+  // An Evaluate with a scan item is heavy too; one of decisions is light.
+  reply = HttpPost(
+      server_.http_port(), "/v1/Evaluate",
+      R"({"items":[{"scanObjects":{"objects":"apiVersion: v1\nkind: Pod\n"}}]})");
+  ASSERT_OK(reply);
+  EXPECT_EQ(reply->status, 429) << reply->body;
+  reply = HttpPost(server_.http_port(), "/v1/Evaluate",
+                   R"({"items":[{"getFeature":{"name":"WatchList"}}]})");
+  ASSERT_OK(reply);
+  EXPECT_EQ(reply->status, 200) << reply->body;
+
+  EXPECT_GE(HeavyLaneMetric(server_, "compatd_lane_rejected_total"), 3);
+  EXPECT_TRUE(heavy.get().ok());
+}
+
+TEST_F(LanesTest, AHeavyCallStopsAtItsBudgetWithAPartialAnswer) {
+  Start({"--max-heavy-work-time=300ms"});
+  const std::string manifests = HeavyManifests(3 << 20);
+  const auto start = Clock::now();
+  v1::ScanObjectsResponse response;
+  const grpc::Status status = GrpcScan(manifests, &response);
+  const auto took = Clock::now() - start;
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(response.partial());
+  EXPECT_THAT(response.partial_reason(), HasSubstr("--max-heavy-work-time"));
+  // The budget, plus reading the request and writing the answer.
+  EXPECT_LT(took, std::chrono::seconds(3));
+}
+
+}  // namespace
+}  // namespace compatd
