@@ -612,9 +612,9 @@ absl::Status PolicyHandlers::ScanObjects(
   // The findings' and problems' share of the answer: room is left for the
   // rest of it (common fields, counts, the reason).
   ScanLimits limits;
-  limits.max_answer_bytes = limits_.max_answer_bytes -
-                            std::min(limits_.max_answer_bytes / 2,
-                                     size_t{64 * 1024});
+  limits.max_answer_bytes =
+      limits_.max_answer_bytes -
+      std::min(limits_.max_answer_bytes / 2, size_t{64 * 1024});
   return Answer(snapshot, ToQuery(request.versions()), request, response,
                 limits);
 }

@@ -1,8 +1,8 @@
 #include "api/lanes.h"
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "google/protobuf/descriptor.h"
 
 namespace compatd::api {

@@ -417,16 +417,15 @@ class Scanner {
     }
     v1::ScanFinding* finding = NewFinding(source, object);
     SetStatus(finding, v1::SCAN_STATUS_UNKNOWN, response_);
-    finding->set_message(
-        absl::StrFormat("%s %s: CRD %s has no version %s (it lists %s)",
-                        object.api_version, object.kind, crd.name, version,
-                        listed.empty()
-                            ? std::string("none")
-                            : absl::StrCat(absl::StrJoin(listed, ", "),
-                                           unlisted == 0
-                                               ? ""
-                                               : absl::StrCat(" and ", unlisted,
-                                                              " more"))));
+    finding->set_message(absl::StrFormat(
+        "%s %s: CRD %s has no version %s (it lists %s)", object.api_version,
+        object.kind, crd.name, version,
+        listed.empty()
+            ? std::string("none")
+            : absl::StrCat(absl::StrJoin(listed, ", "),
+                           unlisted == 0
+                               ? ""
+                               : absl::StrCat(" and ", unlisted, " more"))));
     finding->set_rule("crd");
   }
 

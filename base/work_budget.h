@@ -27,8 +27,7 @@ class WorkBudget final {
 
   absl::Time deadline() const { return deadline_; }
   bool Cancelled() const {
-    return cancelled_ != nullptr &&
-           cancelled_->load(std::memory_order_relaxed);
+    return cancelled_ != nullptr && cancelled_->load(std::memory_order_relaxed);
   }
   // The deadline has passed or the client went away. Reads the clock: call
   // it every few hundred steps, not every step.

@@ -97,7 +97,8 @@ api::Lane Gateway::LaneOf(const http::Request& request) const {
   if (!absl::ConsumePrefix(&path, "/v1/")) return api::LaneOf(path);
   const api::Lane lane = api::LaneOf(path);
   if (lane == api::Lane::kLight || path != "Evaluate" ||
-      request.method != "POST" || request.body.size() > api::kLightEvaluateBytes) {
+      request.method != "POST" ||
+      request.body.size() > api::kLightEvaluateBytes) {
     return lane;
   }
   StackArena arena;

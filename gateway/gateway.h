@@ -54,7 +54,6 @@ struct HeavyLane {
 
 class Gateway final {
  public:
-
   // Everything must outlive the gateway; `clients`, `metrics` and `ui` may
   // be null (no status page: its paths are 404). Requests for the status
   // page are not recorded as clients: its readers are people in browsers.

@@ -17,7 +17,6 @@
 #include <optional>
 #include <thread>
 
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -220,18 +219,18 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
     // answer is ready: a chunked one for the most it may grow to.
     const auto length = parser_->content_length();
     const int64_t body_bytes = static_cast<int64_t>(
-        length.has_value() ? *length
+        length.has_value()   ? *length
         : parser_->chunked() ? server_->options.max_body_bytes
                              : 0);
     if (!Reserve(body_bytes)) {
-      return Refuse(429,
-                    absl::StrCat("the request body (", body_bytes,
-                                 " bytes) would pass the bytes of requests "
-                                 "and answers in flight on the HTTP ports "
-                                 "(--max-http-memory-bytes=",
-                                 server_->options.memory->limit(),
-                                 "); retry later"),
-                    /*retry_after=*/true);
+      return Refuse(
+          429,
+          absl::StrCat("the request body (", body_bytes,
+                       " bytes) would pass the bytes of requests "
+                       "and answers in flight on the HTTP ports "
+                       "(--max-http-memory-bytes=",
+                       server_->options.memory->limit(), "); retry later"),
+          /*retry_after=*/true);
     }
     const beast::string_view expect = request[bhttp::field::expect];
     if (absl::EqualsIgnoreCase(absl::string_view(expect.data(), expect.size()),
@@ -289,11 +288,11 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
         [self = held, version, keep_alive](Response response) {
           // Inline when on the connection's strand (a light request),
           // posted to it from another thread (the heavy lane).
-          net::dispatch(self->stream_.get_executor(),
-                        [self, response = std::move(response), version,
-                         keep_alive] {
-                          self->Write(response, version, keep_alive);
-                        });
+          net::dispatch(
+              self->stream_.get_executor(),
+              [self, response = std::move(response), version, keep_alive] {
+                self->Write(response, version, keep_alive);
+              });
         },
         [self = held] {
           net::dispatch(self->stream_.get_executor(),
@@ -313,10 +312,9 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
               bool retry_after = false) {
     Response response;
     response.status = status;
-    response.body = absl::StrCat(R"({"code":)",
-                                 status == 413 || status == 429 ? 8 : 3,
-                                 R"(,"message":")", message,
-                                 R"(","details":[]})");
+    response.body =
+        absl::StrCat(R"({"code":)", status == 413 || status == 429 ? 8 : 3,
+                     R"(,"message":")", message, R"(","details":[]})");
     if (retry_after) response.headers.emplace_back("Retry-After", "1");
     Write(response, 11, /*keep_alive=*/false);
   }

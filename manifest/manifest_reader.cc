@@ -134,7 +134,10 @@ class Walker final {
  public:
   Walker(Parser& parser, int line_offset, ManifestContents& out,
          const ReadLimits& limits)
-      : parser_(parser), line_offset_(line_offset), out_(out), limits_(limits) {}
+      : parser_(parser),
+        line_offset_(line_offset),
+        out_(out),
+        limits_(limits) {}
 
   // Set when a document nests deeper than kMaxYamlDepth: the walk stopped
   // there (Stream() returned false) though libyaml saw no error.

@@ -82,8 +82,8 @@ void AddServerFlags(compatd::base::FlagTable* flags,
                 64 * 1024 * 1024,
                 "largest request body on --http-listen (kube-apiserver's own "
                 "limit is 3 MiB); larger ones get 413 before they are read");
-  flags->AddInt("max-http-memory-bytes", &server->max_http_memory_bytes,
-                1024, 1024 * 1024 * 1024,
+  flags->AddInt("max-http-memory-bytes", &server->max_http_memory_bytes, 1024,
+                1024 * 1024 * 1024,
                 "bytes of request bodies and unwritten answers in flight over "
                 "both HTTP ports; a request or answer past it gets 429 with "
                 "Retry-After");

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "api/lanes.h"
 #include "base/log.h"
 #include "base/tsan.h"
 #include "base/work_budget.h"
@@ -24,7 +25,6 @@
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
 #include "service/inline_stream_handler.h"
-#include "api/lanes.h"
 
 namespace compatd::service {
 

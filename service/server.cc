@@ -24,8 +24,8 @@
 #include "absl/time/clock.h"
 #include "api/handlers.h"
 #include "api/lanes.h"
-#include "base/work_pool.h"
 #include "base/log.h"
+#include "base/work_pool.h"
 #include "gateway/gateway.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/grpcpp.h"
@@ -431,8 +431,7 @@ class ServerImpl final : public Server {
     if (absl::Status s = StartHttpPort(
             options_.metrics_listen, "--metrics-listen", options_.metrics_tls,
             "--metrics-tls", http::Inline(http::MetricsHandler(&registry_)),
-            &metrics_tls_,
-            &metrics_server_);
+            &metrics_tls_, &metrics_server_);
         !s.ok()) {
       return s;
     }

@@ -8,11 +8,11 @@ namespace compatd::api {
 namespace {
 
 TEST(LanesTest, DecisionsAreLightScansPlansAndLintsHeavy) {
-  for (Rpc rpc : {Rpc::kGetFeature, Rpc::kListFeatures, Rpc::kCheckSkew,
-                  Rpc::kGetStorageVersion, Rpc::kListAPIVersions,
-                  Rpc::kResolveVersions, Rpc::kComputeStorageVersionAgreement,
-                  Rpc::kPlanVersionRemoval, Rpc::kGetCatalog,
-                  Rpc::kListClients}) {
+  for (Rpc rpc :
+       {Rpc::kGetFeature, Rpc::kListFeatures, Rpc::kCheckSkew,
+        Rpc::kGetStorageVersion, Rpc::kListAPIVersions, Rpc::kResolveVersions,
+        Rpc::kComputeStorageVersionAgreement, Rpc::kPlanVersionRemoval,
+        Rpc::kGetCatalog, Rpc::kListClients}) {
     EXPECT_EQ(LaneOf(rpc), Lane::kLight) << RpcName(rpc);
   }
   for (Rpc rpc : {Rpc::kScanObjects, Rpc::kPlanUpgrade, Rpc::kLintCatalog}) {

@@ -59,8 +59,9 @@ std::shared_ptr<const runtime::ServingSnapshot>* ScanBoundsTest::snapshot_ =
 std::string Ingresses(int count) {
   std::string text;
   for (int i = 0; i < count; ++i) {
-    text += "---\napiVersion: extensions/v1beta1\nkind: Ingress\n"
-            "metadata: {name: i}\n";
+    text +=
+        "---\napiVersion: extensions/v1beta1\nkind: Ingress\n"
+        "metadata: {name: i}\n";
   }
   return text;
 }
@@ -100,11 +101,13 @@ TEST_F(ScanBoundsTest, ACrdsVersionsAreNamedABoundedNumberOfTimes) {
       "metadata: {name: widgets.example.com}\nspec:\n  group: example.com\n"
       "  names: {kind: Widget, plural: widgets}\n  versions:\n";
   for (int i = 0; i < 90; ++i) {
-    absl::StrAppend(&text, "  - {name: v", i, ", served: true, storage: ",
-                    i == 0 ? "true" : "false", "}\n");
+    absl::StrAppend(&text, "  - {name: v", i,
+                    ", served: true, storage: ", i == 0 ? "true" : "false",
+                    "}\n");
   }
-  text += "---\napiVersion: example.com/v999\nkind: Widget\nmetadata: {name: "
-          "w}\n";
+  text +=
+      "---\napiVersion: example.com/v999\nkind: Widget\nmetadata: {name: "
+      "w}\n";
   const v1::ScanObjectsResponse r = Scan({ScanText{"crd", text}});
   ASSERT_EQ(r.findings_size(), 1);
   EXPECT_THAT(r.findings(0).message(),
@@ -115,9 +118,10 @@ TEST_F(ScanBoundsTest, ACrdsVersionsAreNamedABoundedNumberOfTimes) {
 TEST_F(ScanBoundsTest, LongMessagesAreCut) {
   ScanLimits limits;
   limits.max_message_bytes = 64;
-  const v1::ScanObjectsResponse r = Scan(
-      {ScanText{"x", "apiVersion: " + std::string(500, 'a') + "/v1\nkind: K\n"}},
-      limits);
+  const v1::ScanObjectsResponse r =
+      Scan({ScanText{
+               "x", "apiVersion: " + std::string(500, 'a') + "/v1\nkind: K\n"}},
+           limits);
   ASSERT_GT(r.findings_size() + r.problems_size(), 0);
   for (const v1::ScanFinding& f : r.findings()) {
     EXPECT_LE(f.message().size(), 64u + 3);

@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <future>
-#include <mutex>
 #include <chrono>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -497,8 +497,8 @@ TEST(ServerConcurrencyTest, ASlowHandlerDoesNotHoldOtherConnections) {
   Server::Options options;
   options.address = "127.0.0.1:0";
   options.threads = 2;
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(
-      options, [&](const Request& request, Response* response) {
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Start(options, [&](const Request& request, Response* response) {
         if (request.path == "/slow") {
           slow_started = true;
           released.wait_for(std::chrono::seconds(5));

@@ -42,8 +42,9 @@ std::string HeavyManifests(size_t bytes) {
       "metadata: {name: widgets.example.com}\nspec:\n  group: example.com\n"
       "  names: {kind: Widget, plural: widgets}\n  versions:\n";
   for (int i = 0; i < 200; ++i) {
-    absl::StrAppend(&text, "  - {name: v", i, ", served: true, storage: ",
-                    i == 0 ? "true" : "false", "}\n");
+    absl::StrAppend(&text, "  - {name: v", i,
+                    ", served: true, storage: ", i == 0 ? "true" : "false",
+                    "}\n");
   }
   while (text.size() < bytes) {
     absl::StrAppend(&text,
@@ -77,13 +78,15 @@ absl::StatusOr<HttpReply> HttpPost(int port, absl::string_view path,
                                    timeval timeout = {30, 0}) {
   const int fd = testing::ConnectLoopback(port, timeout);
   if (fd < 0) return absl::UnavailableError("cannot connect");
-  const std::string request = absl::StrCat(
-      "POST ", path, " HTTP/1.0\r\nHost: x\r\nContent-Type: application/json"
-      "\r\nContent-Length: ", body.size(), "\r\n\r\n", body);
+  const std::string request =
+      absl::StrCat("POST ", path,
+                   " HTTP/1.0\r\nHost: x\r\nContent-Type: application/json"
+                   "\r\nContent-Length: ",
+                   body.size(), "\r\n\r\n", body);
   size_t sent = 0;
   while (sent < request.size()) {
-    const ssize_t n = send(fd, request.data() + sent, request.size() - sent,
-                           MSG_NOSIGNAL);
+    const ssize_t n =
+        send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n <= 0) {
       close(fd);
       return absl::UnavailableError("send() failed");
@@ -122,9 +125,9 @@ double HeavyLaneMetric(const CompatdProcess& server, const std::string& name) {
   if (at == std::string::npos) return -1;
   double value = -1;
   const size_t start = at + key.size();
-  (void)absl::SimpleAtod(
-      absl::string_view(*scrape).substr(start, scrape->find('\n', start) - start),
-      &value);
+  (void)absl::SimpleAtod(absl::string_view(*scrape).substr(
+                             start, scrape->find('\n', start) - start),
+                         &value);
   return value;
 }
 
@@ -207,8 +210,8 @@ class LanesTest : public ::testing::Test {
   }
 
   std::string HttpScanBody(const std::string& manifests) {
-    return absl::StrCat(R"({"target":"1.30","objects":)",
-                        JsonString(manifests), "}");
+    return absl::StrCat(R"({"target":"1.30","objects":)", JsonString(manifests),
+                        "}");
   }
 
   CompatdProcess server_;

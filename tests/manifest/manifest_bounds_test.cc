@@ -118,9 +118,8 @@ TEST(ManifestBoundsTest, RealManifestsReachNoBound) {
     for (const auto& entry :
          std::filesystem::recursive_directory_iterator(dir)) {
       const std::string path = entry.path().string();
-      if (!entry.is_regular_file() ||
-          (entry.path().extension() != ".yaml" &&
-           entry.path().extension() != ".yml")) {
+      if (!entry.is_regular_file() || (entry.path().extension() != ".yaml" &&
+                                       entry.path().extension() != ".yml")) {
         continue;
       }
       std::ifstream in(path);
