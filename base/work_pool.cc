@@ -24,10 +24,11 @@ WorkPool::~WorkPool() { Stop(); }
 bool WorkPool::TrySubmit(std::function<void()> work) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // A thread that is idle takes it at once; otherwise it waits, if there
-    // is room. queue_.size() - idle_ is the work no thread will take soon.
-    const int waiting = static_cast<int>(queue_.size()) - idle_;
-    if (stop_ || waiting >= options_.max_queued) {
+    // Room for one more: a thread free now (or about to be: one still
+    // starting counts as free), or a place in the queue.
+    const int held = static_cast<int>(queue_.size()) + active_;
+    if (stop_ ||
+        held >= static_cast<int>(threads_.size()) + options_.max_queued) {
       rejected_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -41,14 +42,13 @@ bool WorkPool::TrySubmit(std::function<void()> work) {
 void WorkPool::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    ++idle_;
     cv_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return stop_ || !queue_.empty();
     });
-    --idle_;
     if (queue_.empty()) return;  // stopping, nothing left
     std::function<void()> work = std::move(queue_.front());
     queue_.pop_front();
+    ++active_;
     queued_.fetch_sub(1, std::memory_order_relaxed);
     running_.fetch_add(1, std::memory_order_relaxed);
     lock.unlock();
@@ -56,6 +56,7 @@ void WorkPool::Run() {
     work = nullptr;  // its captures go before the next is taken
     running_.fetch_sub(1, std::memory_order_relaxed);
     lock.lock();
+    --active_;
   }
 }
 

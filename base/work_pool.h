@@ -63,7 +63,8 @@ class WorkPool final {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
-  int idle_ ABSL_GUARDED_BY(mu_) = 0;
+  // Work taken by a thread and not finished.
+  int active_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
   std::once_flag joined_;
