@@ -232,7 +232,7 @@ TEST_F(LanesTest, LightCallsAnswerWhileAGrpcScanRuns) {
 
 TEST_F(LanesTest, LightCallsAnswerWhileAnHttpScanRuns) {
   Start({"--max-heavy-work-time=20s"});
-  const std::string body = HttpScanBody(HeavyManifests(2900 << 10));
+  const std::string body = HttpScanBody(HeavyManifests(2700 << 10));
   auto heavy = std::async(std::launch::async, [&] {
     return HttpPost(server_.http_port(), "/v1/ScanObjects", body);
   });
