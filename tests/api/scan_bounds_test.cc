@@ -122,7 +122,7 @@ TEST_F(ScanBoundsTest, LongMessagesAreCut) {
       Scan({ScanText{
                "x", "apiVersion: " + std::string(500, 'a') + "/v1\nkind: K\n"}},
            limits);
-  ASSERT_GT(r.findings_size() + r.problems_size(), 0);
+  ASSERT_EQ(r.findings_size(), 1);  // apps is built in: an unknown version
   for (const v1::ScanFinding& f : r.findings()) {
     EXPECT_LE(f.message().size(), 64u + 3);
   }

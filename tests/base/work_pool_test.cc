@@ -33,8 +33,8 @@ void WaitFor(const std::function<bool()>& condition) {
 }
 
 TEST(WorkPoolTest, RefusesAtOnceWhenThreadsAndQueueAreFull) {
+  Gate gate;  // outlives the pool's threads
   WorkPool pool({"test", 1, 2});
-  Gate gate;
   std::atomic<int> done{0};
   ASSERT_TRUE(pool.TrySubmit([&] {
     gate.Wait();
@@ -56,8 +56,8 @@ TEST(WorkPoolTest, RefusesAtOnceWhenThreadsAndQueueAreFull) {
 }
 
 TEST(WorkPoolTest, NoQueueMeansOnlyIdleThreadsTakeWork) {
+  Gate gate;  // outlives the pool's threads
   WorkPool pool({"test", 2, 0});
-  Gate gate;
   EXPECT_TRUE(pool.TrySubmit([&] { gate.Wait(); }));
   EXPECT_TRUE(pool.TrySubmit([&] { gate.Wait(); }));
   EXPECT_FALSE(pool.TrySubmit([] {}));
