@@ -119,8 +119,8 @@ TEST_F(ScanBoundsTest, LongMessagesAreCut) {
   ScanLimits limits;
   limits.max_message_bytes = 64;
   const v1::ScanObjectsResponse r =
-      Scan({ScanText{
-               "x", "apiVersion: " + std::string(500, 'a') + "/v1\nkind: K\n"}},
+      Scan({ScanText{"x", "apiVersion: apps/v" + std::string(500, 'a') +
+                              "\nkind: K\n"}},
            limits);
   ASSERT_EQ(r.findings_size(), 1);  // apps is built in: an unknown version
   for (const v1::ScanFinding& f : r.findings()) {
