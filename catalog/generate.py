@@ -33,8 +33,9 @@ import os
 import re
 import sys
 
-import crosscheck_lines
-import generate_lines
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import crosscheck_lines  # noqa: E402
+import generate_lines  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")

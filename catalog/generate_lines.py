@@ -821,13 +821,13 @@ def patch_change_lines(changes, line):
 
 def render_line(entry, api_extract, lifecycles, history_section, changes):
     """The catalog text of one release line."""
-    features, dropped = feature_lines(entry["gates"], entry["line"])
-    apis, resources_of, unserved = api_section(entry, api_extract, lifecycles)
     gate_names = {g["name"] for g in entry["gates"]}
     for change in changes["changes"]:
         if change["line"] == entry["line"] and change["feature"] not in gate_names:
             raise SystemExit(f"patch_changes.json: {change['feature']} is not a gate of "
                              f"{entry['line']}")
+    features, dropped = feature_lines(entry["gates"], entry["line"])
+    apis, resources_of, unserved = api_section(entry, api_extract, lifecycles)
     counts = {}
     for gate in entry["gates"]:
         counts[gate["component"]] = counts.get(gate["component"], 0) + 1
