@@ -248,6 +248,9 @@ def api_lines(lifecycles, methods):
                 replacement = replacement_of(resource)
                 if replacement:
                     fields.append(f"replacement: {replacement}")
+                    kind = (resource.get("replacement") or {}).get("kind")
+                    if kind and kind != resource["kind"]:
+                        fields.append(f"replacementKind: {kind}")
                 if resource.get("persisted") is False:
                     fields.append("persisted: false")
                 lines.append("      - {" + ", ".join(fields) + "}")

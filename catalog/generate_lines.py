@@ -781,6 +781,8 @@ def api_section(entry, api_extract, lifecycles):
                     fields.append("replacement: " + (
                         f"{replacement['group']}/{replacement['version']}"
                         if replacement["group"] else replacement["version"]))
+                    if replacement.get("kind") and replacement["kind"] != kind:
+                        fields.append(f"replacementKind: {replacement['kind']}")
                 if (group, kind) in not_persisted:
                     fields.append("persisted: false")
                 lines.append("      - {" + ", ".join(fields) + "}")
