@@ -653,6 +653,16 @@ class CatalogBuilder {
     // Replacements must name a group-version of this catalog.
     for (const APIGroupVersion& gv : out.apis) {
       for (const APIResource& resource : gv.resources) {
+        if (!resource.replacement_kind.empty() &&
+            resource.replacement.empty()) {
+          Error(
+              resource.line,
+              absl::StrFormat("%s %s: replacementKind \"%s\" needs "
+                              "replacement (the group-version of the "
+                              "replacing kind)",
+                              engine::GroupVersionString(gv.group, gv.version),
+                              resource.resource, resource.replacement_kind));
+        }
         if (resource.replacement.empty() ||
             first_line.contains(resource.replacement)) {
           continue;
@@ -743,6 +753,7 @@ class CatalogBuilder {
     out.resource = in.resource();
     out.kind = in.kind();
     out.replacement = in.replacement();
+    out.replacement_kind = in.replacement_kind();
     out.persisted = in.has_persisted() ? in.persisted() : true;
     if (!ok) return std::nullopt;
     return out;

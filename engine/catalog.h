@@ -70,7 +70,8 @@ struct APIResource {
   std::optional<Version> introduced;  // absent: always existed
   std::optional<Version> deprecated;
   std::optional<Version> removed;
-  std::string replacement;  // "group/version" or empty
+  std::string replacement;       // "group/version" or empty
+  std::string replacement_kind;  // empty: the same kind
   bool persisted = true;
   int line = 0;
 };
