@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -396,9 +396,7 @@ class Events final {
   KeptEvent current_;
   yaml_event_t replayed_{};
   bool from_merge_ = false;
-  absl::flat_hash_map<std::string,
-                      std::shared_ptr<const std::vector<KeptEvent>>>
-      anchors_;
+  std::map<std::string, std::shared_ptr<const std::vector<KeptEvent>>> anchors_;
   std::vector<Recording> recordings_;
   std::vector<Level> levels_;
   int64_t expanded_ = 0;
