@@ -780,10 +780,16 @@ TEST_F(AdmissionClusterTest, SubresourceIsJudgedByItsResource) {
   ASSERT_EQ(response.status, 200) << response.body;
   const google::protobuf::Value answer = ParseJson(response.body);
   EXPECT_TRUE(Allowed(answer));
+  // Not the Scale kind: the deployments of apps/v1beta1, at the cluster
+  // (a mismatch) and at the target (removed in 1.16).
   EXPECT_THAT(Warnings(answer),
-              ::testing::ElementsAre(HasSubstr(
-                  "the cluster served apps/v1beta1 Deployment, which the "
-                  "catalog says is removed there (emulation 1.34)")));
+              ::testing::ElementsAre(
+                  HasSubstr("the cluster served apps/v1beta1 Deployment, "
+                            "which the catalog says is removed there "
+                            "(emulation 1.34)"),
+                  HasSubstr("use apps/v1 Deployment, not apps/v1beta1 "
+                            "Deployment: not served at the cluster's upgrade "
+                            "target")));
 }
 
 TEST_F(AdmissionTest, NullsGoDecodesAreAbsent) {
