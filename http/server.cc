@@ -193,8 +193,15 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
                     std::to_string(self->server_->options.max_header_bytes) +
                     " bytes");
           }
-          // Beast checks Content-Length against body_limit() in the head.
-          if (ec == bhttp::error::body_limit) return self->RefuseBody();
+          // Beast checks Content-Length against body_limit() in the head
+          // (the largest bound; the request line, read by then, names the
+          // path whose bound the answer names).
+          if (ec == bhttp::error::body_limit) {
+            const beast::string_view target = self->parser_->get().target();
+            self->limit_ = &self->server_->LimitFor(
+                absl::string_view(target.data(), target.size()));
+            return self->RefuseBody();
+          }
           if (ec) return self->Close();
           self->OnHeader();
         });
