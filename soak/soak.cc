@@ -18,7 +18,8 @@
 //     check as over gRPC; AdmissionReviews and a Gatekeeper ProviderRequest
 //     with known answers; /healthz; wrong requests with exact statuses (bad
 //     JSON, unknown field, unknown gate, too deep, wrong method with Allow,
-//     unknown path or RPC, wrong AdmissionReview or ProviderRequest); the
+//     unknown path or RPC, wrong AdmissionReview; a wrong ProviderRequest
+//     a 200 with its systemError); the
 //     workers' random wrong requests as JSON;
 //   - front door garbage (random bytes, requests cut short, malformed heads)
 //     and oversized bodies (Content-Length or a chunk over
