@@ -86,10 +86,12 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
         ": smaller than --max-send-message-bytes=",
         options.max_send_message_bytes, ": not even one answer would fit"));
   }
-  if (options.max_http_memory_bytes < options.max_http_body_bytes) {
+  if (options.max_http_memory_bytes < options.max_http_body_bytes ||
+      options.max_http_memory_bytes < options.max_admission_body_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--max-http-memory-bytes=", options.max_http_memory_bytes,
         ": smaller than --max-http-body-bytes=", options.max_http_body_bytes,
+        " or --max-admission-body-bytes=", options.max_admission_body_bytes,
         ": not even one request body would fit"));
   }
   if (options.grpc_memory_bytes < 2 * int64_t{options.max_recv_message_bytes}) {

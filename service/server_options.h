@@ -34,6 +34,10 @@ struct ServerOptions {
   // Bytes of request bodies and unwritten answers over both HTTP ports
   // (http::MemoryBudget); past it requests and answers get 429.
   int max_http_memory_bytes = 64 * 1024 * 1024;
+  // Largest AdmissionReview body on /admission/v1/validate[/...]: an UPDATE
+  // carries object and oldObject, each up to etcd's 1.5 MiB as protobuf and
+  // larger as JSON (main.cc's flag help says why 16 MiB).
+  int max_admission_body_bytes = 16 * 1024 * 1024;
   // Open connections per HTTP port (front door, /metrics); more are closed.
   int max_http_connections = 1024;
   // Bytes of /gatekeeper/v1 answers kept for the serving catalog
