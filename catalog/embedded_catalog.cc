@@ -13,4 +13,8 @@ absl::string_view EmbeddedCatalogYaml() {
 
 absl::string_view EmbeddedCatalogSource() { return "embedded:kubernetes-1.36"; }
 
+std::vector<EmbeddedCatalog> EmbeddedCatalogs() {
+  return {EmbeddedCatalog{EmbeddedCatalogSource(), EmbeddedCatalogYaml()}};
+}
+
 }  // namespace compatd::catalog

@@ -76,6 +76,9 @@ class CatalogReloader final {
     // network filesystems). Zero: no periodic check. Ignored for a static
     // source.
     absl::Duration interval = absl::ZeroDuration();
+    // The pipeline's slot this source fills (CatalogPipeline::PublishLine):
+    // one reloader per catalog file, each reloaded on its own.
+    size_t slot = 0;
   };
 
   // Watches the source's directory (if it has one), then loads it
@@ -203,6 +206,10 @@ class CatalogReloader final {
   absl::Status rejected_status_ ABSL_GUARDED_BY(reload_mu_);
   // The latest read error's message, so that it is logged once.
   std::string read_error_ ABSL_GUARDED_BY(reload_mu_);
+  // The latest refusal of a valid catalog by the set (another file of its
+  // line, say), so that it is logged once. Not cached by bytes: a change of
+  // another file may lift it.
+  std::string set_error_ ABSL_GUARDED_BY(reload_mu_);
   // Whether the current wait for a writer was logged.
   bool logged_being_written_ ABSL_GUARDED_BY(reload_mu_) = false;
   struct Retired {
