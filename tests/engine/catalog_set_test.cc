@@ -96,7 +96,8 @@ TEST(CatalogSetTest, TwoCatalogsOfOneLineAreRefused) {
       StatusIs(absl::StatusCode::kInvalidArgument,
                HasSubstr("two catalogs describe kube-apiserver 1.34: a.yaml")));
   EXPECT_THAT(CatalogSet::Make({}),
-              StatusIs(absl::StatusCode::kInvalidArgument));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("needs at least one catalog")));
 }
 
 TEST(CatalogSetTest, ResolvingALineAllocatesNothing) {
