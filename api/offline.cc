@@ -127,7 +127,7 @@ std::vector<std::unique_ptr<engine::Catalog>> LoadAllForOffline(
   bool ok = true;
   if (paths.empty()) {
     for (const catalog::EmbeddedCatalog& entry : catalog::EmbeddedCatalogs()) {
-      auto c = LoadForOffline(entry.name, entry.yaml, "", err);
+      auto c = LoadForOffline(entry.name, entry.bytes, "", err);
       if (c == nullptr) ok = false;
       catalogs.push_back(std::move(c));
     }

@@ -22,7 +22,7 @@ namespace {
 class EmbeddedSource final : public CatalogSource {
  public:
   explicit EmbeddedSource(catalog::EmbeddedCatalog entry)
-      : name_(std::string(entry.name)), yaml_(entry.yaml) {}
+      : name_(std::string(entry.name)), yaml_(entry.bytes) {}
   const std::string& name() const override { return name_; }
   absl::StatusOr<std::string> Read() const override {
     return std::string(yaml_);
