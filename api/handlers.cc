@@ -53,11 +53,32 @@ void FillDecision(const engine::FeatureDecision& d, v1::FeatureDecision* out) {
   d.AppendReason(out->mutable_reason());
 }
 
+// A request that names a patch of the line the catalog does not describe,
+// where the line's patchChanges record that an earlier patch had this gate
+// otherwise: the reason says which patch it answered for. Nothing when the
+// catalog records no change (most lines) or the request names no patch.
+void AppendPatchNote(const Catalog& catalog, absl::string_view binary_version,
+                     absl::string_view feature, std::string* reason) {
+  if (catalog.patch_changes.empty() || binary_version.empty()) return;
+  absl::StatusOr<engine::Version> binary =
+      engine::Version::Parse(binary_version);
+  if (!binary.ok() || binary->components().size() < 3) return;
+  for (const engine::PatchChange& change : catalog.patch_changes) {
+    if (change.feature != feature || *binary >= change.since) continue;
+    absl::StrAppend(reason,
+                    "; note: this answer is from the catalog of "
+                    "kube-apiserver ",
+                    catalog.binary_version.ToString(), ", and ",
+                    change.since.ToString(),
+                    " changed this gate: kube-apiserver ", binary->ToString(),
+                    " had it ", change.before);
+  }
+}
+
 // Each RPC's logic against one snapshot and one (already merged) version
 // context.
 
-absl::Status Answer(const runtime::ServingLine& line,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::GetFeatureRequest& request,
                     v1::GetFeatureResponse* response) {
   const Catalog& catalog = *line.catalog;
@@ -71,6 +92,8 @@ absl::Status Answer(const runtime::ServingLine& line,
       engine::DecideFeature(catalog, versions, query, request.name()));
   FillCommon(line, versions, response);
   d.AppendReason(response->mutable_reason());
+  AppendPatchNote(catalog, query.binary_version, d.feature->name,
+                  response->mutable_reason());
   response->set_name(d.feature->name);
   response->set_enabled(d.enabled);
   response->set_stage(ToProtoStage(d.stage));
@@ -84,8 +107,7 @@ absl::Status Answer(const runtime::ServingLine& line,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingLine& line,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::ListFeaturesRequest& request,
                     v1::ListFeaturesResponse* response) {
   const Catalog& catalog = *line.catalog;
@@ -112,8 +134,7 @@ absl::Status Answer(const runtime::ServingLine& line,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingLine& line,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::GetStorageVersionRequest& request,
                     v1::GetStorageVersionResponse* response) {
   const Catalog& catalog = *line.catalog;
@@ -140,8 +161,7 @@ absl::Status Answer(const runtime::ServingLine& line,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingLine& line,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::ListAPIVersionsRequest&,
                     v1::ListAPIVersionsResponse* response) {
   const Catalog& catalog = *line.catalog;
@@ -167,8 +187,7 @@ absl::Status Answer(const runtime::ServingLine& line,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingLine& line,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::CheckSkewRequest& request,
                     v1::CheckSkewResponse* response) {
   const Catalog& catalog = *line.catalog;
@@ -193,8 +212,7 @@ absl::Status Answer(const runtime::ServingLine& line,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingLine& line,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::ResolveVersionsRequest&,
                     v1::ResolveVersionsResponse* response) {
   const Catalog& catalog = *line.catalog;
@@ -218,8 +236,7 @@ absl::Status Answer(const runtime::ServingLine& line,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingLine& line,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::ComputeStorageVersionAgreementRequest& request,
                     v1::ComputeStorageVersionAgreementResponse* response) {
   const Catalog& catalog = *line.catalog;
@@ -305,8 +322,7 @@ absl::StatusOr<engine::CRDHistory> HistoryFromProto(
   return h;
 }
 
-absl::Status Answer(const runtime::ServingLine& line,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::PlanVersionRemovalRequest& request,
                     v1::PlanVersionRemovalResponse* response) {
   const Catalog& catalog = *line.catalog;
@@ -467,19 +483,17 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   response->set_errors(static_cast<uint32_t>(errors));
   response->set_warnings(static_cast<uint32_t>(warnings));
   response->set_exceptions(static_cast<uint32_t>(exceptions));
-  FillCommon(
-      default_line, versions,
-      absl::StrFormat(
-          "%s checked against Kubernetes' API change and feature gate "
-          "rules: %d error(s), %d warning(s), %d documented "
-          "exception(s)",
-          absl::StrJoin(sources, ", "), errors, warnings, exceptions),
-      response);
+  FillCommon(default_line, versions,
+             absl::StrFormat(
+                 "%s checked against Kubernetes' API change and feature gate "
+                 "rules: %d error(s), %d warning(s), %d documented "
+                 "exception(s)",
+                 absl::StrJoin(sources, ", "), errors, warnings, exceptions),
+             response);
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingLine& line,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::ScanObjectsRequest& request,
                     v1::ScanObjectsResponse* response) {
   std::vector<ScanText> texts;
@@ -696,9 +710,10 @@ absl::Status PolicyHandlers::Evaluate(const runtime::ServingSnapshot& snapshot,
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request, limits_));
   COMPATD_ASSIGN_OR_RETURN(const runtime::ServingLine* batch_line,
                            snapshot.Line(request.versions().binary_version()));
-  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
-                           engine::ResolveEffectiveVersions(
-                               *batch_line->catalog, ToQuery(request.versions())));
+  COMPATD_ASSIGN_OR_RETURN(
+      EffectiveVersions versions,
+      engine::ResolveEffectiveVersions(*batch_line->catalog,
+                                       ToQuery(request.versions())));
   int failed = 0;
   size_t answer_bytes = 0;
   response->mutable_results()->Reserve(request.items_size());
@@ -798,7 +813,8 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
     FillCounts(c, out->mutable_counts());
     absl::StatusOr<EffectiveVersions> line_versions =
         engine::ResolveEffectiveVersions(c, VersionQuery{});
-    if (line_versions.ok()) FillVersions(*line_versions, out->mutable_versions());
+    if (line_versions.ok())
+      FillVersions(*line_versions, out->mutable_versions());
     if (c.cluster.upgrade_target.has_value()) {
       FillTarget(*c.cluster.upgrade_target, out->mutable_upgrade_target());
     }
@@ -854,10 +870,9 @@ absl::Status PolicyHandlers::ListClients(
     const v1::ListClientsRequest& request,
     v1::ListClientsResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
-  COMPATD_ASSIGN_OR_RETURN(
-      EffectiveVersions versions,
-      engine::ResolveEffectiveVersions(snapshot.default_catalog(),
-                                       VersionQuery{}));
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(
+                               snapshot.default_catalog(), VersionQuery{}));
   if (clients_ != nullptr) {
     for (const runtime::ObservedClientInfo& info :
          clients_->List(snapshot, request.component())) {

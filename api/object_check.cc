@@ -176,11 +176,10 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
       answers != nullptr
           ? TargetMessage(answers->target, group, version, kind, *resource)
           : TargetMessage(
-                DeriveUpgradeTarget(
-                    *engine::CatalogSet::Single(
-                        std::shared_ptr<const engine::Catalog>(
-                            snapshot.catalog, &catalog)),
-                    catalog),
+                DeriveUpgradeTarget(*engine::CatalogSet::Single(
+                                        std::shared_ptr<const engine::Catalog>(
+                                            snapshot.catalog, &catalog)),
+                                    catalog),
                 group, version, kind, *resource);
   return verdict;
 }
@@ -262,7 +261,8 @@ ObjectApiVerdict CheckObjectApiIn(const engine::Catalog& catalog,
 
 absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
     const runtime::ServingSnapshot& snapshot, const engine::VersionQuery& query,
-    absl::string_view group, absl::string_view version, absl::string_view kind) {
+    absl::string_view group, absl::string_view version,
+    absl::string_view kind) {
   COMPATD_ASSIGN_OR_RETURN(const runtime::ServingLine* line,
                            snapshot.Line(query.binary_version));
   return CheckObjectApi(*line, query, group, version, kind);

@@ -181,8 +181,7 @@ const UnaryRunner* FindRunner(absl::string_view rpc, std::ostream& err) {
 // process publishes through. Null after printing why the catalogs do not
 // make a set (two of one line, an upgrade target's line missing).
 std::shared_ptr<const runtime::ServingSnapshot> Serve(
-    std::vector<std::unique_ptr<engine::Catalog>> catalogs,
-    std::ostream& err) {
+    std::vector<std::unique_ptr<engine::Catalog>> catalogs, std::ostream& err) {
   if (catalogs.empty()) return nullptr;
   runtime::CatalogPipeline::Options options;
   options.derive = DeriveAnswers;
@@ -435,9 +434,8 @@ int RunLint(const std::vector<std::string>& paths, std::ostream& out,
     sources.push_back(line.catalog->source);
   }
   out << absl::StrJoin(sources, ", ") << ": " << response.errors()
-      << " error(s), "
-      << response.warnings() << " warning(s), " << response.exceptions()
-      << " documented exception(s)\n";
+      << " error(s), " << response.warnings() << " warning(s), "
+      << response.exceptions() << " documented exception(s)\n";
   return response.errors() > 0 ? kExitError : kExitOk;
 }
 
@@ -544,7 +542,8 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
     return PrintJson(plan, "plan", out, err) ? kExitOk : kExitError;
   }
   out << "Upgrade plan on kube-apiserver " << plan.to().binary_version() << " ("
-      << plan.catalog_source() << "): emulation " << plan.from().emulation_version() << " -> "
+      << plan.catalog_source() << "): emulation "
+      << plan.from().emulation_version() << " -> "
       << plan.to().emulation_version() << ", min-compatibility "
       << plan.from().min_compatibility_version() << " -> "
       << plan.to().min_compatibility_version() << "\n"

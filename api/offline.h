@@ -89,7 +89,7 @@ struct ScanOptions {
   // Catalog files or directories of them, one release line per file (as
   // --catalog); empty: the embedded catalogs.
   std::vector<std::string> catalog_paths;
-  std::string target;        // empty: the catalog's binary version
+  std::string target;  // empty: the catalog's binary version
   // Files, directories (read recursively: *.yaml, *.yml, *.json) and "-"
   // (stdin).
   std::vector<std::string> paths;

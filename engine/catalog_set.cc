@@ -106,13 +106,13 @@ absl::StatusOr<size_t> CatalogSet::ResolveIndex(
         line_names_));
   }
   absl::StatusOr<Version> version = Version::Parse(binary_version);
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, " \"", binary_version, "\" is not a version (",
-      version.ok() ? "no major.minor" : version.status().message(),
-      "); give a kube-apiserver binary version such as \"",
-      default_catalog().binary_version.ToMajorMinor().ToString(), "\" or \"v",
-      default_catalog().binary_version.ToString(), "\", one of the lines ",
-      line_names_));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " \"", binary_version, "\" is not a version (",
+                   version.ok() ? "no major.minor" : version.status().message(),
+                   "); give a kube-apiserver binary version such as \"",
+                   default_catalog().binary_version.ToMajorMinor().ToString(),
+                   "\" or \"v", default_catalog().binary_version.ToString(),
+                   "\", one of the lines ", line_names_));
 }
 
 }  // namespace compatd::engine

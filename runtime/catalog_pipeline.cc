@@ -14,7 +14,8 @@ absl::Time CatalogPipeline::Now() const {
 }
 
 CatalogPipeline::CatalogPipeline(Options options)
-    : options_(std::move(options)), slots_(std::max<size_t>(options_.sources, 1)) {}
+    : options_(std::move(options)),
+      slots_(std::max<size_t>(options_.sources, 1)) {}
 
 namespace {
 
@@ -23,9 +24,8 @@ absl::Status CheckUpgradeTargets(const engine::CatalogSet& set) {
   for (const auto& line : set.lines()) {
     const auto& target = line->cluster.upgrade_target;
     if (!target.has_value() || target->binary_version.empty()) continue;
-    absl::StatusOr<size_t> found =
-        set.ResolveIndex(target->binary_version,
-                         "cluster.upgradeTarget.binaryVersion");
+    absl::StatusOr<size_t> found = set.ResolveIndex(
+        target->binary_version, "cluster.upgradeTarget.binaryVersion");
     if (!found.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           line->source,
@@ -110,8 +110,7 @@ CatalogPipeline::PublishLine(size_t source,
     }
     if (!initial) {
       if (options_.events != nullptr) {
-        options_.events->Published(published,
-                                   slots_[source].catalog->source);
+        options_.events->Published(published, slots_[source].catalog->source);
       }
       if (options_.on_reload) {
         options_.on_reload(ReloadResult::kLoaded, published.get(), "");

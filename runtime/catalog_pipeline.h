@@ -23,9 +23,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <string>
-
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"

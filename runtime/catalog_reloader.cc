@@ -183,11 +183,10 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
     status_.last_result = ReloadResult::kLoaded;
   }
   if (!initial) {
-    base::LogInfo(absl::StrCat("catalog reloaded: ", options_.source->name(),
-                               " (kube-apiserver ", release, ") generation ",
-                               generation_, " ", digest, " (",
-                               features, " features, ", group_versions,
-                               " group-versions)"));
+    base::LogInfo(absl::StrCat(
+        "catalog reloaded: ", options_.source->name(), " (kube-apiserver ",
+        release, ") generation ", generation_, " ", digest, " (", features,
+        " features, ", group_versions, " group-versions)"));
   }
   return true;
 }

@@ -10,7 +10,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-
 #include "base/bounded_file.h"
 #include "base/valid_utf8.h"
 #include "catalog/embedded_catalog.h"
@@ -83,15 +82,15 @@ absl::StatusOr<std::vector<std::string>> ListCatalogFiles(
     const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
-    return absl::NotFoundError(absl::StrCat(base::ValidUtf8(path), ": ",
-                                            std::strerror(errno)));
+    return absl::NotFoundError(
+        absl::StrCat(base::ValidUtf8(path), ": ", std::strerror(errno)));
   }
   if (!S_ISDIR(st.st_mode)) return std::vector<std::string>{path};
   DIR* dir = opendir(path.c_str());
   if (dir == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        base::ValidUtf8(path), ": cannot list the directory: ",
-        std::strerror(errno)));
+    return absl::FailedPreconditionError(
+        absl::StrCat(base::ValidUtf8(path),
+                     ": cannot list the directory: ", std::strerror(errno)));
   }
   std::vector<std::string> files;
   while (const dirent* entry = readdir(dir)) {
@@ -101,8 +100,8 @@ absl::StatusOr<std::vector<std::string>> ListCatalogFiles(
         !absl::EndsWith(name, ".json")) {
       continue;
     }
-    std::string file = absl::StrCat(path, absl::EndsWith(path, "/") ? "" : "/",
-                                    name);
+    std::string file =
+        absl::StrCat(path, absl::EndsWith(path, "/") ? "" : "/", name);
     // A ConfigMap's keys are symlinks into ..data: follow them; skip
     // directories.
     struct stat fst;

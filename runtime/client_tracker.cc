@@ -94,8 +94,8 @@ ClientTracker::ClientTracker(const SnapshotStore* store,
           std::shared_ptr<const ServingSnapshot> snapshot = store_->Current();
           if (snapshot == nullptr ||
               snapshot->default_line().derived == nullptr ||
-              snapshot->default_line()
-                      .derived->UpgradeTargetVersions() == nullptr) {
+              snapshot->default_line().derived->UpgradeTargetVersions() ==
+                  nullptr) {
             return {};
           }
           std::vector<std::pair<std::string, int64_t>> blockers =
@@ -154,9 +154,8 @@ ClientTracker::Judgement ClientTracker::Judge(const ServingSnapshot& snapshot,
       ClusterVersions(snapshot);
   if (!versions.ok()) return judgement;
   // INVALID_ARGUMENT (no rule names the component) means "unknown".
-  absl::StatusOr<engine::SkewDecision> decision =
-      engine::CheckSkew(snapshot.default_catalog(), *versions, component,
-                        version);
+  absl::StatusOr<engine::SkewDecision> decision = engine::CheckSkew(
+      snapshot.default_catalog(), *versions, component, version);
   if (!decision.ok()) return judgement;
   judgement.verdict = decision->verdict;
   judgement.min_version = decision->min_version.MajorMinorString();

@@ -85,7 +85,8 @@ struct ServingSnapshot {
   absl::StatusOr<const ServingLine*> Line(
       absl::string_view binary_version,
       absl::string_view field = "versions.binaryVersion") const {
-    absl::StatusOr<size_t> index = catalogs->ResolveIndex(binary_version, field);
+    absl::StatusOr<size_t> index =
+        catalogs->ResolveIndex(binary_version, field);
     if (!index.ok()) return index.status();
     return &lines[*index];
   }

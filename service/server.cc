@@ -143,8 +143,9 @@ class ServerImpl final : public Server {
         absl::StatusOr<std::vector<std::string>> files =
             runtime::ListCatalogFiles(path);
         if (!files.ok()) {
-          return absl::Status(files.status().code(),
-                              absl::StrCat("--catalog: ", files.status().message()));
+          return absl::Status(
+              files.status().code(),
+              absl::StrCat("--catalog: ", files.status().message()));
         }
         for (std::string& file : *files) {
           sources_.push_back(runtime::NewFileCatalogSource(std::move(file)));

@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "engine/catalog_set.h"
 #include "ui/html.h"

@@ -107,7 +107,8 @@ void AppendHead(std::string* out, absl::string_view title, View active,
   if (context != nullptr) {
     absl::StrAppend(out, "<span class=\"gen\">generation ",
                     context->snapshot->generation, " \xC2\xB7 <code>");
-    AppendEscaped(out, ShortDigest(context->snapshot->default_catalog().digest));
+    AppendEscaped(out,
+                  ShortDigest(context->snapshot->default_catalog().digest));
     out->append("</code></span>");
   }
   out->append("</header><main>");

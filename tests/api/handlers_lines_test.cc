@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/handlers.h"
-#include "catalog/embedded_catalog.h"
 #include "catalog/catalog_loader.h"
+#include "catalog/embedded_catalog.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/catalog_file.h"
@@ -44,12 +44,12 @@ class LinesTest : public ::testing::Test {
     options.derive = DeriveAnswers;
     options.sources = 4;
     pipeline_ = std::make_unique<runtime::CatalogPipeline>(std::move(options));
-    ASSERT_OK(pipeline_->PublishLine(0, Load("kubernetes-1.33.yaml"), true)
-                  .status());
-    ASSERT_OK(pipeline_->PublishLine(1, Load("kubernetes-1.32.yaml"), true)
-                  .status());
-    ASSERT_OK(pipeline_->PublishLine(2, Load("kubernetes-1.34.yaml"), true)
-                  .status());
+    ASSERT_OK(
+        pipeline_->PublishLine(0, Load("kubernetes-1.33.yaml"), true).status());
+    ASSERT_OK(
+        pipeline_->PublishLine(1, Load("kubernetes-1.32.yaml"), true).status());
+    ASSERT_OK(
+        pipeline_->PublishLine(2, Load("kubernetes-1.34.yaml"), true).status());
     absl::StatusOr<std::unique_ptr<engine::Catalog>> embedded =
         catalog::ParseCatalog(catalog::EmbeddedCatalogYaml(),
                               catalog::EmbeddedCatalogSource());
@@ -150,9 +150,10 @@ TEST_F(LinesTest, ABinaryWithoutACatalogIsInvalidArgumentNamingTheLines) {
 TEST_F(LinesTest, NoBinaryVersionIsTheDefaultLine) {
   ASSERT_OK_AND_ASSIGN(v1::GetFeatureResponse answer, Feature("WatchList", ""));
   EXPECT_EQ(answer.catalog_source(), catalog::EmbeddedCatalogSource());
-  EXPECT_EQ(
-      answer.versions().binary_version(),
-      pipeline_->Current()->default_catalog().binary_version.MajorMinorString());
+  EXPECT_EQ(answer.versions().binary_version(),
+            pipeline_->Current()
+                ->default_catalog()
+                .binary_version.MajorMinorString());
   // The derived (cached) ListFeatures answer names its catalog too.
   v1::ListFeaturesResponse list;
   ASSERT_OK(handlers_.ListFeatures(*pipeline_->Current(),
@@ -252,10 +253,10 @@ TEST(LinesPipelineTest, TheDefaultLineIsTheOperatorsChoice) {
   options.sources = 2;
   options.default_line = engine::Version::MajorMinor(1, 33);
   runtime::CatalogPipeline pipeline(std::move(options));
-  ASSERT_OK(pipeline.PublishLine(0, Load("kubernetes-1.33.yaml"), true)
-                .status());
-  ASSERT_OK(pipeline.PublishLine(1, Load("kubernetes-1.34.yaml"), true)
-                .status());
+  ASSERT_OK(
+      pipeline.PublishLine(0, Load("kubernetes-1.33.yaml"), true).status());
+  ASSERT_OK(
+      pipeline.PublishLine(1, Load("kubernetes-1.34.yaml"), true).status());
   EXPECT_EQ(pipeline.Current()->default_catalog().binary_version.ToString(),
             "1.33.3");
 }
@@ -264,10 +265,10 @@ TEST(LinesPipelineTest, TwoCatalogsOfOneLineAreRefusedAndTheFirstKeepsServing) {
   runtime::CatalogPipeline::Options options;
   options.sources = 2;
   runtime::CatalogPipeline pipeline(std::move(options));
-  ASSERT_OK(pipeline.PublishLine(0, Load("kubernetes-1.33.yaml"), true)
-                .status());
-  ASSERT_OK(pipeline.PublishLine(1, Load("kubernetes-1.34.yaml"), true)
-                .status());
+  ASSERT_OK(
+      pipeline.PublishLine(0, Load("kubernetes-1.33.yaml"), true).status());
+  ASSERT_OK(
+      pipeline.PublishLine(1, Load("kubernetes-1.34.yaml"), true).status());
   const uint64_t generation = pipeline.Current()->generation;
   EXPECT_THAT(
       pipeline.PublishLine(1, Load("kubernetes-1.33.yaml"), false).status(),

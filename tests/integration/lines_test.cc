@@ -52,14 +52,16 @@ TEST(LinesCliTest, EmbeddedLinesAnswerTheirBinaryAndRefuseOthers) {
       {"eval", "--rpc=GetFeature",
        R"(--request={"name":"WatchList","versions":{"binaryVersion":"1.36"}})"});
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
-  EXPECT_THAT(ok.out, HasSubstr(R"("catalogSource": "embedded:kubernetes-1.36")"));
+  EXPECT_THAT(ok.out,
+              HasSubstr(R"("catalogSource": "embedded:kubernetes-1.36")"));
   EXPECT_THAT(ok.out, HasSubstr(R"("catalogRelease": "1.36)"));
   for (const char* binary : {"1.30", "1.37"}) {
     const RunResult refused = RunCompatd(
         COMPATD_BINARY,
         {"eval", "--rpc=GetFeature",
-         absl::StrCat(R"(--request={"name":"WatchList","versions":{"binaryVersion":")",
-                      binary, R"("}})")});
+         absl::StrCat(
+             R"(--request={"name":"WatchList","versions":{"binaryVersion":")",
+             binary, R"("}})")});
     EXPECT_EQ(refused.exit_code, 1) << refused.out;
     EXPECT_THAT(refused.err,
                 HasSubstr(absl::StrCat("ERROR: INVALID_ARGUMENT: "
@@ -67,6 +69,51 @@ TEST(LinesCliTest, EmbeddedLinesAnswerTheirBinaryAndRefuseOthers) {
                                        binary, "\": no catalog describes")));
     EXPECT_THAT(refused.err, HasSubstr("the release lines it has are"));
   }
+}
+
+RunResult EvalFeature(absl::string_view name, absl::string_view binary) {
+  return RunCompatd(
+      COMPATD_BINARY,
+      {"eval", "--rpc=GetFeature",
+       absl::StrCat(R"(--request={"name":")", name,
+                    R"(","versions":{"binaryVersion":")", binary, R"("}})")});
+}
+
+// The embedded lines, against kube_features.go at each line's tag: WatchList
+// is Beta default off from 1.33 (v1.33.3) and default on again from 1.34
+// (v1.34.7); AppArmor is GA locked in 1.32 (v1.32.5) and gone from 1.33.
+TEST(LinesCliTest, EachEmbeddedLineAnswersFromItsOwnGates) {
+  const RunResult at33 = EvalFeature("WatchList", "1.33");
+  ASSERT_EQ(at33.exit_code, 0) << at33.err;
+  EXPECT_THAT(at33.out, HasSubstr(R"("enabled": false)"));
+  EXPECT_THAT(at33.out, HasSubstr(R"("since": "1.33")"));
+  EXPECT_THAT(at33.out,
+              HasSubstr(R"("catalogSource": "embedded:kubernetes-1.33")"));
+  const RunResult at34 = EvalFeature("WatchList", "v1.34.3");
+  ASSERT_EQ(at34.exit_code, 0) << at34.err;
+  EXPECT_THAT(at34.out, HasSubstr(R"("enabled": true)"));
+  EXPECT_THAT(at34.out, HasSubstr(R"("since": "1.34")"));
+  EXPECT_THAT(at34.out,
+              HasSubstr(R"("catalogSource": "embedded:kubernetes-1.34")"));
+  const RunResult apparmor32 = EvalFeature("AppArmor", "1.32");
+  ASSERT_EQ(apparmor32.exit_code, 0) << apparmor32.err;
+  EXPECT_THAT(apparmor32.out, HasSubstr(R"("stage": "STAGE_GA")"));
+  EXPECT_THAT(apparmor32.out, HasSubstr(R"("lockedToDefault": true)"));
+  const RunResult apparmor33 = EvalFeature("AppArmor", "1.33");
+  EXPECT_EQ(apparmor33.exit_code, 1);
+  EXPECT_THAT(apparmor33.err, HasSubstr("ERROR: NOT_FOUND"));
+}
+
+// SchedulerAsyncAPICalls: disabled in v1.34.2 (CHANGELOG-1.34, the 1.34
+// catalog's patchChanges); 1.34.0 and 1.34.1 had it Beta, default on.
+TEST(LinesCliTest, APatchBeforeARecordedChangeIsNamedInTheReason) {
+  const RunResult early = EvalFeature("SchedulerAsyncAPICalls", "1.34.1");
+  ASSERT_EQ(early.exit_code, 0) << early.err;
+  EXPECT_THAT(early.out, HasSubstr("1.34.2 changed this gate: kube-apiserver "
+                                   "1.34.1 had it Beta, default true"));
+  const RunResult later = EvalFeature("SchedulerAsyncAPICalls", "1.34.5");
+  ASSERT_EQ(later.exit_code, 0) << later.err;
+  EXPECT_THAT(later.out, ::testing::Not(HasSubstr("changed this gate")));
 }
 
 TEST(LinesCliTest, EvalAndCheckCatalogTakeSeveralCatalogs) {
@@ -99,14 +146,14 @@ class LinesServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(dir_.path().empty());
-    ASSERT_TRUE(testing::WriteFileContents(dir_.Join("a-1.33.yaml"),
-                                           ReadAll(LinesFile(
-                                               "kubernetes-1.33.yaml")))
-                    .ok());
-    ASSERT_TRUE(testing::WriteFileContents(dir_.Join("b-1.34.yaml"),
-                                           ReadAll(LinesFile(
-                                               "kubernetes-1.34.yaml")))
-                    .ok());
+    ASSERT_TRUE(
+        testing::WriteFileContents(dir_.Join("a-1.33.yaml"),
+                                   ReadAll(LinesFile("kubernetes-1.33.yaml")))
+            .ok());
+    ASSERT_TRUE(
+        testing::WriteFileContents(dir_.Join("b-1.34.yaml"),
+                                   ReadAll(LinesFile("kubernetes-1.34.yaml")))
+            .ok());
     // Not a catalog: ignored.
     ASSERT_TRUE(testing::WriteFileContents(dir_.Join("README"), "x").ok());
   }
@@ -123,9 +170,9 @@ class LinesServerTest : public ::testing::Test {
     const std::string err = server_.Stderr();
     ASSERT_TRUE(std::regex_search(
         err, match, std::regex("gRPC listening on 127\\.0\\.0\\.1:([0-9]+)")));
-    stub_ = v1::CompatibilityPolicy::NewStub(grpc::CreateChannel(
-        absl::StrCat("127.0.0.1:", match[1].str()),
-        grpc::InsecureChannelCredentials()));
+    stub_ = v1::CompatibilityPolicy::NewStub(
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", match[1].str()),
+                            grpc::InsecureChannelCredentials()));
   }
 
   grpc::Status Feature(absl::string_view name, absl::string_view binary,
@@ -212,10 +259,10 @@ TEST_F(LinesServerTest, ACatalogMovedOntoAnotherFilesLineIsRefused) {
   v1::GetFeatureResponse by_default;
   ASSERT_TRUE(Feature("WatchList", "", &by_default).ok());
   EXPECT_EQ(by_default.catalog_release(), "1.33.3");
-  ASSERT_TRUE(testing::WriteFileContents(
-                  dir_.Join("b-1.34.yaml"),
-                  ReadAll(LinesFile("kubernetes-1.33.yaml")))
-                  .ok());
+  ASSERT_TRUE(
+      testing::WriteFileContents(dir_.Join("b-1.34.yaml"),
+                                 ReadAll(LinesFile("kubernetes-1.33.yaml")))
+          .ok());
   v1::GetCatalogResponse catalog;
   for (int i = 0; i < 400; ++i) {
     catalog = Catalog();
@@ -233,13 +280,13 @@ TEST_F(LinesServerTest, ACatalogMovedOntoAnotherFilesLineIsRefused) {
 }
 
 TEST_F(LinesServerTest, TwoFilesOfOneLineAtStartUpAreFatal) {
-  ASSERT_TRUE(testing::WriteFileContents(
-                  dir_.Join("c-1.33-again.yaml"),
-                  ReadAll(LinesFile("kubernetes-1.33.yaml")))
-                  .ok());
+  ASSERT_TRUE(
+      testing::WriteFileContents(dir_.Join("c-1.33-again.yaml"),
+                                 ReadAll(LinesFile("kubernetes-1.33.yaml")))
+          .ok());
   const RunResult r = RunCompatd(
-      COMPATD_BINARY, {"--listen=127.0.0.1:0", "--metrics-listen=",
-                       "--catalog=" + dir_.path()});
+      COMPATD_BINARY, {"--listen=127.0.0.1:0",
+                       "--metrics-listen=", "--catalog=" + dir_.path()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("two catalogs describe kube-apiserver 1.33"));
 }

@@ -113,7 +113,9 @@ TEST_F(StatusPageTest, OverviewShowsVersionsCatalogAndUptime) {
               HasSubstr("<dd id=\"min-compatibility-version\">1.35</dd>"));
   EXPECT_THAT(r.body, HasSubstr("<dd id=\"generation\">1</dd>"));
   EXPECT_THAT(r.body, HasSubstr("<dd id=\"source\">embedded:kubernetes-1.36"));
-  EXPECT_THAT(r.body, HasSubstr(pipeline_->store().Current()->default_catalog().digest));
+  EXPECT_THAT(
+      r.body,
+      HasSubstr(pipeline_->store().Current()->default_catalog().digest));
   EXPECT_THAT(r.body, HasSubstr("240 feature gates"));
   EXPECT_THAT(r.body, HasSubstr("<dd id=\"uptime\">1d 2h</dd>"));
   EXPECT_THAT(r.body, HasSubstr("<span class=\"ok\">no error</span>"));
@@ -275,7 +277,8 @@ TEST_F(StatusPageTest, RedirectsAssetsAndErrors) {
   EXPECT_EQ(r.content_type, "application/json");
   EXPECT_EQ(r.body,
             absl::StrCat("{\"generation\":1,\"digest\":\"",
-                         pipeline_->store().Current()->default_catalog().digest, "\"}"));
+                         pipeline_->store().Current()->default_catalog().digest,
+                         "\"}"));
   EXPECT_EQ(HeaderOf(r, "Cache-Control"), "no-store");
 
   r = Get("/ui/nope");
