@@ -126,7 +126,9 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
   }
   read_error_.clear();
 
-  if (!initial && *bytes == last_loaded_) {
+  // A static source (an embedded catalog) never changes: its bytes are not
+  // kept for the comparison (they are in the binary already).
+  if (!initial && (static_loaded_ || *bytes == last_loaded_)) {
     has_rejected_bytes_ = false;
     rejected_bytes_.clear();
     {
@@ -175,7 +177,11 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
   if (std::shared_ptr<const ServingSnapshot> now = pipeline_->Current()) {
     generation_ = now->generation;
   }
-  last_loaded_ = *std::move(bytes);
+  if (options_.source->WatchDir().empty()) {
+    static_loaded_ = true;
+  } else {
+    last_loaded_ = *std::move(bytes);
+  }
   {
     std::lock_guard<std::mutex> lock(status_mu_);
     ++status_.loaded;

@@ -199,6 +199,8 @@ class CatalogReloader final {
   // The generation this reloader last published (for its log lines).
   uint64_t generation_ ABSL_GUARDED_BY(reload_mu_) = 0;
   std::string last_loaded_ ABSL_GUARDED_BY(reload_mu_);  // bytes in force
+  // A static source's catalog was published (its bytes are not kept).
+  bool static_loaded_ ABSL_GUARDED_BY(reload_mu_) = false;
   // The most recently rejected bytes and their error, so that a bad file
   // sitting there is neither parsed nor logged again on every check.
   bool has_rejected_bytes_ ABSL_GUARDED_BY(reload_mu_) = false;

@@ -860,7 +860,37 @@ absl::StatusOr<std::string> RenderOverview(const PageContext& context) {
                   catalog.last_error().empty()
                       ? "<span class=\"ok\">no error</span>"
                       : "<span class=\"bad\">rejected (above)</span>",
-                  "</dd></dl></section>");
+                  "</dd></dl>");
+  if (catalog.lines_size() > 1) {
+    // Every release line served; the picker in the header shows the pages
+    // as another line's binary would answer.
+    out.append(
+        "<h3>Release lines</h3><table class=\"list\" id=\"lines\"><thead><tr>"
+        "<th scope=\"col\">binary</th><th scope=\"col\">source</th>"
+        "<th scope=\"col\">gates</th><th scope=\"col\">last reload</th>"
+        "</tr></thead><tbody>");
+    for (const v1::CatalogLine& line : catalog.lines()) {
+      out.append("<tr><td><a href=\"/ui/?binary=");
+      AppendEscaped(&out, line.line());
+      out.append("\">");
+      AppendEscaped(&out, line.release());
+      out.append("</a>");
+      if (line.default_line()) out.append(" (shown)");
+      out.append("</td><td>");
+      AppendEscaped(&out, line.source());
+      absl::StrAppend(&out, "</td><td>", line.counts().features(), "</td><td>");
+      if (line.last_error().empty()) {
+        out.append("<span class=\"ok\">no error</span>");
+      } else {
+        out.append("<span class=\"bad\">rejected: ");
+        AppendEscaped(&out, line.last_error());
+        out.append("</span>");
+      }
+      out.append("</td></tr>");
+    }
+    out.append("</tbody></table>");
+  }
+  out.append("</section>");
 
   // Clients: how many, how many out of allowance.
   uint64_t out_of_allowance = 0, unknown = 0, requests = 0;
