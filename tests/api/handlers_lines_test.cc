@@ -278,5 +278,26 @@ TEST(LinesPipelineTest, TwoCatalogsOfOneLineAreRefusedAndTheFirstKeepsServing) {
   EXPECT_EQ(pipeline.Current()->catalogs->line_names(), "1.33, 1.34");
 }
 
+TEST(LinesPipelineTest, AnUpgradeTargetOfALineNotServedIsRefused) {
+  runtime::CatalogPipeline::Options options;
+  options.sources = 2;
+  runtime::CatalogPipeline pipeline(std::move(options));
+  ASSERT_OK(
+      pipeline.PublishLine(0, Load("kubernetes-1.33.yaml"), true).status());
+  std::unique_ptr<engine::Catalog> aiming = Load("kubernetes-1.34.yaml");
+  ASSERT_NE(aiming, nullptr);
+  engine::UpgradeTarget target;
+  target.binary_version = "1.37";
+  target.line = 7;
+  aiming->cluster.upgrade_target = target;
+  EXPECT_THAT(
+      pipeline.PublishLine(1, std::move(aiming), true).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("kubernetes-1.34.yaml:7: "
+                         "cluster.upgradeTarget.binaryVersion \"1.37\": no "
+                         "catalog describes kube-apiserver 1.37")));
+  EXPECT_EQ(pipeline.Current(), nullptr);
+}
+
 }  // namespace
 }  // namespace compatd::api
