@@ -332,6 +332,24 @@ void BM_GetFeature_Engine(benchmark::State& state) {
 }
 BENCHMARK(BM_GetFeature_Engine)->ArgName("binary_version")->Arg(0)->Arg(1);
 
+// The release line's selection alone (ServingSnapshot::Line), what every call
+// adds: none given, "1.36", "v1.36.2".
+void BM_ResolveLine(benchmark::State& state) {
+  World& w = TheWorld();
+  const absl::string_view binary = state.range(0) == 0   ? ""
+                                   : state.range(0) == 1 ? "1.36"
+                                                         : "v1.36.2";
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      w.pipeline->Current();
+  AllocCounter allocs;
+  for (auto _ : state) {
+    auto line = snapshot->Line(binary);
+    benchmark::DoNotOptimize(line);
+  }
+  allocs.Report(state);
+}
+BENCHMARK(BM_ResolveLine)->ArgName("binary_version")->Arg(0)->Arg(1)->Arg(2);
+
 // api::PolicyHandlers::GetFeature: a request minus the transport. Each
 // iteration fills a fresh response message, as the server does for each call
 // (its allocations are the reply's fields: protobuf without an arena puts
