@@ -59,7 +59,8 @@ struct ScanLimits {
 // bounded by `limits`, and the work by this thread's base::WorkBudget (if
 // any): once it is exhausted the scan stops and answers what it found,
 // marked partial. Pure and thread-safe.
-absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
+// `line`: the release line the query's binary version picked.
+absl::Status ScanManifests(const runtime::ServingLine& line,
                            const engine::VersionQuery& query,
                            absl::string_view target,
                            absl::Span<const ScanText> texts,

@@ -172,7 +172,7 @@ World& TheWorld() {
     w->pipeline =
         std::make_unique<runtime::CatalogPipeline>(std::move(options));
     w->pipeline->Publish(*std::move(parsed), /*initial=*/true);
-    w->catalog = w->pipeline->Current()->catalog;
+    w->catalog = w->pipeline->Current()->default_line().catalog;
     w->handlers = std::make_unique<api::PolicyHandlers>();
     absl::StatusOr<EffectiveVersions> versions =
         engine::ResolveEffectiveVersions(*w->catalog, VersionQuery{});
@@ -309,19 +309,46 @@ void BM_DecideFeature_FeatureGates(benchmark::State& state) {
 }
 BENCHMARK(BM_DecideFeature_FeatureGates);
 
-// What the engine does per GetFeature request: resolve the versions, decide.
+// What the engine does per GetFeature request: pick the release line from the
+// request's binary version (binary_version=0: none given, the default line;
+// 1: "1.36", as kubectl-style callers send it), resolve the versions,
+// decide. (A binary version with a patch, "v1.36.2", costs the engine one
+// allocation in Version::Parse, before and after release lines alike.)
 void BM_GetFeature_Engine(benchmark::State& state) {
   World& w = TheWorld();
   VersionQuery query;
+  if (state.range(0) == 1) query.binary_version = "1.36";
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      w.pipeline->Current();
   AllocCounter allocs;
   for (auto _ : state) {
-    auto versions = engine::ResolveEffectiveVersions(*w.catalog, query);
-    auto d = engine::DecideFeature(*w.catalog, *versions, query, "WatchList");
+    auto line = snapshot->Line(query.binary_version);
+    const Catalog& catalog = *(*line)->catalog;
+    auto versions = engine::ResolveEffectiveVersions(catalog, query);
+    auto d = engine::DecideFeature(catalog, *versions, query, "WatchList");
     benchmark::DoNotOptimize(d);
   }
   allocs.Report(state);
 }
-BENCHMARK(BM_GetFeature_Engine);
+BENCHMARK(BM_GetFeature_Engine)->ArgName("binary_version")->Arg(0)->Arg(1);
+
+// The release line's selection alone (ServingSnapshot::Line), what every call
+// adds: none given, "1.36", "v1.36.2".
+void BM_ResolveLine(benchmark::State& state) {
+  World& w = TheWorld();
+  const absl::string_view binary = state.range(0) == 0   ? ""
+                                   : state.range(0) == 1 ? "1.36"
+                                                         : "v1.36.2";
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      w.pipeline->Current();
+  AllocCounter allocs;
+  for (auto _ : state) {
+    auto line = snapshot->Line(binary);
+    benchmark::DoNotOptimize(line);
+  }
+  allocs.Report(state);
+}
+BENCHMARK(BM_ResolveLine)->ArgName("binary_version")->Arg(0)->Arg(1)->Arg(2);
 
 // api::PolicyHandlers::GetFeature: a request minus the transport. Each
 // iteration fills a fresh response message, as the server does for each call

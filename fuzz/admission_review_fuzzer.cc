@@ -157,7 +157,7 @@ bool ExpectedAllowed(dom::element request, const gateway::UrlVersions& url,
   const bool subresource = !StringAt(request, "subResource").empty() ||
                            !StringAt(request, "requestSubResource").empty();
   if (subresource) {
-    gvk = ResourceGvk(request, *snapshot.catalog);
+    gvk = ResourceGvk(request, snapshot.default_catalog());
   } else if (!gvk.set()) {
     const Facts& o = object.present ? object : old_object;
     const size_t slash = o.api_version.find('/');

@@ -621,11 +621,17 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
     return fail(absl::UnavailableError(
         "no catalog is loaded yet; the webhook's failurePolicy decides"));
   }
-  if (absl::Status s = ResolvePathGates(*snapshot->catalog, &url); !s.ok()) {
+  // The URL's binary version picks the release line (none: the cluster's);
+  // every fact below is that line's.
+  absl::StatusOr<const runtime::ServingLine*> line =
+      snapshot->Line(url.binary_version, "binaryVersion");
+  if (!line.ok()) return fail(line.status());
+  const engine::Catalog& catalog = *(*line)->catalog;
+  if (absl::Status s = ResolvePathGates(catalog, &url); !s.ok()) {
     return fail(s);
   }
   std::vector<std::string> warnings;
-  const Gvk gvk = ObjectGvk(review, *snapshot->catalog);
+  const Gvk gvk = ObjectGvk(review, catalog);
   if (const std::string dropped = DroppedStoredVersion(review, gvk);
       !dropped.empty()) {
     response->body =
@@ -638,7 +644,7 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
     return;
   }
   absl::StatusOr<api::ObjectApiVerdict> verdict = api::CheckObjectApi(
-      *snapshot, url.Query(), gvk.group, gvk.version, gvk.kind);
+      **line, url.Query(), gvk.group, gvk.version, gvk.kind);
   if (!verdict.ok()) return fail(verdict.status());
   using State = api::ObjectApiVerdict::State;
   // kube-apiserver sent the review, so it serves the API: a catalog that
