@@ -103,6 +103,7 @@ struct Exchange {
   beast::flat_buffer& buffer;
   bhttp::response_parser<bhttp::string_body>& parser;
   Outcome& outcome;
+  size_t max_bytes;
 
   beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream); }
   void Fail(beast::error_code ec) {
@@ -146,11 +147,22 @@ struct Exchange {
       if (ec) return Fail(ec);
       outcome.stage = "reading the answer";
       Lowest().expires_at(deadline);
-      bhttp::async_read(stream, buffer, parser,
-                        [this](beast::error_code ec, size_t) {
-                          if (ec) return Fail(ec);
-                          outcome.done = true;
-                        });
+      // The header first: Boost 1.74's eager read of a whole message does
+      // not hold a Content-Length to body_limit, so it is checked here.
+      bhttp::async_read_header(
+          stream, buffer, parser, [this](beast::error_code ec, size_t) {
+            if (ec) return Fail(ec);
+            const boost::optional<std::uint64_t> length =
+                parser.content_length();
+            if (length.has_value() && *length > max_bytes) {
+              return Fail(bhttp::error::body_limit);
+            }
+            bhttp::async_read(stream, buffer, parser,
+                              [this](beast::error_code ec, size_t) {
+                                if (ec) return Fail(ec);
+                                outcome.done = true;
+                              });
+          });
     });
   }
 };
@@ -396,11 +408,13 @@ absl::StatusOr<std::string> PrometheusClient::Query(absl::string_view promql) {
   std::optional<Exchange<beast::ssl_stream<beast::tcp_stream>>> secure_exchange;
   if (secure) {
     secure_exchange.emplace(Exchange<beast::ssl_stream<beast::tcp_stream>>{
-        *secure, resolver, url_, deadline, request, buffer, parser, outcome});
+        *secure, resolver, url_, deadline, request, buffer, parser, outcome,
+        options_.max_answer_bytes});
     secure_exchange->Run();
   } else {
     plain_exchange.emplace(Exchange<beast::tcp_stream>{
-        *plain, resolver, url_, deadline, request, buffer, parser, outcome});
+        *plain, resolver, url_, deadline, request, buffer, parser, outcome,
+        options_.max_answer_bytes});
     plain_exchange->Run();
   }
   ioc.run_for(timeout);
@@ -432,6 +446,10 @@ absl::StatusOr<std::string> PrometheusClient::Query(absl::string_view promql) {
                                                outcome.ec.message()));
   }
   bhttp::response<bhttp::string_body> response = parser.release();
+  if (response.body().size() > options_.max_answer_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        where, " answered more than ", options_.max_answer_bytes, " bytes"));
+  }
   if (response.result_int() == 200) return std::move(response.body());
   const absl::string_view body = response.body();
   const auto content_type = response[bhttp::field::content_type];

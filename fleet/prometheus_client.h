@@ -43,16 +43,16 @@ namespace compatd::fleet {
 
 struct PrometheusClientOptions {
   // http(s)://host[:port][/path-prefix]; port defaults to 80/443.
-  std::string url;
+  std::string url{};
   // PEM CA bundle the server's certificate must chain to; empty: the
   // system's roots.
-  std::string ca_file;
+  std::string ca_file{};
   // PEM client certificate (chain) and key, for Prometheus (or a proxy in
   // front of it) requiring client certificates. Both or neither.
-  std::string cert_file;
-  std::string key_file;
+  std::string cert_file{};
+  std::string key_file{};
   // A file holding the bearer token sent as "Authorization: Bearer ...".
-  std::string bearer_token_file;
+  std::string bearer_token_file{};
   // Do not verify the server's certificate (only when asked).
   bool insecure_skip_verify = false;
   absl::Duration timeout = absl::Seconds(5);
@@ -61,9 +61,9 @@ struct PrometheusClientOptions {
 
 struct PrometheusUrl {
   bool https = false;
-  std::string host;  // without brackets for IPv6
-  std::string port;
-  std::string path_prefix;  // "" or "/prefix" (no trailing slash)
+  std::string host{};  // without brackets for IPv6
+  std::string port{};
+  std::string path_prefix{};  // "" or "/prefix" (no trailing slash)
 };
 
 // INVALID_ARGUMENT naming what is wrong (scheme, host, port, a query or
@@ -98,7 +98,7 @@ class PrometheusClient final {
   const PrometheusClientOptions options_;
   PrometheusUrl url_;
   absl::Status url_status_;
-  std::string token_;
+  std::string token_{};
   ino_t token_inode_ = 0;
   off_t token_size_ = -1;
   int64_t token_mtime_ns_ = -1;

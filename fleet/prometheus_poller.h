@@ -41,8 +41,8 @@
 namespace compatd::fleet {
 
 struct PrometheusPollerOptions {
-  PrometheusClientOptions client;
-  runtime::FleetQueryOptions queries;
+  PrometheusClientOptions client{};
+  runtime::FleetQueryOptions queries{};
   // How long an answer is reused before the next refresh.
   absl::Duration refresh = absl::Seconds(15);
   // Samples read per query, at most.

@@ -42,11 +42,11 @@ namespace compatd::runtime {
 
 // One client component/version pair of the fleet.
 struct FleetClient {
-  std::string component;
+  std::string component{};
   // The series' version label: "major.minor", "unknown" or "other".
-  std::string version;
-  absl::Time first_seen;  // the earliest of the replicas'
-  absl::Time last_seen;   // the latest of the replicas'
+  std::string version{};
+  absl::Time first_seen{};  // the earliest of the replicas'
+  absl::Time last_seen{};   // the latest of the replicas'
   // The replicas' compatd_client_requests_total, summed (since each replica
   // started, whatever the verdict).
   uint64_t requests = 0;
@@ -54,8 +54,8 @@ struct FleetClient {
 
 // One answer of Prometheus for the whole fleet.
 struct FleetAnswer {
-  std::vector<FleetClient> clients;  // sorted by component, version; unique
-  absl::Time taken;                  // when the answer was complete
+  std::vector<FleetClient> clients{};  // sorted by component, version; unique
+  absl::Time taken{};                  // when the answer was complete
   // Replicas whose series Prometheus holds now (compatd_build_info series
   // matching the selector).
   int64_t replicas = 0;
@@ -64,16 +64,16 @@ struct FleetAnswer {
 // The instant queries a refresh asks, each answering one sample per
 // (component, version) (replicas: one sample).
 struct FleetQueries {
-  std::string last_seen;
-  std::string first_seen;
-  std::string requests;
-  std::string replicas;
+  std::string last_seen{};
+  std::string first_seen{};
+  std::string requests{};
+  std::string replicas{};
 };
 
 struct FleetQueryOptions {
   // Label matchers every series is selected with, without braces:
   // `namespace="compatd",job="compatd"`; empty: all of them.
-  std::string selector;
+  std::string selector{};
   // Clients not seen for this long are left out (the trackers' --client-ttl).
   absl::Duration client_ttl = absl::Minutes(10);
   // Query the recording rules' series (job:compatd_client_*, see
@@ -93,18 +93,18 @@ class FleetClients final {
  public:
   struct Options {
     // Where answers come from, for readers: "Prometheus at http://...".
-    std::string source;
+    std::string source{};
     // An answer older than this is not used.
     absl::Duration max_age = absl::Seconds(45);
     // Defaults to absl::Now.
-    std::function<absl::Time()> clock;
+    std::function<absl::Time()> clock{};
   };
 
   struct State {
     // Null: no usable answer; why_not says why.
     std::shared_ptr<const FleetAnswer> answer;
     std::string why_not;
-    std::string source;
+    std::string source{};
     // When the last attempt ended (InfinitePast: none yet).
     absl::Time last_attempt = absl::InfinitePast();
   };

@@ -27,8 +27,10 @@ namespace compatd::fleet {
 struct FakeReply {
   int status = 200;
   std::string content_type = "application/json";
-  std::string body;
+  std::string body{};
   std::chrono::milliseconds delay{0};
+  // Send no Content-Length: the body ends when the connection closes.
+  bool no_length = false;
 };
 
 class FakePrometheus {
@@ -118,7 +120,9 @@ class FakePrometheus {
     }
     const std::string answer = absl::StrCat(
         "HTTP/1.1 ", reply.status, " X\r\nContent-Type: ", reply.content_type,
-        "\r\nContent-Length: ", reply.body.size(),
+        reply.no_length
+            ? std::string()
+            : absl::StrCat("\r\nContent-Length: ", reply.body.size()),
         "\r\nConnection: close\r\n\r\n", reply.body);
     size_t sent = 0;
     while (sent < answer.size()) {
@@ -141,7 +145,7 @@ class FakePrometheus {
 // An instant vector answer: samples of (labels JSON, value).
 inline std::string VectorAnswer(
     const std::vector<std::pair<std::string, std::string>>& samples) {
-  std::string result;
+  std::string result{};
   for (const auto& [metric, value] : samples) {
     if (!result.empty()) result.append(",");
     absl::StrAppend(&result, "{\"metric\":", metric,

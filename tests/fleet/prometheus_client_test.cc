@@ -190,6 +190,10 @@ TEST(PrometheusClientTest, HttpErrorsAndOversizedAnswers) {
           .status = 400,
           .body = R"({"status":"error","errorType":"bad_data","error":"x"})"};
     }
+    if (query == "big-chunks") {
+      // No Content-Length: the body ends with the connection.
+      return FakeReply{.body = std::string(5000, ' '), .no_length = true};
+    }
     return FakeReply{.body = std::string(5000, ' ')};
   });
   PrometheusClient client({.url = prometheus.url(), .max_answer_bytes = 4096});
@@ -202,6 +206,8 @@ TEST(PrometheusClientTest, HttpErrorsAndOversizedAnswers) {
   body = client.Query("big");
   EXPECT_EQ(body.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(body.status().message(), HasSubstr("more than 4096 bytes"));
+  body = client.Query("big-chunks");
+  EXPECT_EQ(body.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
 }  // namespace
