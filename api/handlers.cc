@@ -793,19 +793,19 @@ absl::Status PolicyHandlers::ListClients(
     }
     FillClientView(view, response->mutable_view());
   }
-  FillCommon(snapshot, versions,
-             clients_ != nullptr
-                 ? absl::StrFormat(
-                       "%d client component/version pairs seen by %s, "
-                       "verdicts at the cluster's versions",
-                       response->clients_size(),
-                       view.scope == runtime::ClientScope::kFleet
-                           ? absl::StrFormat("the fleet's %d replica(s)",
-                                             view.replicas)
-                           : std::string("this replica"))
-                 : std::string("this process records no clients (offline "
-                               "evaluation)"),
-             response);
+  FillCommon(
+      snapshot, versions,
+      clients_ != nullptr
+          ? absl::StrFormat("%d client component/version pairs seen by %s, "
+                            "verdicts at the cluster's versions",
+                            response->clients_size(),
+                            view.scope == runtime::ClientScope::kFleet
+                                ? absl::StrFormat("the fleet's %d replica(s)",
+                                                  view.replicas)
+                                : std::string("this replica"))
+          : std::string("this process records no clients (offline "
+                        "evaluation)"),
+      response);
   return absl::OkStatus();
 }
 

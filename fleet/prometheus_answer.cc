@@ -49,8 +49,8 @@ absl::StatusOr<VectorSample> ReadSample(simdjson::dom::element element,
   for (const std::string& name : labels) {
     std::string_view value;
     if (metric[name].get_string().get(value) != simdjson::SUCCESS) {
-      return Garbage(absl::StrCat(where, ".metric has no string label \"",
-                                  name, "\""));
+      return Garbage(
+          absl::StrCat(where, ".metric has no string label \"", name, "\""));
     }
     if (value.empty() || value.size() > kMaxLabelBytes ||
         !PrintableAscii(value)) {
@@ -63,15 +63,15 @@ absl::StatusOr<VectorSample> ReadSample(simdjson::dom::element element,
   simdjson::dom::array pair;
   if (sample["value"].get_array().get(pair) != simdjson::SUCCESS ||
       pair.size() != 2) {
-    return Garbage(absl::StrCat(
-        where, ".value is not a [timestamp, \"value\"] pair"));
+    return Garbage(
+        absl::StrCat(where, ".value is not a [timestamp, \"value\"] pair"));
   }
   double timestamp = 0;
   std::string_view text;
   if (pair.at(0).get_double().get(timestamp) != simdjson::SUCCESS ||
       pair.at(1).get_string().get(text) != simdjson::SUCCESS) {
-    return Garbage(absl::StrCat(
-        where, ".value is not a [timestamp, \"value\"] pair"));
+    return Garbage(
+        absl::StrCat(where, ".value is not a [timestamp, \"value\"] pair"));
   }
   if (!absl::SimpleAtod(absl::string_view(text.data(), text.size()),
                         &out.value) ||
@@ -91,9 +91,8 @@ absl::StatusOr<std::vector<VectorSample>> ParseInstantVector(
   simdjson::dom::parser parser;
   if (parser.allocate(std::max<size_t>(body.size(), 64), kMaxDepth) !=
       simdjson::SUCCESS) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("cannot allocate a JSON parser for ", body.size(),
-                     " bytes"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot allocate a JSON parser for ", body.size(), " bytes"));
   }
   const simdjson::padded_string padded(body.data(), body.size());
   simdjson::dom::element root;
@@ -116,8 +115,8 @@ absl::StatusOr<std::vector<VectorSample>> ParseInstantVector(
     simdjson::error_code ignored = top["errorType"].get_string().get(type);
     ignored = top["error"].get_string().get(error);
     (void)ignored;
-    return absl::FailedPreconditionError(absl::StrCat(
-        "Prometheus answered ", Quote(type), ": ", Quote(error)));
+    return absl::FailedPreconditionError(
+        absl::StrCat("Prometheus answered ", Quote(type), ": ", Quote(error)));
   }
   if (status != "success") {
     return Garbage(absl::StrCat("status \"", Quote(status), "\""));
@@ -140,9 +139,8 @@ absl::StatusOr<std::vector<VectorSample>> ParseInstantVector(
   }
   if (result.size() > max_series) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("Prometheus answered ", result.size(),
-                     " series; at most ", max_series,
-                     " are read (--prometheus-max-series)"));
+        absl::StrCat("Prometheus answered ", result.size(), " series; at most ",
+                     max_series, " are read (--prometheus-max-series)"));
   }
   std::vector<VectorSample> samples;
   samples.reserve(result.size());

@@ -42,7 +42,8 @@ bool IsIpLiteral(const std::string& host) {
 // The client's TLS context, its files read now.
 absl::StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(
     const PrometheusClientOptions& options) {
-  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  auto ctx =
+      std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
   boost::system::error_code ec;
   if (options.insecure_skip_verify) {
@@ -52,9 +53,9 @@ absl::StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(
     if (!options.ca_file.empty()) {
       ctx->load_verify_file(options.ca_file, ec);
       if (ec) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("--prometheus-ca-file=", options.ca_file,
-                         ": not a readable PEM CA bundle (", ec.message(), ")"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "--prometheus-ca-file=", options.ca_file,
+            ": not a readable PEM CA bundle (", ec.message(), ")"));
       }
     } else {
       ctx->set_default_verify_paths(ec);
@@ -68,10 +69,9 @@ absl::StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(
   if (!options.cert_file.empty()) {
     ctx->use_certificate_chain_file(options.cert_file, ec);
     if (ec) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("--prometheus-cert-file=", options.cert_file,
-                       ": not a readable PEM certificate chain (",
-                       ec.message(), ")"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--prometheus-cert-file=", options.cert_file,
+          ": not a readable PEM certificate chain (", ec.message(), ")"));
     }
     ctx->use_private_key_file(options.key_file, asio::ssl::context::pem, ec);
     if (ec || SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
@@ -171,10 +171,10 @@ struct Exchange {
 
 absl::StatusOr<PrometheusUrl> ParsePrometheusUrl(absl::string_view url) {
   auto bad = [url](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--prometheus-url=", url, ": ", why,
-        "; expected http(s)://host[:port][/path-prefix], e.g. "
-        "http://prometheus-operated.monitoring.svc:9090"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--prometheus-url=", url, ": ", why,
+                     "; expected http(s)://host[:port][/path-prefix], e.g. "
+                     "http://prometheus-operated.monitoring.svc:9090"));
   };
   PrometheusUrl out;
   absl::string_view rest = url;
@@ -201,7 +201,8 @@ absl::StatusOr<PrometheusUrl> ParsePrometheusUrl(absl::string_view url) {
   }
   out.path_prefix = std::string(path);
   if (authority.find('@') != absl::string_view::npos) {
-    return bad("user information is not allowed (use --prometheus-bearer-token-file)");
+    return bad(
+        "user information is not allowed (use --prometheus-bearer-token-file)");
   }
   absl::string_view port;
   if (absl::ConsumePrefix(&authority, "[")) {
@@ -245,10 +246,9 @@ absl::Status ValidatePrometheusClientOptions(
     const PrometheusClientOptions& options) {
   absl::StatusOr<PrometheusUrl> url = ParsePrometheusUrl(options.url);
   if (!url.ok()) return url.status();
-  const bool tls_options = !options.ca_file.empty() ||
-                           !options.cert_file.empty() ||
-                           !options.key_file.empty() ||
-                           options.insecure_skip_verify;
+  const bool tls_options =
+      !options.ca_file.empty() || !options.cert_file.empty() ||
+      !options.key_file.empty() || options.insecure_skip_verify;
   if (tls_options && !url->https) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--prometheus-ca-file, --prometheus-cert-file, --prometheus-key-file "
@@ -262,9 +262,9 @@ absl::Status ValidatePrometheusClientOptions(
         "both or neither");
   }
   if (options.timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--prometheus-timeout=", absl::FormatDuration(options.timeout),
-                     ": must be positive, e.g. 5s"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--prometheus-timeout=", absl::FormatDuration(options.timeout),
+        ": must be positive, e.g. 5s"));
   }
   if (url->https) {
     absl::StatusOr<std::unique_ptr<asio::ssl::context>> ctx =
@@ -280,9 +280,9 @@ absl::Status ValidatePrometheusClientOptions(
           "--prometheus-bearer-token-file: ", token.status().message()));
     }
     if (absl::StripAsciiWhitespace(*token).empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--prometheus-bearer-token-file=",
-                       options.bearer_token_file, ": the file is empty"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--prometheus-bearer-token-file=", options.bearer_token_file,
+          ": the file is empty"));
     }
   }
   return absl::OkStatus();
@@ -319,9 +319,9 @@ PrometheusClient::PrometheusClient(PrometheusClientOptions options)
 absl::StatusOr<std::string> PrometheusClient::Token() {
   struct stat st {};
   if (stat(options_.bearer_token_file.c_str(), &st) != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("--prometheus-bearer-token-file=",
-                     options_.bearer_token_file, ": cannot stat it"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--prometheus-bearer-token-file=", options_.bearer_token_file,
+        ": cannot stat it"));
   }
   const int64_t mtime_ns =
       static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
@@ -338,9 +338,9 @@ absl::StatusOr<std::string> PrometheusClient::Token() {
   }
   const absl::string_view stripped = absl::StripAsciiWhitespace(*token);
   if (stripped.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("--prometheus-bearer-token-file=",
-                     options_.bearer_token_file, ": the file is empty"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--prometheus-bearer-token-file=", options_.bearer_token_file,
+        ": the file is empty"));
   }
   token_ = std::string(stripped);
   token_inode_ = st.st_ino;
@@ -357,13 +357,12 @@ absl::StatusOr<std::string> PrometheusClient::Query(absl::string_view promql) {
   request.target(absl::StrCat(url_.path_prefix,
                               "/api/v1/query?query=", UrlEncode(promql)));
   const bool default_port = url_.port == (url_.https ? "443" : "80");
-  const std::string host_header =
-      url_.host.find(':') != std::string::npos
-          ? absl::StrCat("[", url_.host, "]")
-          : url_.host;
-  request.set(bhttp::field::host,
-              default_port ? host_header
-                           : absl::StrCat(host_header, ":", url_.port));
+  const std::string host_header = url_.host.find(':') != std::string::npos
+                                      ? absl::StrCat("[", url_.host, "]")
+                                      : url_.host;
+  request.set(
+      bhttp::field::host,
+      default_port ? host_header : absl::StrCat(host_header, ":", url_.port));
   request.set(bhttp::field::user_agent, "compatd-fleet");
   request.set(bhttp::field::accept, "application/json");
   request.set(bhttp::field::connection, "close");
@@ -427,8 +426,8 @@ absl::StatusOr<std::string> PrometheusClient::Query(absl::string_view promql) {
     if (secure) beast::get_lowest_layer(*secure).close();
     ioc.stop();
     return absl::DeadlineExceededError(absl::StrCat(
-        where, " did not answer within ", absl::FormatDuration(options_.timeout),
-        " (", outcome.stage, ")"));
+        where, " did not answer within ",
+        absl::FormatDuration(options_.timeout), " (", outcome.stage, ")"));
   }
   if (outcome.ec) {
     if (outcome.ec == beast::error::timeout) {
@@ -437,13 +436,11 @@ absl::StatusOr<std::string> PrometheusClient::Query(absl::string_view promql) {
           absl::FormatDuration(options_.timeout), " (", outcome.stage, ")"));
     }
     if (outcome.ec == bhttp::error::body_limit) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(where, " answered more than ", options_.max_answer_bytes,
-                       " bytes"));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          where, " answered more than ", options_.max_answer_bytes, " bytes"));
     }
-    return absl::UnavailableError(absl::StrCat(where, ": failed ",
-                                               outcome.stage, ": ",
-                                               outcome.ec.message()));
+    return absl::UnavailableError(absl::StrCat(
+        where, ": failed ", outcome.stage, ": ", outcome.ec.message()));
   }
   bhttp::response<bhttp::string_body> response = parser.release();
   if (response.body().size() > options_.max_answer_bytes) {
@@ -458,9 +455,9 @@ absl::StatusOr<std::string> PrometheusClient::Query(absl::string_view promql) {
       absl::StartsWith(absl::StripLeadingAsciiWhitespace(body), "{")) {
     return std::move(response.body());  // Prometheus' own error JSON
   }
-  return absl::InternalError(absl::StrCat(
-      where, " answered HTTP ", response.result_int(), ": ",
-      absl::CEscape(body.substr(0, kMaxQuotedBody))));
+  return absl::InternalError(
+      absl::StrCat(where, " answered HTTP ", response.result_int(), ": ",
+                   absl::CEscape(body.substr(0, kMaxQuotedBody))));
 }
 
 }  // namespace compatd::fleet

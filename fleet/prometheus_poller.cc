@@ -75,7 +75,8 @@ absl::Status PrometheusPoller::Init() {
   for (absl::string_view result :
        {"ok", "unreachable", "timeout", "http_error", "prometheus_error",
         "bad_answer", "too_large", "no_replicas", "config"}) {
-    COMPATD_RETURN_IF_ERROR(queries_total_->Add({std::string(result)}).status());
+    COMPATD_RETURN_IF_ERROR(
+        queries_total_->Add({std::string(result)}).status());
   }
   COMPATD_ASSIGN_OR_RETURN(
       metrics::Family<metrics::Gauge> * last,
@@ -115,10 +116,9 @@ void PrometheusPoller::Run() {
   while (true) {
     RefreshOnce().IgnoreError();
     std::unique_lock<std::mutex> lock(mu_);
-    if (wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.refresh),
-                       [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-                         return stop_;
-                       })) {
+    if (wake_.wait_for(
+            lock, absl::ToChronoMilliseconds(options_.refresh),
+            [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; })) {
       return;
     }
   }
@@ -128,15 +128,14 @@ absl::StatusOr<runtime::FleetAnswer> PrometheusPoller::Fetch() {
   auto vector = [this](const std::string& query)
       -> absl::StatusOr<std::vector<VectorSample>> {
     COMPATD_ASSIGN_OR_RETURN(std::string body, client_.Query(query));
-    absl::StatusOr<std::vector<VectorSample>> samples =
-        ParseInstantVector(body, query == queries_.replicas
-                                     ? std::vector<std::string>{}
-                                     : PairLabels(),
-                           static_cast<size_t>(options_.max_series));
+    absl::StatusOr<std::vector<VectorSample>> samples = ParseInstantVector(
+        body,
+        query == queries_.replicas ? std::vector<std::string>{} : PairLabels(),
+        static_cast<size_t>(options_.max_series));
     if (!samples.ok()) {
-      return absl::Status(samples.status().code(),
-                          absl::StrCat(samples.status().message(),
-                                       " (query: ", query, ")"));
+      return absl::Status(
+          samples.status().code(),
+          absl::StrCat(samples.status().message(), " (query: ", query, ")"));
     }
     return samples;
   };
@@ -144,9 +143,9 @@ absl::StatusOr<runtime::FleetAnswer> PrometheusPoller::Fetch() {
   COMPATD_ASSIGN_OR_RETURN(std::vector<VectorSample> replicas,
                            vector(queries_.replicas));
   if (replicas.size() > 1) {
-    return absl::DataLossError(absl::StrCat(
-        "Prometheus' answer to ", queries_.replicas, " has ", replicas.size(),
-        " samples, expected one"));
+    return absl::DataLossError(
+        absl::StrCat("Prometheus' answer to ", queries_.replicas, " has ",
+                     replicas.size(), " samples, expected one"));
   }
   if (replicas.empty() || replicas[0].value < 1) {
     return absl::NotFoundError(absl::StrCat(
@@ -172,9 +171,8 @@ absl::StatusOr<runtime::FleetAnswer> PrometheusPoller::Fetch() {
     auto key = std::make_pair(client.component, client.version);
     if (!pairs.emplace(std::move(key), std::move(client)).second) {
       return absl::DataLossError(absl::StrCat(
-          "Prometheus' answer to ", queries_.last_seen,
-          " has the pair ", sample.labels[0], "/", sample.labels[1],
-          " twice"));
+          "Prometheus' answer to ", queries_.last_seen, " has the pair ",
+          sample.labels[0], "/", sample.labels[1], " twice"));
     }
   }
   for (const VectorSample& sample : first) {
@@ -186,8 +184,8 @@ absl::StatusOr<runtime::FleetAnswer> PrometheusPoller::Fetch() {
   for (const VectorSample& sample : requests) {
     auto it = pairs.find(std::make_pair(sample.labels[0], sample.labels[1]));
     if (it == pairs.end() || sample.value < 0) continue;
-    it->second.requests = static_cast<uint64_t>(std::llround(
-        std::min(sample.value, 1e18)));
+    it->second.requests =
+        static_cast<uint64_t>(std::llround(std::min(sample.value, 1e18)));
   }
   answer.clients.reserve(pairs.size());
   for (auto& [key, client] : pairs) answer.clients.push_back(std::move(client));
@@ -203,14 +201,14 @@ absl::Status PrometheusPoller::RefreshOnce() {
     fleet_->Publish(*std::move(answer));
     if (queries_total_ != nullptr) {
       queries_total_->Add({"ok"}).value()->Increment();
-      last_success_->Set(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+      last_success_->Set(
+          absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
       view_fleet_->Set(1);
     }
     if (failing_) {
       base::LogInfo(absl::StrCat(
-          "the fleet's clients come from ", fleet_->source(), " again: ",
-          pairs, " client component/version pairs of ", replicas,
-          " replica(s)"));
+          "the fleet's clients come from ", fleet_->source(), " again: ", pairs,
+          " client component/version pairs of ", replicas, " replica(s)"));
       failing_ = false;
     }
     return absl::OkStatus();

@@ -68,7 +68,8 @@ bool IsMajorMinor(absl::string_view version) {
     return false;
   }
   for (size_t i = 0; i < version.size(); ++i) {
-    if (i != dot && !absl::ascii_isdigit(static_cast<unsigned char>(version[i]))) {
+    if (i != dot &&
+        !absl::ascii_isdigit(static_cast<unsigned char>(version[i]))) {
       return false;
     }
   }
@@ -150,8 +151,8 @@ ClientTracker::ClientTracker(const SnapshotStore* store,
       std::vector<ServiceMetrics::ClientSeen> samples;
       for (Seen& seen : SeenPairs()) {
         samples.push_back(ServiceMetrics::ClientSeen{
-            std::move(seen.component), std::move(seen.version),
-            seen.first_seen, seen.last_seen});
+            std::move(seen.component), std::move(seen.version), seen.first_seen,
+            seen.last_seen});
       }
       return samples;
     });
@@ -401,8 +402,8 @@ std::vector<ClientTracker::Seen> ClientTracker::SeenPairs() const {
   const absl::Time now = Now();
   std::map<std::pair<std::string, std::string>, Seen> pairs;
   auto add = [&](const Entry& entry) {
-    const absl::Time first =
-        absl::FromUnixNanos(entry.first_seen_ns.load(std::memory_order_relaxed));
+    const absl::Time first = absl::FromUnixNanos(
+        entry.first_seen_ns.load(std::memory_order_relaxed));
     const absl::Time last =
         absl::FromUnixNanos(entry.last_seen_ns.load(std::memory_order_relaxed));
     auto [it, inserted] = pairs.try_emplace(

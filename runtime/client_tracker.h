@@ -258,8 +258,8 @@ class ClientTracker final {
                               const Entry& entry) const;
   // View() from a fleet answer merged with this replica's entries.
   ClientView FleetView(const ServingSnapshot& snapshot,
-                       absl::string_view component,
-                       const FleetAnswer& answer, absl::Time now) const;
+                       absl::string_view component, const FleetAnswer& answer,
+                       absl::Time now) const;
 
   const SnapshotStore* const store_;
   runtime::ServiceMetrics* const metrics_;

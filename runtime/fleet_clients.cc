@@ -36,9 +36,8 @@ FleetQueries BuildFleetQueries(const FleetQueryOptions& options) {
                                          ? "job:compatd_client_requests:sum"
                                          : "compatd_client_requests_total";
   FleetQueries queries;
-  queries.last_seen =
-      absl::StrCat("max by (component, version) (", last, sel,
-                   ") > time() - ", ttl_seconds);
+  queries.last_seen = absl::StrCat("max by (component, version) (", last, sel,
+                                   ") > time() - ", ttl_seconds);
   queries.first_seen =
       absl::StrCat("min by (component, version) (", first, sel, ")");
   queries.requests =
@@ -55,10 +54,11 @@ absl::Status ValidateSelector(absl::string_view selector) {
   }
   size_t i = 0;
   auto fail = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "selector `", selector, "` at byte ", i, ": ", what,
-        "; expected label matchers like namespace=\"compatd\",job=~\"compatd.*\""
-        " (operators = != =~ !~, values in double quotes)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("selector `", selector, "` at byte ", i, ": ", what,
+                     "; expected label matchers like "
+                     "namespace=\"compatd\",job=~\"compatd.*\""
+                     " (operators = != =~ !~, values in double quotes)"));
   };
   auto skip_space = [&] {
     while (i < selector.size() && (selector[i] == ' ' || selector[i] == '\t')) {
@@ -146,10 +146,11 @@ FleetClients::State FleetClients::Current() const {
   std::lock_guard<std::mutex> lock(mu_);
   state.last_attempt = last_attempt_;
   if (!error_.empty()) {
-    state.why_not = absl::StrCat(
-        options_.source, " failed since ",
-        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", error_since_, absl::UTCTimeZone()),
-        ": ", error_);
+    state.why_not =
+        absl::StrCat(options_.source, " failed since ",
+                     absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", error_since_,
+                                      absl::UTCTimeZone()),
+                     ": ", error_);
     return state;
   }
   if (answer_ == nullptr) {
@@ -158,10 +159,11 @@ FleetClients::State FleetClients::Current() const {
     return state;
   }
   if (now - answer_->taken > options_.max_age) {
-    state.why_not = absl::StrCat(
-        options_.source, "'s last answer is ",
-        absl::FormatDuration(absl::Trunc(now - answer_->taken, absl::Seconds(1))),
-        " old (older than ", absl::FormatDuration(options_.max_age), ")");
+    state.why_not = absl::StrCat(options_.source, "'s last answer is ",
+                                 absl::FormatDuration(absl::Trunc(
+                                     now - answer_->taken, absl::Seconds(1))),
+                                 " old (older than ",
+                                 absl::FormatDuration(options_.max_age), ")");
     return state;
   }
   state.answer = answer_;

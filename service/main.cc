@@ -142,8 +142,8 @@ void AddServerFlags(compatd::base::FlagTable* flags,
                  "query the job:compatd_client_* recording rules of "
                  "k8s/monitoring/prometheusrule.yaml instead of the raw "
                  "series (large fleets)");
-  flags->AddInt("prometheus-max-series", &server->prometheus.max_series,
-                1, 1000000,
+  flags->AddInt("prometheus-max-series", &server->prometheus.max_series, 1,
+                1000000,
                 "series read from one Prometheus answer, at most (more: the "
                 "answer is refused and this replica's view is shown)");
   flags->AddString("tls-cert", &server->tls.cert,

@@ -24,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "api/handlers.h"
 #include "base/log.h"
+#include "fleet/prometheus_poller.h"
 #include "gateway/gateway.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/grpcpp.h"
@@ -38,7 +39,6 @@
 #include "runtime/catalog_pipeline.h"
 #include "runtime/catalog_reloader.h"
 #include "runtime/catalog_source.h"
-#include "fleet/prometheus_poller.h"
 #include "runtime/client_tracker.h"
 #include "runtime/fleet_clients.h"
 #include "runtime/service_metrics.h"
@@ -82,11 +82,11 @@ class ServerImpl final : public Server {
     SetServing(true);
     if (poller_ != nullptr) {
       poller_->Start();
-      base::LogInfo(absl::StrCat(
-          "the fleet's clients from Prometheus at ",
-          options_.prometheus.client.url, ", refreshed every ",
-          absl::FormatDuration(options_.prometheus.refresh),
-          " (this replica's own when it does not answer)"));
+      base::LogInfo(
+          absl::StrCat("the fleet's clients from Prometheus at ",
+                       options_.prometheus.client.url, ", refreshed every ",
+                       absl::FormatDuration(options_.prometheus.refresh),
+                       " (this replica's own when it does not answer)"));
     }
     return absl::OkStatus();
   }

@@ -54,10 +54,10 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
           absl::StrCat("--prometheus-selector: ", s.message()));
     }
     if (options.prometheus.refresh < absl::Seconds(1)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--prometheus-cache-ttl=",
-          absl::FormatDuration(options.prometheus.refresh),
-          ": at least 1s (each refresh is four queries)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--prometheus-cache-ttl=",
+                       absl::FormatDuration(options.prometheus.refresh),
+                       ": at least 1s (each refresh is four queries)"));
     }
   } else if (options.prometheus.client.insecure_skip_verify ||
              !options.prometheus.client.ca_file.empty() ||

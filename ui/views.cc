@@ -323,7 +323,8 @@ void AppendClientScope(std::string* out, const PageContext& context,
                     "<p class=\"scope scope-fleet\" id=\"client-scope\">"
                     "<span class=\"badge v-allowed\">fleet</span> Every "
                     "replica's clients: ",
-                    view.replicas(), view.replicas() == 1 ? " replica" : " replicas",
+                    view.replicas(),
+                    view.replicas() == 1 ? " replica" : " replicas",
                     " summed by ");
     AppendEscaped(out, view.source());
     out->append(", ");

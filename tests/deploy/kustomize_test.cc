@@ -262,27 +262,28 @@ TEST_F(KustomizeTest, NetworkPolicyAdmitsOnlyTheTwoPorts) {
   for (const YAML::Node& rule : spec["egress"]) {
     for (const YAML::Node& to : rule["to"]) {
       for (const YAML::Node& port : rule["ports"]) {
-        egress.insert(absl::StrCat(
-            to["namespaceSelector"]["matchLabels"]
-              ["kubernetes.io/metadata.name"]
-                .as<std::string>(),
-            "/", port["protocol"].as<std::string>(), "/",
-            port["port"].as<int>()));
+        egress.insert(absl::StrCat(to["namespaceSelector"]["matchLabels"]
+                                     ["kubernetes.io/metadata.name"]
+                                         .as<std::string>(),
+                                   "/", port["protocol"].as<std::string>(), "/",
+                                   port["port"].as<int>()));
       }
     }
   }
-  EXPECT_EQ(egress, (std::set<std::string>{"kube-system/UDP/53",
-                                           "kube-system/TCP/53",
-                                           "monitoring/TCP/9090"}));
+  EXPECT_EQ(egress,
+            (std::set<std::string>{"kube-system/UDP/53", "kube-system/TCP/53",
+                                   "monitoring/TCP/9090"}));
 }
 
 TEST_F(KustomizeTest, FleetViewAsksThePrometheusOfTheMonitoringNamespace) {
   const std::set<std::string> args = Strings(Container()["args"]);
   EXPECT_THAT(
       args,
-      Contains("--prometheus-url=http://prometheus-operated.monitoring.svc:9090"));
-  EXPECT_THAT(args, Contains("--prometheus-selector=namespace=\"$(POD_NAMESPACE)"
-                             "\",job=\"compatd\""));
+      Contains(
+          "--prometheus-url=http://prometheus-operated.monitoring.svc:9090"));
+  EXPECT_THAT(args,
+              Contains("--prometheus-selector=namespace=\"$(POD_NAMESPACE)"
+                       "\",job=\"compatd\""));
   // $(POD_NAMESPACE) is the downward API's namespace.
   bool namespace_env = false;
   for (const YAML::Node& env : Container()["env"]) {

@@ -97,10 +97,9 @@ TEST(ParseInstantVectorTest, RefusesWhatIsNotAnInstantVector) {
        "1..256 bytes of printable ASCII"},
       {VectorAnswer({{R"({"component":"kube\nlet","version":"1.33"})", "1"}}),
        "1..256 bytes of printable ASCII"},
-      {VectorAnswer(
-           {{absl::StrCat(R"({"component":")", std::string(257, 'k'),
-                          R"(","version":"1.33"})"),
-             "1"}}),
+      {VectorAnswer({{absl::StrCat(R"({"component":")", std::string(257, 'k'),
+                                   R"(","version":"1.33"})"),
+                      "1"}}),
        "1..256 bytes of printable ASCII"},
       {VectorAnswer({{R"({"component":"kubelet","version":"1.33"})", "NaN"}}),
        "is not a finite number"},

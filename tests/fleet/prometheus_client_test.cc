@@ -118,9 +118,8 @@ TEST(PrometheusClientTest, SendsTheQueryAndReturnsTheBody) {
 }
 
 TEST(PrometheusClientTest, BearerTokenIsReadAgainWhenItChanges) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      absl::StrCat("compatd-token-", getpid());
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    absl::StrCat("compatd-token-", getpid());
   std::filesystem::create_directories(dir);
   const std::string token = (dir / "token").string();
   std::ofstream(token) << "first-token\n";
@@ -199,7 +198,8 @@ TEST(PrometheusClientTest, HttpErrorsAndOversizedAnswers) {
   PrometheusClient client({.url = prometheus.url(), .max_answer_bytes = 4096});
   absl::StatusOr<std::string> body = client.Query("unauthorized");
   EXPECT_EQ(body.status().code(), absl::StatusCode::kInternal);
-  EXPECT_THAT(body.status().message(), HasSubstr("answered HTTP 401: Unauthorized"));
+  EXPECT_THAT(body.status().message(),
+              HasSubstr("answered HTTP 401: Unauthorized"));
   body = client.Query("bad");
   ASSERT_TRUE(body.ok()) << body.status();
   EXPECT_THAT(*body, HasSubstr("bad_data"));

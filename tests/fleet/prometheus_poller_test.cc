@@ -29,20 +29,21 @@ FakeReply TwoReplicas(const std::string& query) {
   if (absl::StartsWith(query, "count(compatd_build_info")) {
     return {.body = VectorAnswer({{"{}", "2"}})};
   }
-  if (absl::StartsWith(query, "max by (component, version) "
-                              "(compatd_client_last_seen")) {
-    return {.body = VectorAnswer(
-                {{R"({"component":"kubelet","version":"1.34"})", "1764230300"},
-                 {R"({"component":"kubectl","version":"1.36"})",
-                  "1764230350.5"}})};
+  if (absl::StartsWith(query,
+                       "max by (component, version) "
+                       "(compatd_client_last_seen")) {
+    return {
+        .body = VectorAnswer(
+            {{R"({"component":"kubelet","version":"1.34"})", "1764230300"},
+             {R"({"component":"kubectl","version":"1.36"})", "1764230350.5"}})};
   }
   if (absl::StartsWith(query, "min by (component, version)")) {
-    return {.body = VectorAnswer(
-                {{R"({"component":"kubelet","version":"1.34"})", "1764230000"},
-                 {R"({"component":"kubectl","version":"1.36"})",
-                  "1764230350.5"},
-                 // Expired pairs' first-seen are ignored.
-                 {R"({"component":"old","version":"1.20"})", "1"}})};
+    return {
+        .body = VectorAnswer(
+            {{R"({"component":"kubelet","version":"1.34"})", "1764230000"},
+             {R"({"component":"kubectl","version":"1.36"})", "1764230350.5"},
+             // Expired pairs' first-seen are ignored.
+             {R"({"component":"old","version":"1.20"})", "1"}})};
   }
   if (absl::StartsWith(query, "sum by (component, version)")) {
     return {.body = VectorAnswer(
@@ -122,10 +123,10 @@ TEST_F(PollerTest, EachFailureFallsBackAndIsCounted) {
        "bad_answer", "no \"status\""},
       {"prometheus error",
        [](const std::string&) {
-         return FakeReply{
-             .status = 422,
-             .body = R"({"status":"error","errorType":"execution",)"
-                     R"("error":"query timed out"})"};
+         return FakeReply{.status = 422,
+                          .body =
+                              R"({"status":"error","errorType":"execution",)"
+                              R"("error":"query timed out"})"};
        },
        "prometheus_error", "execution: query timed out"},
       {"proxy page",
@@ -136,9 +137,7 @@ TEST_F(PollerTest, EachFailureFallsBackAndIsCounted) {
        },
        "http_error", "answered HTTP 502"},
       {"no replicas",
-       [](const std::string&) {
-         return FakeReply{.body = VectorAnswer({})};
-       },
+       [](const std::string&) { return FakeReply{.body = VectorAnswer({})}; },
        "no_replicas", "does --prometheus-selector match"},
       {"duplicate pairs",
        [](const std::string& query) {

@@ -79,7 +79,8 @@ class Prometheus {
     const std::string err = process_.Stderr();
     if (!std::regex_search(
             err, match,
-            std::regex("msg=\"Listening on\" address=127\\.0\\.0\\.1:([0-9]+)"))) {
+            std::regex(
+                "msg=\"Listening on\" address=127\\.0\\.0\\.1:([0-9]+)"))) {
       return absl::InternalError(absl::StrCat("no port in:\n", err));
     }
     port_ = std::stoi(match[1]);
@@ -99,8 +100,8 @@ class Prometheus {
     for (int port : ports) {
       targets.push_back(absl::StrCat("\"127.0.0.1:", port, "\""));
     }
-    const std::string json = absl::StrCat(
-        "[{\"targets\":[", absl::StrJoin(targets, ","), "]}]");
+    const std::string json =
+        absl::StrCat("[{\"targets\":[", absl::StrJoin(targets, ","), "]}]");
     if (!testing::WriteFile(dir + "/targets.json.new", json)) return false;
     return rename((dir + "/targets.json.new").c_str(),
                   (dir + "/targets.json").c_str()) == 0;
@@ -155,8 +156,8 @@ class FleetTest : public ::testing::Test {
           "--http-listen=127.0.0.1:0",
           absl::StrCat("--prometheus-url=http://127.0.0.1:",
                        prometheus_.port()),
-          "--prometheus-selector=job=\"compatd\"",
-          "--prometheus-cache-ttl=1s", "--prometheus-timeout=1s"};
+          "--prometheus-selector=job=\"compatd\"", "--prometheus-cache-ttl=1s",
+          "--prometheus-timeout=1s"};
       // The third asks the recording rules' series.
       if (i == 2) args.push_back("--prometheus-recording-rules");
       ASSERT_OK(replicas_[i].Start(args));
@@ -168,8 +169,8 @@ class FleetTest : public ::testing::Test {
   // One GetFeature call to `replica` as `metadata` / `user_agent` says.
   void Call(int replica, const std::string& user_agent,
             const std::map<std::string, std::string>& metadata) {
-    auto stub =
-        v1::CompatibilityPolicy::NewStub(replicas_[replica].NewChannel(user_agent));
+    auto stub = v1::CompatibilityPolicy::NewStub(
+        replicas_[replica].NewChannel(user_agent));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 10s);
     for (const auto& [key, value] : metadata) context.AddMetadata(key, value);
@@ -180,7 +181,8 @@ class FleetTest : public ::testing::Test {
   }
 
   absl::StatusOr<v1::ListClientsResponse> ListClients(int replica) {
-    auto stub = v1::CompatibilityPolicy::NewStub(replicas_[replica].NewChannel());
+    auto stub =
+        v1::CompatibilityPolicy::NewStub(replicas_[replica].NewChannel());
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 10s);
     v1::ListClientsResponse response;
@@ -229,10 +231,12 @@ const Pairs kEveryone = {
 TEST_F(FleetTest, EveryReplicaShowsEveryClientThenFallsBackWithoutPrometheus) {
   // A different client reaches each replica.
   Call(0, "kubelet/v1.31.0 (linux/amd64) kubernetes/abc1234", {});
-  Call(1, "", {{"x-kubernetes-component", "kubectl"},
-               {"x-kubernetes-version", "v1.36.2"}});
-  Call(2, "", {{"x-kubernetes-component", "kube-proxy"},
-               {"x-kubernetes-version", "v1.33.5"}});
+  Call(1, "",
+       {{"x-kubernetes-component", "kubectl"},
+        {"x-kubernetes-version", "v1.36.2"}});
+  Call(2, "",
+       {{"x-kubernetes-component", "kube-proxy"},
+        {"x-kubernetes-version", "v1.33.5"}});
 
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 3; ++i) {
@@ -249,9 +253,9 @@ TEST_F(FleetTest, EveryReplicaShowsEveryClientThenFallsBackWithoutPrometheus) {
         << replicas_[i].Stderr();
     EXPECT_EQ(fleet.view().replicas(), 3u);
     EXPECT_EQ(PairsOf(fleet), kEveryone) << fleet.DebugString();
-    EXPECT_EQ(fleet.view().source(),
-              absl::StrCat("Prometheus at http://127.0.0.1:",
-                           prometheus_.port()));
+    EXPECT_EQ(
+        fleet.view().source(),
+        absl::StrCat("Prometheus at http://127.0.0.1:", prometheus_.port()));
     EXPECT_THAT(fleet.reason(), HasSubstr("the fleet's 3 replica(s)"));
     for (const v1::ObservedClient& client : fleet.clients()) {
       EXPECT_EQ(client.requests(), 1u) << client.component();
@@ -264,9 +268,9 @@ TEST_F(FleetTest, EveryReplicaShowsEveryClientThenFallsBackWithoutPrometheus) {
     }
 
     // The page says so, and lists all three.
-    ASSERT_OK_AND_ASSIGN(testing::HttpReply page,
-                         testing::HttpGet(replicas_[i].http_port(),
-                                          "/ui/clients"));
+    ASSERT_OK_AND_ASSIGN(
+        testing::HttpReply page,
+        testing::HttpGet(replicas_[i].http_port(), "/ui/clients"));
     EXPECT_EQ(page.status, 200);
     EXPECT_THAT(page.body, HasSubstr("scope-fleet"));
     EXPECT_THAT(page.body, HasSubstr("3 replicas summed by Prometheus at"));
@@ -278,8 +282,7 @@ TEST_F(FleetTest, EveryReplicaShowsEveryClientThenFallsBackWithoutPrometheus) {
     EXPECT_THAT(overview.body, HasSubstr("3 component/version pairs seen"));
 
     // The plan checks the fleet's clients: the kubelet another replica saw.
-    auto stub =
-        v1::CompatibilityPolicy::NewStub(replicas_[i].NewChannel());
+    auto stub = v1::CompatibilityPolicy::NewStub(replicas_[i].NewChannel());
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 10s);
     v1::PlanUpgradeRequest plan_request;
@@ -308,9 +311,8 @@ TEST_F(FleetTest, EveryReplicaShowsEveryClientThenFallsBackWithoutPrometheus) {
   // the refresh interval and the timeout (1s + 1s), and never waits for it.
   prometheus_.Stop();
   const auto stopped = std::chrono::steady_clock::now();
-  const Pairs own[3] = {{{"kubelet", "1.31"}},
-                        {{"kubectl", "1.36"}},
-                        {{"kube-proxy", "1.33"}}};
+  const Pairs own[3] = {
+      {{"kubelet", "1.31"}}, {{"kubectl", "1.36"}}, {{"kube-proxy", "1.33"}}};
   for (int i = 0; i < 3; ++i) {
     SCOPED_TRACE(absl::StrCat("replica ", i));
     const v1::ListClientsResponse alone = ListUntil(
@@ -325,9 +327,9 @@ TEST_F(FleetTest, EveryReplicaShowsEveryClientThenFallsBackWithoutPrometheus) {
                 HasSubstr("This replica's clients only, not the fleet's: "
                           "Prometheus at http://127.0.0.1:"));
     EXPECT_EQ(alone.view().source(), "this replica");
-    ASSERT_OK_AND_ASSIGN(testing::HttpReply page,
-                         testing::HttpGet(replicas_[i].http_port(),
-                                          "/ui/clients"));
+    ASSERT_OK_AND_ASSIGN(
+        testing::HttpReply page,
+        testing::HttpGet(replicas_[i].http_port(), "/ui/clients"));
     EXPECT_THAT(page.body, HasSubstr("scope-replica"));
     EXPECT_THAT(page.body, Not(HasSubstr("scope-fleet")));
   }
@@ -344,9 +346,8 @@ TEST_F(FleetTest, EveryReplicaShowsEveryClientThenFallsBackWithoutPrometheus) {
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 500ms);
     ASSERT_OK_AND_ASSIGN(std::string scrape, replicas_[i].Scrape());
     EXPECT_THAT(scrape, HasSubstr("compatd_client_view_fleet 0"));
-    EXPECT_THAT(scrape, Not(HasSubstr(
-                            "compatd_prometheus_queries_total{result="
-                            "\"unreachable\"} 0")));
+    EXPECT_THAT(scrape, Not(HasSubstr("compatd_prometheus_queries_total{result="
+                                      "\"unreachable\"} 0")));
     EXPECT_THAT(replicas_[i].Stderr(),
                 HasSubstr("the fleet's clients are not available"));
   }

@@ -45,18 +45,19 @@ TEST(BuildFleetQueriesTest, SumsEveryReplicaByComponentAndVersion) {
             "(compatd_client_requests_total{namespace=\"compatd\"})");
   EXPECT_EQ(q.replicas, "count(compatd_build_info{namespace=\"compatd\"})");
   q = BuildFleetQueries({.client_ttl = absl::Seconds(90), .recorded = true});
-  EXPECT_EQ(q.last_seen,
-            "max by (component, version) "
-            "(job:compatd_client_last_seen_timestamp_seconds:max) > time() - 90");
+  EXPECT_EQ(
+      q.last_seen,
+      "max by (component, version) "
+      "(job:compatd_client_last_seen_timestamp_seconds:max) > time() - 90");
   EXPECT_EQ(q.requests,
             "sum by (component, version) (job:compatd_client_requests:sum)");
   EXPECT_EQ(q.replicas, "count(compatd_build_info)");
 }
 
 TEST(ValidateSelectorTest, LabelMatchersOnly) {
-  for (const char* good :
-       {"", "  ", "job=\"compatd\"",
-        "namespace=\"compatd\", job=~\"compatd.*\",pod!=\"x\",a!~\"\\\"q\\\"\""}) {
+  for (const char* good : {"", "  ", "job=\"compatd\"",
+                           "namespace=\"compatd\", "
+                           "job=~\"compatd.*\",pod!=\"x\",a!~\"\\\"q\\\"\""}) {
     EXPECT_TRUE(ValidateSelector(good).ok()) << good;
   }
   const std::vector<std::pair<std::string, std::string>> bad = {
@@ -87,8 +88,8 @@ TEST(FleetClientsTest, UsableUntilAFailureOrTooOld) {
   EXPECT_EQ(state.answer, nullptr);
   EXPECT_THAT(state.why_not, HasSubstr("has not answered yet"));
 
-  fleet.Publish({.clients = {}, .taken = absl::FromUnixSeconds(1000),
-                 .replicas = 2});
+  fleet.Publish(
+      {.clients = {}, .taken = absl::FromUnixSeconds(1000), .replicas = 2});
   state = fleet.Current();
   ASSERT_NE(state.answer, nullptr);
   EXPECT_EQ(state.answer->replicas, 2);
@@ -138,7 +139,8 @@ class TrackerFleetTest : public ::testing::Test {
     tracker.idle_ttl = absl::Minutes(10);
     tracker.clock = [this] { return Now(); };
     tracker.fleet = fleet_.get();
-    tracker_ = std::make_unique<ClientTracker>(&store_, metrics_.get(), tracker);
+    tracker_ =
+        std::make_unique<ClientTracker>(&store_, metrics_.get(), tracker);
   }
   void TearDown() override { tracker_.reset(); }
 
@@ -183,22 +185,22 @@ TEST_F(TrackerFleetTest, FleetAnswerMergedWithThisReplicasEntries) {
   Record("kubectl", "v1.36.0");  // here only: not scraped yet
   now_ = 10010;
   Record("kubelet", "v1.34.1");  // here and in the fleet
-  fleet_->Publish(FleetAnswer{
-      .clients =
-          {
-              // Another replica's old kubelet.
-              {"kubelet", "1.31", absl::FromUnixSeconds(9000),
-               absl::FromUnixSeconds(9990), 7},
-              {"kubelet", "1.34", absl::FromUnixSeconds(9500),
-               absl::FromUnixSeconds(10005), 40},
-              // Seen 11 minutes ago: past the TTL by now.
-              {"kube-proxy", "1.35", absl::FromUnixSeconds(9000),
-               absl::FromUnixSeconds(10010 - 660), 3},
-              {"curl", "unknown", absl::FromUnixSeconds(9900),
-               absl::FromUnixSeconds(9950), 2},
-          },
-      .taken = absl::FromUnixSeconds(10008),
-      .replicas = 3});
+  fleet_->Publish(
+      FleetAnswer{.clients =
+                      {
+                          // Another replica's old kubelet.
+                          {"kubelet", "1.31", absl::FromUnixSeconds(9000),
+                           absl::FromUnixSeconds(9990), 7},
+                          {"kubelet", "1.34", absl::FromUnixSeconds(9500),
+                           absl::FromUnixSeconds(10005), 40},
+                          // Seen 11 minutes ago: past the TTL by now.
+                          {"kube-proxy", "1.35", absl::FromUnixSeconds(9000),
+                           absl::FromUnixSeconds(10010 - 660), 3},
+                          {"curl", "unknown", absl::FromUnixSeconds(9900),
+                           absl::FromUnixSeconds(9950), 2},
+                      },
+                  .taken = absl::FromUnixSeconds(10008),
+                  .replicas = 3});
   ClientView view = tracker_->View(*snapshot_);
   EXPECT_EQ(view.scope, ClientScope::kFleet);
   EXPECT_EQ(view.replicas, 3);
