@@ -163,7 +163,7 @@ TEST_F(StatusPageTest, ClientMatrixShowsAnOldKubeletTooOld) {
   EXPECT_THAT(r.body, HasSubstr("<p class=\"scope scope-replica\" "
                                 "id=\"client-scope\"><span class=\"badge "
                                 "v-too-new\">this replica only</span> This "
-                                "replica's clients only"));
+                                "replica&#39;s clients only"));
   EXPECT_THAT(r.body, HasSubstr("without --prometheus-url"));
   EXPECT_THAT(Get("/ui/").body, HasSubstr("id=\"client-scope\""));
 }
