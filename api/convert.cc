@@ -1,5 +1,7 @@
 #include "api/convert.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 
 namespace compatd::api {
@@ -73,6 +75,18 @@ void FillObservedClient(const runtime::ObservedClientInfo& info,
   timestamp(info.first_seen, out->mutable_first_seen());
   timestamp(info.last_seen, out->mutable_last_seen());
   out->set_requests(info.requests);
+}
+
+void FillClientView(const runtime::ClientView& view, v1::ClientView* out) {
+  const int64_t nanos = absl::ToUnixNanos(view.as_of);
+  out->set_scope(view.scope == runtime::ClientScope::kFleet
+                     ? v1::CLIENT_SCOPE_FLEET
+                     : v1::CLIENT_SCOPE_REPLICA);
+  out->mutable_as_of()->set_seconds(nanos / 1000000000);
+  out->mutable_as_of()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  out->set_replicas(static_cast<uint32_t>(std::max<int64_t>(view.replicas, 0)));
+  out->set_source(view.source);
+  out->set_note(view.note);
 }
 
 void FillUpgradePlan(engine::UpgradePlan plan, v1::PlanUpgradeResponse* out) {

@@ -30,6 +30,9 @@ v1::Stage ToProtoStage(engine::PreRelease stage);
 v1::SkewVerdict ToProtoVerdict(std::optional<engine::SkewVerdict> verdict);
 
 // One ListClients entry.
+// A ClientView's provenance (not its clients).
+void FillClientView(const runtime::ClientView& view, v1::ClientView* out);
+
 void FillObservedClient(const runtime::ObservedClientInfo& info,
                         v1::ObservedClient* out);
 

@@ -419,8 +419,10 @@ absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
         absl::StrFormat("clients[%d]", i), true});
   }
   size_t recorded = 0;
+  runtime::ClientView view;
   if (clients != nullptr) {
-    for (const runtime::ObservedClientInfo& info : clients->List(snapshot)) {
+    view = clients->View(snapshot);
+    for (const runtime::ObservedClientInfo& info : view.clients) {
       // A client the skew policy cannot judge has no allowance to leave.
       if (!info.verdict.has_value()) continue;
       query.clients.push_back(
@@ -434,11 +436,17 @@ absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
   std::string reason = std::move(plan.reason);
   FillUpgradePlan(std::move(plan), response);
   FillCommon(*line, target, std::move(reason), response);
+  if (clients != nullptr) FillClientView(view, response->mutable_client_view());
   response->set_clients_checked(
       clients != nullptr
-          ? absl::StrFormat("%d recorded by this server (ListClients), %d "
-                            "from the request",
-                            recorded, request.clients_size())
+          ? absl::StrFormat(
+                "%d recorded by %s (ListClients), %d from the request",
+                recorded,
+                view.scope == runtime::ClientScope::kFleet
+                    ? absl::StrFormat("the fleet's %d replica(s) through %s",
+                                      view.replicas, view.source)
+                    : std::string("this replica"),
+                request.clients_size())
           : absl::StrFormat("%d from the request; this process records no "
                             "clients (offline evaluation): ask a running "
                             "compatd to include the clients it has seen",
@@ -890,21 +898,27 @@ absl::Status PolicyHandlers::ListClients(
   COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
                            engine::ResolveEffectiveVersions(
                                snapshot.default_catalog(), VersionQuery{}));
+  runtime::ClientView view;
   if (clients_ != nullptr) {
-    for (const runtime::ObservedClientInfo& info :
-         clients_->List(snapshot, request.component())) {
+    view = clients_->View(snapshot, request.component());
+    for (const runtime::ObservedClientInfo& info : view.clients) {
       FillObservedClient(info, response->add_clients());
     }
+    FillClientView(view, response->mutable_view());
   }
-  FillCommon(snapshot.default_line(), versions,
-             clients_ != nullptr
-                 ? absl::StrFormat(
-                       "%d client component/version pairs seen, verdicts at "
-                       "the cluster's versions",
-                       response->clients_size())
-                 : std::string("this process records no clients (offline "
-                               "evaluation)"),
-             response);
+  FillCommon(
+      snapshot.default_line(), versions,
+      clients_ != nullptr
+          ? absl::StrFormat("%d client component/version pairs seen by %s, "
+                            "verdicts at the cluster's versions",
+                            response->clients_size(),
+                            view.scope == runtime::ClientScope::kFleet
+                                ? absl::StrFormat("the fleet's %d replica(s)",
+                                                  view.replicas)
+                                : std::string("this replica"))
+          : std::string("this process records no clients (offline "
+                        "evaluation)"),
+      response);
   return absl::OkStatus();
 }
 

@@ -6,6 +6,9 @@
 #include <map>
 #include <tuple>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "engine/query.h"
 #include "engine/skew.h"
 
@@ -55,6 +58,43 @@ absl::string_view FormatMajorMinor(uint64_t major, uint64_t minor,
   *p = '.';
   result = std::to_chars(p + 1, end, minor);
   return absl::string_view(buffer, result.ptr - buffer);
+}
+
+// "major.minor" with decimal digits on both sides, as the series' version
+// label spells a readable version.
+bool IsMajorMinor(absl::string_view version) {
+  const size_t dot = version.find('.');
+  if (dot == absl::string_view::npos || dot == 0 || dot + 1 == version.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < version.size(); ++i) {
+    if (i != dot &&
+        !absl::ascii_isdigit(static_cast<unsigned char>(version[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void CountOutOfAllowanceAtTarget(
+    const engine::Catalog& catalog, const engine::EffectiveVersions& target,
+    absl::string_view component, absl::string_view version,
+    std::map<std::string, int64_t, std::less<>>& counts) {
+  // Only components a skew rule names: the label set stays the rules'.
+  auto it = counts.find(component);
+  if (it == counts.end()) return;
+  absl::StatusOr<engine::SkewDecision> d =
+      engine::CheckSkew(catalog, target, component, version);
+  if (d.ok() && d->verdict != engine::SkewVerdict::kAllowed) ++it->second;
+}
+
+std::map<std::string, int64_t, std::less<>> RuleComponents(
+    const engine::Catalog& catalog) {
+  std::map<std::string, int64_t, std::less<>> counts;
+  for (const engine::SkewRule& rule : engine::SkewRulesInForce(catalog)) {
+    for (const std::string& name : rule.components) counts.emplace(name, 0);
+  }
+  return counts;
 }
 
 }  // namespace
@@ -109,6 +149,15 @@ ClientTracker::ClientTracker(const SnapshotStore* store,
           std::sort(blockers.begin(), blockers.end());
           return blockers;
         });
+    metrics_->SetClientSeenSource([this]() {
+      std::vector<ServiceMetrics::ClientSeen> samples;
+      for (Seen& seen : SeenPairs()) {
+        samples.push_back(ServiceMetrics::ClientSeen{
+            std::move(seen.component), std::move(seen.version), seen.first_seen,
+            seen.last_seen});
+      }
+      return samples;
+    });
   }
 }
 
@@ -117,6 +166,7 @@ ClientTracker::~ClientTracker() {
   if (metrics_ != nullptr) {
     metrics_->SetClientsOutOfAllowanceSource(nullptr);
     metrics_->SetUpgradeTargetSources(nullptr, nullptr);
+    metrics_->SetClientSeenSource(nullptr);
   }
 }
 
@@ -350,13 +400,151 @@ std::vector<ObservedClientInfo> ClientTracker::List(
   return clients;
 }
 
+std::vector<ClientTracker::Seen> ClientTracker::SeenPairs() const {
+  const absl::Time now = Now();
+  std::map<std::pair<std::string, std::string>, Seen> pairs;
+  auto add = [&](const Entry& entry) {
+    const absl::Time first = absl::FromUnixNanos(
+        entry.first_seen_ns.load(std::memory_order_relaxed));
+    const absl::Time last =
+        absl::FromUnixNanos(entry.last_seen_ns.load(std::memory_order_relaxed));
+    auto [it, inserted] = pairs.try_emplace(
+        std::make_pair(entry.component, entry.metric_version),
+        Seen{entry.component, entry.metric_version, first, last});
+    if (!inserted) {
+      it->second.first_seen = std::min(it->second.first_seen, first);
+      it->second.last_seen = std::max(it->second.last_seen, last);
+    }
+  };
+  for (const Shard& shard : shards_) {
+    std::shared_lock<std::shared_mutex> lock(shard.mu);
+    for (const auto& [key, entry] : shard.entries) {
+      if (Live(*entry, now)) add(*entry);
+    }
+  }
+  if (overflow_->requests.load(std::memory_order_relaxed) > 0 &&
+      Live(*overflow_, now)) {
+    add(*overflow_);
+  }
+  std::vector<Seen> seen;
+  seen.reserve(pairs.size());
+  for (auto& [key, value] : pairs) seen.push_back(std::move(value));
+  return seen;
+}
+
+ClientView ClientTracker::View(const ServingSnapshot& snapshot,
+                               absl::string_view component) const {
+  const absl::Time now = Now();
+  std::string why_not;
+  if (options_.fleet != nullptr) {
+    FleetClients::State state = options_.fleet->Current();
+    if (state.answer != nullptr) {
+      return FleetView(snapshot, component, *state.answer, now);
+    }
+    why_not = std::move(state.why_not);
+  }
+  ClientView view;
+  view.clients = List(snapshot, component);
+  view.scope = ClientScope::kReplica;
+  view.as_of = now;
+  view.source = "this replica";
+  view.note =
+      why_not.empty()
+          ? std::string(
+                "This replica's clients only: each compatd replica records "
+                "the clients that reached it, and without --prometheus-url it "
+                "does not know the other replicas' (with N replicas behind "
+                "one Service, about 1/N of the calls reach each).")
+          : absl::StrCat(
+                "This replica's clients only, not the fleet's: ", why_not,
+                ". The other replicas' clients are not shown until "
+                "Prometheus answers again.");
+  return view;
+}
+
+ClientView ClientTracker::FleetView(const ServingSnapshot& snapshot,
+                                    absl::string_view component,
+                                    const FleetAnswer& answer,
+                                    absl::Time now) const {
+  // The fleet's pairs, then this replica's own live entries under their
+  // series labels (a call since the last scrape is not in Prometheus yet).
+  std::map<std::pair<std::string, std::string>, ObservedClientInfo> rows;
+  for (const FleetClient& client : answer.clients) {
+    if (!component.empty() && client.component != component) continue;
+    // The query kept pairs seen within the TTL when it ran; the answer may
+    // have been kept for a while since.
+    if (now - client.last_seen > options_.idle_ttl) continue;
+    ObservedClientInfo info;
+    info.component = client.component;
+    info.version = client.version;
+    info.first_seen = client.first_seen;
+    info.last_seen = client.last_seen;
+    info.requests = client.requests;
+    rows.emplace(std::make_pair(client.component, client.version),
+                 std::move(info));
+  }
+  for (const Shard& shard : shards_) {
+    std::shared_lock<std::shared_mutex> lock(shard.mu);
+    for (const auto& [key, entry] : shard.entries) {
+      if (!component.empty() && entry->component != component) continue;
+      if (!Live(*entry, now)) continue;
+      const absl::Time first = absl::FromUnixNanos(
+          entry->first_seen_ns.load(std::memory_order_relaxed));
+      const absl::Time last = absl::FromUnixNanos(
+          entry->last_seen_ns.load(std::memory_order_relaxed));
+      const uint64_t requests = entry->requests.load(std::memory_order_relaxed);
+      auto [it, inserted] = rows.try_emplace(
+          std::make_pair(entry->component, entry->metric_version));
+      ObservedClientInfo& info = it->second;
+      if (inserted) {
+        info.component = entry->component;
+        info.version = entry->metric_version;
+        info.first_seen = first;
+        info.last_seen = last;
+        info.requests = requests;
+      } else {
+        info.first_seen = std::min(info.first_seen, first);
+        info.last_seen = std::max(info.last_seen, last);
+        info.requests = std::max(info.requests, requests);
+      }
+    }
+  }
+  ClientView view;
+  view.scope = ClientScope::kFleet;
+  view.as_of = answer.taken;
+  view.replicas = answer.replicas;
+  view.source = options_.fleet->source();
+  view.note = absl::StrFormat(
+      "Every replica's clients: %s summed the series of %d compatd "
+      "replica(s), taken at %s, merged with this replica's own.",
+      view.source, answer.replicas,
+      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", answer.taken,
+                       absl::UTCTimeZone()));
+  view.clients.reserve(rows.size());
+  for (auto& [key, info] : rows) {
+    Judgement judgement = Judge(snapshot, info.component, info.version,
+                                IsMajorMinor(info.version));
+    info.verdict = judgement.verdict;
+    info.min_version = std::move(judgement.min_version);
+    info.max_version = std::move(judgement.max_version);
+    view.clients.push_back(std::move(info));
+  }
+  return view;
+}
+
 std::vector<std::pair<std::string, int64_t>> ClientTracker::OutOfAllowance(
     const ServingSnapshot& snapshot) const {
   const absl::Time now = Now();
-  std::map<std::string, int64_t, std::less<>> counts;
-  for (const engine::SkewRule& rule :
-       engine::SkewRulesInForce(snapshot.default_catalog())) {
-    for (const std::string& name : rule.components) counts.emplace(name, 0);
+  std::map<std::string, int64_t, std::less<>> counts =
+      RuleComponents(snapshot.default_catalog());
+  if (options_.fleet != nullptr) {
+    const ClientView view = View(snapshot);
+    if (view.scope == ClientScope::kFleet) {
+      for (const ObservedClientInfo& client : view.clients) {
+        if (OutOfAllowanceVerdict(client.verdict)) ++counts[client.component];
+      }
+      return {counts.begin(), counts.end()};
+    }
   }
   for (const Shard& shard : shards_) {
     std::shared_lock<std::shared_mutex> lock(shard.mu);
@@ -380,21 +568,25 @@ ClientTracker::OutOfAllowanceAtTarget(const ServingSnapshot& snapshot) const {
   const engine::Catalog& target_catalog =
       *snapshot.lines[derived->UpgradeTargetLine()].catalog;
   const absl::Time now = Now();
-  std::map<std::string, int64_t, std::less<>> counts;
-  for (const engine::SkewRule& rule :
-       engine::SkewRulesInForce(target_catalog)) {
-    for (const std::string& name : rule.components) counts.emplace(name, 0);
+  std::map<std::string, int64_t, std::less<>> counts =
+      RuleComponents(target_catalog);
+  if (options_.fleet != nullptr) {
+    const ClientView view = View(snapshot);
+    if (view.scope == ClientScope::kFleet) {
+      for (const ObservedClientInfo& client : view.clients) {
+        if (!IsMajorMinor(client.version)) continue;
+        CountOutOfAllowanceAtTarget(target_catalog, *target, client.component,
+                                    client.version, counts);
+      }
+      return {counts.begin(), counts.end()};
+    }
   }
   for (const Shard& shard : shards_) {
     std::shared_lock<std::shared_mutex> lock(shard.mu);
     for (const auto& [key, entry] : shard.entries) {
       if (!Live(*entry, now) || !entry->has_major_minor) continue;
-      // Only components a skew rule names: the label set stays the rules'.
-      auto it = counts.find(entry->component);
-      if (it == counts.end()) continue;
-      absl::StatusOr<engine::SkewDecision> d = engine::CheckSkew(
-          target_catalog, *target, entry->component, entry->version);
-      if (d.ok() && d->verdict != engine::SkewVerdict::kAllowed) ++it->second;
+      CountOutOfAllowanceAtTarget(target_catalog, *target, entry->component,
+                                  entry->version, counts);
     }
   }
   return {counts.begin(), counts.end()};

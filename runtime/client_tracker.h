@@ -36,6 +36,16 @@
 // {component, version (major.minor or "unknown"), verdict}; the tracker is
 // the source of compatd_clients_out_of_allowance{component} while it lives.
 //
+// The fleet (Options::fleet, set with --prometheus-url): View() answers from
+// the fleet's list when FleetClients has a usable answer, merged with this
+// replica's own live entries (so a client that called this replica since
+// Prometheus last scraped it is not missing), and from this replica's
+// entries alone otherwise; the view says which, since when and why. The
+// out-of-allowance gauges follow View(), so with the fleet they count the
+// fleet's clients in every replica (aggregate them with max, not sum). The
+// seen gauges (compatd_client_{first,last}_seen_timestamp_seconds), which the
+// fleet's answer is made of, are always this replica's own.
+//
 // Thread-safety: all methods are thread-safe. A call from a client already
 // known, against a catalog generation already seen, takes one shard's reader
 // lock (16 shards) and updates atomics: no exclusive lock, no allocation.
@@ -60,6 +70,7 @@
 #include "engine/catalog.h"
 #include "engine/effective_version.h"
 #include "engine/user_agent.h"
+#include "runtime/fleet_clients.h"
 #include "runtime/service_metrics.h"
 #include "runtime/serving_snapshot.h"
 
@@ -77,6 +88,28 @@ struct ObservedClientInfo {
   uint64_t requests = 0;
 };
 
+// Whose clients a list shows.
+enum class ClientScope {
+  kReplica,  // the clients that reached this replica
+  kFleet,    // every replica's, summed by Prometheus
+};
+
+// A list of clients and where it comes from (ListClients, PlanUpgrade, the
+// status page).
+struct ClientView {
+  std::vector<ObservedClientInfo> clients;
+  ClientScope scope = ClientScope::kReplica;
+  // When the list was taken: the fleet answer's time, or now.
+  absl::Time as_of;
+  // Fleet: the replicas whose series Prometheus summed; 0: unknown.
+  int64_t replicas = 0;
+  // "this replica" or FleetClients' source ("Prometheus at http://...").
+  std::string source;
+  // One sentence on what the list covers, and why it is this replica's when
+  // the fleet was asked for and is not available.
+  std::string note;
+};
+
 class ClientTracker final {
  public:
   struct Options {
@@ -84,6 +117,9 @@ class ClientTracker final {
     absl::Duration idle_ttl = absl::Minutes(15);
     // Defaults to absl::Now.
     std::function<absl::Time()> clock;
+    // The fleet's answers (may be null: this replica's view only). Must
+    // outlive the tracker.
+    const FleetClients* fleet = nullptr;
   };
 
   // `store` (may be null: no gauge values) is read at scrape time for the
@@ -105,7 +141,25 @@ class ClientTracker final {
   std::vector<ObservedClientInfo> List(const ServingSnapshot& snapshot,
                                        absl::string_view component = {}) const;
 
-  // Live out-of-allowance versions per component, judged against `catalog`:
+  // The clients to show: the fleet's (merged with this replica's) when
+  // Options::fleet has a usable answer, else this replica's List(); judged
+  // against `snapshot`, of `component` only unless empty, sorted.
+  ClientView View(const ServingSnapshot& snapshot,
+                  absl::string_view component = {}) const;
+
+  // This replica's live (component, version label) pairs for the seen
+  // gauges: entries whose version is not major.minor share the "unknown"
+  // label (the earliest first_seen, the latest last_seen), sorted.
+  struct Seen {
+    std::string component;
+    std::string version;
+    absl::Time first_seen;
+    absl::Time last_seen;
+  };
+  std::vector<Seen> SeenPairs() const;
+
+  // Live out-of-allowance versions per component (View()'s clients), judged
+  // against `catalog`:
   // every component a skew rule names (0 when none), sorted.
   std::vector<std::pair<std::string, int64_t>> OutOfAllowance(
       const ServingSnapshot& snapshot) const;
@@ -202,6 +256,10 @@ class ClientTracker final {
   void MaybeSweep(absl::Time now, bool table_full);
   ObservedClientInfo Describe(const ServingSnapshot& snapshot,
                               const Entry& entry) const;
+  // View() from a fleet answer merged with this replica's entries.
+  ClientView FleetView(const ServingSnapshot& snapshot,
+                       absl::string_view component, const FleetAnswer& answer,
+                       absl::Time now) const;
 
   const SnapshotStore* const store_;
   runtime::ServiceMetrics* const metrics_;

@@ -13,6 +13,7 @@ struct ServiceMetrics::SourceState {
   OutOfAllowanceSource source ABSL_GUARDED_BY(mu);
   OutOfAllowanceSource at_target ABSL_GUARDED_BY(mu);
   OutOfAllowanceSource blockers ABSL_GUARDED_BY(mu);
+  ClientSeenSource seen ABSL_GUARDED_BY(mu);
 };
 
 namespace {
@@ -119,6 +120,7 @@ ServiceMetrics::~ServiceMetrics() {
   // The registry keeps the callback (and so source_) alive; make it empty.
   SetClientsOutOfAllowanceSource(nullptr);
   SetUpgradeTargetSources(nullptr, nullptr);
+  SetClientSeenSource(nullptr);
 }
 
 absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
@@ -322,6 +324,31 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
         }
         return samples;
       }));
+  for (const bool last : {false, true}) {
+    COMPATD_RETURN_IF_ERROR(registry->AddCallbackFamily(
+        last ? "compatd_client_last_seen_timestamp_seconds"
+             : "compatd_client_first_seen_timestamp_seconds",
+        last ? "When this replica last saw each client component and version "
+               "(Unix time; version major.minor, unknown or other), for the "
+               "pairs seen within the client TTL. Prometheus' max by "
+               "(component, version) over the replicas is the fleet's "
+               "(--prometheus-url)."
+             : "When this replica first saw each client component and version "
+               "still seen within the client TTL (Unix time).",
+        metrics::MetricType::kGauge, {"component", "version"},
+        [state, last]() -> std::vector<metrics::CallbackSample> {
+          std::lock_guard<std::mutex> lock(state->mu);
+          std::vector<metrics::CallbackSample> samples;
+          if (state->seen == nullptr) return samples;
+          for (ClientSeen& seen : state->seen()) {
+            const absl::Time at = last ? seen.last_seen : seen.first_seen;
+            samples.push_back(metrics::CallbackSample{
+                {std::move(seen.component), std::move(seen.version)},
+                absl::ToDoubleSeconds(at - absl::UnixEpoch())});
+          }
+          return samples;
+        }));
+  }
   return metrics;
 }
 
@@ -424,6 +451,11 @@ void ServiceMetrics::SetUpgradeTargetSources(OutOfAllowanceSource at_target,
   std::lock_guard<std::mutex> lock(source_->mu);
   source_->at_target = std::move(at_target);
   source_->blockers = std::move(blockers);
+}
+
+void ServiceMetrics::SetClientSeenSource(ClientSeenSource source) {
+  std::lock_guard<std::mutex> lock(source_->mu);
+  source_->seen = std::move(source);
 }
 
 void ServiceMetrics::SetClientsOutOfAllowanceSource(

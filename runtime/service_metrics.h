@@ -20,6 +20,10 @@
 //   compatd_clients_out_of_allowance{component}
 //       (computed at scrape time by the source set with
 //       SetClientsOutOfAllowanceSource, i.e. the client tracker)
+//   compatd_client_first_seen_timestamp_seconds{component,version}
+//   compatd_client_last_seen_timestamp_seconds{component,version}
+//       (this replica's live clients, at scrape time, from the source set
+//       with SetClientSeenSource; what the fleet view sums)
 //
 // Thread-safe.
 
@@ -167,6 +171,17 @@ class ServiceMetrics final {
   // the sources return nothing (no target). nullptr removes them.
   void SetUpgradeTargetSources(OutOfAllowanceSource at_target,
                                OutOfAllowanceSource blockers);
+  // compatd_client_{first,last}_seen_timestamp_seconds' values at scrape
+  // time (version: the series' label, "major.minor", "unknown" or "other").
+  // nullptr removes it.
+  struct ClientSeen {
+    std::string component;
+    std::string version;
+    absl::Time first_seen;
+    absl::Time last_seen;
+  };
+  using ClientSeenSource = std::function<std::vector<ClientSeen>()>;
+  void SetClientSeenSource(ClientSeenSource source);
 
  private:
   ServiceMetrics();

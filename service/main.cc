@@ -126,6 +126,46 @@ void AddServerFlags(compatd::base::FlagTable* flags,
   flags->AddInt("max-client-series", &server->max_client_series, 1, 100000,
                 "bound on distinct client label sets per metric family "
                 "(overflow is counted as component=\"other\")");
+  flags->AddString("prometheus-url", &server->prometheus.client.url,
+                   "http(s)://host:port[/prefix] of a Prometheus that scrapes "
+                   "every replica: ListClients, PlanUpgrade and the status "
+                   "page then show the whole fleet's clients (summed there), "
+                   "falling back to this replica's when it does not answer; "
+                   "empty: this replica's clients only");
+  flags->AddString("prometheus-selector", &server->prometheus.queries.selector,
+                   "label matchers that pick this deployment's series in "
+                   "Prometheus, e.g. namespace=\"compatd\",job=\"compatd\"; "
+                   "empty: every compatd series it holds");
+  flags->AddDuration("prometheus-cache-ttl", &server->prometheus.refresh,
+                     "how long the fleet's answer is reused before Prometheus "
+                     "is asked again (in the background; at least 1s)");
+  flags->AddDuration("prometheus-timeout", &server->prometheus.client.timeout,
+                     "time limit of one query to Prometheus, connection and "
+                     "TLS handshake included");
+  flags->AddString("prometheus-ca-file", &server->prometheus.client.ca_file,
+                   "PEM CA bundle Prometheus' certificate must chain to "
+                   "(https); empty: the system's roots");
+  flags->AddString("prometheus-cert-file", &server->prometheus.client.cert_file,
+                   "PEM client certificate for Prometheus (with "
+                   "--prometheus-key-file)");
+  flags->AddString("prometheus-key-file", &server->prometheus.client.key_file,
+                   "PEM key of --prometheus-cert-file");
+  flags->AddString("prometheus-bearer-token-file",
+                   &server->prometheus.client.bearer_token_file,
+                   "file holding a bearer token for Prometheus (read again "
+                   "when it changes, e.g. a projected service account token)");
+  flags->AddBool("prometheus-insecure-skip-verify",
+                 &server->prometheus.client.insecure_skip_verify,
+                 "do not verify Prometheus' certificate (testing only)");
+  flags->AddBool("prometheus-recording-rules",
+                 &server->prometheus.queries.recorded,
+                 "query the job:compatd_client_* recording rules of "
+                 "k8s/monitoring/prometheusrule.yaml instead of the raw "
+                 "series (large fleets)");
+  flags->AddInt("prometheus-max-series", &server->prometheus.max_series, 1,
+                1000000,
+                "series read from one Prometheus answer, at most (more: the "
+                "answer is refused and this replica's view is shown)");
   flags->AddString("tls-cert", &server->tls.cert,
                    "PEM certificate chain of the gRPC port (with --tls-key); "
                    "empty: plaintext gRPC. Re-read when it changes");

@@ -26,6 +26,7 @@
 #include "api/lanes.h"
 #include "base/log.h"
 #include "base/work_pool.h"
+#include "fleet/prometheus_poller.h"
 #include "gateway/admission.h"
 #include "gateway/gateway.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
@@ -42,6 +43,7 @@
 #include "runtime/catalog_reloader.h"
 #include "runtime/catalog_source.h"
 #include "runtime/client_tracker.h"
+#include "runtime/fleet_clients.h"
 #include "runtime/service_metrics.h"
 #include "service/connection_limit.h"
 #include "service/drain.h"
@@ -81,6 +83,14 @@ class ServerImpl final : public Server {
     SetServing(false);
     if (absl::Status s = LoadCatalog(); !s.ok()) return s;
     SetServing(true);
+    if (poller_ != nullptr) {
+      poller_->Start();
+      base::LogInfo(
+          absl::StrCat("the fleet's clients from Prometheus at ",
+                       options_.prometheus.client.url, ", refreshed every ",
+                       absl::FormatDuration(options_.prometheus.refresh),
+                       " (this replica's own when it does not answer)"));
+    }
     return absl::OkStatus();
   }
 
@@ -121,6 +131,7 @@ class ServerImpl final : public Server {
     if (health_only_ != nullptr) health_only_->Shutdown();
     if (tls_monitor_ != nullptr) tls_monitor_->Stop();
     for (const auto& reloader : reloaders_) reloader->Stop();
+    if (poller_ != nullptr) poller_->Stop();
     if (http_server_ != nullptr) http_server_->Stop();
     if (metrics_server_ != nullptr) metrics_server_->Stop();
     base::LogInfo("stopped");
@@ -215,6 +226,22 @@ class ServerImpl final : public Server {
     tracker_options.max_entries =
         static_cast<size_t>(options_.max_client_series);
     tracker_options.idle_ttl = options_.client_ttl;
+    if (!options_.prometheus.client.url.empty()) {
+      // The fleet's clients: an answer is used while the last refresh
+      // succeeded and for two refreshes and a timeout at most.
+      fleet_ = std::make_unique<runtime::FleetClients>(
+          runtime::FleetClients::Options{
+              .source = absl::StrCat("Prometheus at ",
+                                     options_.prometheus.client.url),
+              .max_age = 2 * options_.prometheus.refresh +
+                         options_.prometheus.client.timeout});
+      fleet::PrometheusPollerOptions poller_options = options_.prometheus;
+      poller_options.queries.client_ttl = options_.client_ttl;
+      poller_ = std::make_unique<fleet::PrometheusPoller>(
+          std::move(poller_options), fleet_.get(), &registry_);
+      if (absl::Status s = poller_->Init(); !s.ok()) return s;
+      tracker_options.fleet = fleet_.get();
+    }
     clients_ = std::make_unique<runtime::ClientTracker>(
         &pipeline_->store(), metrics_.get(), tracker_options);
     api::RequestLimits limits = options_.limits;
@@ -639,6 +666,10 @@ class ServerImpl final : public Server {
   std::unique_ptr<runtime::ServiceMetrics> metrics_;
   runtime::CatalogEvents events_;
   std::unique_ptr<runtime::CatalogPipeline> pipeline_;
+  // The fleet's clients (--prometheus-url); outlive the tracker that reads
+  // them, the poller stops before they go.
+  std::unique_ptr<runtime::FleetClients> fleet_;
+  std::unique_ptr<fleet::PrometheusPoller> poller_;
   std::unique_ptr<runtime::ClientTracker> clients_;
   std::unique_ptr<api::PolicyHandlers> handlers_;
   std::unique_ptr<RecordingObserver> observer_;

@@ -41,6 +41,34 @@ absl::Status CheckGrpcAddress(absl::string_view flag,
 }
 
 absl::Status ValidateServerOptions(const ServerOptions& options) {
+  if (!options.prometheus.client.url.empty()) {
+    if (absl::Status s =
+            fleet::ValidatePrometheusClientOptions(options.prometheus.client);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s =
+            runtime::ValidateSelector(options.prometheus.queries.selector);
+        !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--prometheus-selector: ", s.message()));
+    }
+    if (options.prometheus.refresh < absl::Seconds(1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--prometheus-cache-ttl=",
+                       absl::FormatDuration(options.prometheus.refresh),
+                       ": at least 1s (each refresh is four queries)"));
+    }
+  } else if (options.prometheus.client.insecure_skip_verify ||
+             !options.prometheus.client.ca_file.empty() ||
+             !options.prometheus.client.cert_file.empty() ||
+             !options.prometheus.client.key_file.empty() ||
+             !options.prometheus.client.bearer_token_file.empty() ||
+             !options.prometheus.queries.selector.empty()) {
+    return absl::InvalidArgumentError(
+        "--prometheus-* options without --prometheus-url: give the URL of "
+        "the Prometheus that scrapes every replica, or drop them");
+  }
   if (absl::Status s = http::CheckTlsFiles(options.tls, "--tls"); !s.ok()) {
     return s;
   }

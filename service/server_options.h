@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "api/request_validation.h"
+#include "fleet/prometheus_poller.h"
 #include "http/tls.h"
 
 namespace compatd::service {
@@ -61,6 +62,10 @@ struct ServerOptions {
   // Bound on distinct client label sets per metric family (overflow:
   // component="other").
   int max_client_series = 256;
+  // The fleet's clients from Prometheus (--prometheus-*); an empty
+  // prometheus.client.url: this replica's clients only. queries.client_ttl is
+  // set from client_ttl.
+  fleet::PrometheusPollerOptions prometheus;
 
   // TLS of the gRPC port (--tls-cert, --tls-key, --tls-client-ca); no cert
   // and key: plaintext. A client CA makes client certificates required.

@@ -332,6 +332,31 @@ absl::Status AllowedSpan(const PageContext& context,
   return absl::OkStatus();
 }
 
+// Whose clients the page shows: the fleet's through Prometheus, or this
+// replica's alone (and why), in one line under the heading.
+void AppendClientScope(std::string* out, const PageContext& context,
+                       const v1::ClientView& view) {
+  if (view.scope() == v1::CLIENT_SCOPE_FLEET) {
+    absl::StrAppend(out,
+                    "<p class=\"scope scope-fleet\" id=\"client-scope\">"
+                    "<span class=\"badge v-allowed\">fleet</span> Every "
+                    "replica's clients: ",
+                    view.replicas(),
+                    view.replicas() == 1 ? " replica" : " replicas",
+                    " summed by ");
+    AppendEscaped(out, view.source());
+    out->append(", ");
+    AppendAgo(out, context.now, ToTime(view.as_of()));
+    out->append(", with this replica's own since.</p>");
+    return;
+  }
+  out->append(
+      "<p class=\"scope scope-replica\" id=\"client-scope\"><span "
+      "class=\"badge v-too-new\">this replica only</span> ");
+  AppendEscaped(out, view.note());
+  out->append("</p>");
+}
+
 // The client matrix at the cluster's versions: every component a skew rule
 // names plus every component seen, columns for the minor versions around the
 // allowed ranges, with edge columns for what lies beyond.
@@ -910,6 +935,7 @@ absl::StatusOr<std::string> RenderOverview(const PageContext& context) {
                   " out of allowance</p><p>", clients.clients_size(),
                   " component/version pairs seen (", requests, " requests), ",
                   unknown, " unidentified or without a skew rule.</p>");
+  AppendClientScope(&out, context, clients.view());
   if (out_of_allowance > 0) {
     out.append("<ul class=\"compact\">");
     int listed = 0;
@@ -1004,6 +1030,7 @@ absl::StatusOr<std::string> RenderClients(const PageContext& context) {
   out.append(", min-compatibility ");
   AppendEscaped(&out, clients.versions().min_compatibility_version());
   out.append(".</p>");
+  AppendClientScope(&out, context, clients.view());
   absl::StatusOr<std::optional<Target>> target = UpgradeTargetOf(context);
   if (!target.ok()) return target.status();
   // One set of columns for both matrices.
@@ -1635,7 +1662,8 @@ absl::StatusOr<std::string> RenderPlan(const PageContext& context) {
                   plan.rollback());
   AppendPlanItems(&out,
                   {"clients", "Clients",
-                   "Clients (recorded by this server) outside the skew "
+                   "Clients (recorded by this replica, or the fleet's "
+                   "through Prometheus: see Clients checked) outside the skew "
                    "allowance at a step."},
                   plan.clients());
   AppendFoot(&out, &context);

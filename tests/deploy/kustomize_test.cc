@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "yaml-cpp/yaml.h"
@@ -256,7 +257,46 @@ TEST_F(KustomizeTest, NetworkPolicyAdmitsOnlyTheTwoPorts) {
   }
   EXPECT_EQ(ports, (std::set<int>{50051, 9464}));
   EXPECT_THAT(Strings(spec["policyTypes"]), Contains("Egress"));
-  EXPECT_EQ(spec["egress"].size(), 0u);
+  // Egress: only the cluster DNS and Prometheus' HTTP API (--prometheus-url).
+  std::set<std::string> egress;
+  for (const YAML::Node& rule : spec["egress"]) {
+    for (const YAML::Node& to : rule["to"]) {
+      for (const YAML::Node& port : rule["ports"]) {
+        egress.insert(absl::StrCat(to["namespaceSelector"]["matchLabels"]
+                                     ["kubernetes.io/metadata.name"]
+                                         .as<std::string>(),
+                                   "/", port["protocol"].as<std::string>(), "/",
+                                   port["port"].as<int>()));
+      }
+    }
+  }
+  EXPECT_EQ(egress,
+            (std::set<std::string>{"kube-system/UDP/53", "kube-system/TCP/53",
+                                   "monitoring/TCP/9090"}));
+}
+
+TEST_F(KustomizeTest, FleetViewAsksThePrometheusOfTheMonitoringNamespace) {
+  const std::set<std::string> args = Strings(Container()["args"]);
+  EXPECT_THAT(
+      args,
+      Contains(
+          "--prometheus-url=http://prometheus-operated.monitoring.svc:9090"));
+  EXPECT_THAT(args,
+              Contains("--prometheus-selector=namespace=\"$(POD_NAMESPACE)"
+                       "\",job=\"compatd\""));
+  // $(POD_NAMESPACE) is the downward API's namespace.
+  bool namespace_env = false;
+  for (const YAML::Node& env : Container()["env"]) {
+    namespace_env |=
+        env["name"].as<std::string>() == "POD_NAMESPACE" &&
+        env["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>() ==
+            "metadata.namespace";
+  }
+  EXPECT_TRUE(namespace_env);
+  // The selector's job is the name of the Service the ServiceMonitor
+  // scrapes through (prometheus-operator's job label).
+  EXPECT_EQ(Object("Service/compatd")["metadata"]["name"].as<std::string>(),
+            "compatd");
 }
 
 TEST_F(KustomizeTest, ServiceMonitorScrapesTheMetricsPortOfTheService) {

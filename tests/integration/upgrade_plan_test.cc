@@ -101,7 +101,7 @@ TEST_F(PlanUpgradeServerTest, PlansFrom133To136WithTheRecordedClients) {
                     Contains("kubectl 1.33 (clients[0])@5")));
   EXPECT_EQ(response.blockers(), 2u);
   EXPECT_THAT(response.clients_checked(),
-              HasSubstr("1 recorded by this server (ListClients), 1 from the "
+              HasSubstr("1 recorded by this replica (ListClients), 1 from the "
                         "request"));
   // Each step lists the items that happen at it.
   int in_steps = 0;

@@ -280,6 +280,10 @@ def check_clients(browser):
     expect(browser.evaluate("document.scripts.length") == 1 and
            browser.evaluate("window.compatdXss === undefined"),
            "clients: no script was injected")
+    scope = browser.evaluate("document.getElementById('client-scope').textContent")
+    expect(scope.startswith("this replica only This replica's clients only")
+           and "without --prometheus-url" in scope,
+           "clients: the page says it shows this replica's clients only (%s)" % scope)
 
 
 WATCHLIST = [["Alpha", "1.27", "1.31", "off"], ["Beta", "1.32", "1.32", "on"],

@@ -20,6 +20,7 @@
 #include "runtime/catalog_events.h"
 #include "runtime/catalog_pipeline.h"
 #include "runtime/client_tracker.h"
+#include "runtime/fleet_clients.h"
 #include "ui/views.h"
 
 namespace compatd::ui {
@@ -160,6 +161,65 @@ TEST_F(StatusPageTest, ClientMatrixShowsAnOldKubeletTooOld) {
   EXPECT_EQ(Count(r.body, "<tr class=\"v-"), 2u);
   // The overview counts the kubelet.
   EXPECT_THAT(Get("/ui/").body, HasSubstr("1 out of allowance"));
+  // Without --prometheus-url the page says whose clients these are.
+  EXPECT_THAT(r.body, HasSubstr("<p class=\"scope scope-replica\" "
+                                "id=\"client-scope\"><span class=\"badge "
+                                "v-too-new\">this replica only</span> This "
+                                "replica&#39;s clients only"));
+  EXPECT_THAT(r.body, HasSubstr("without --prometheus-url"));
+  EXPECT_THAT(Get("/ui/").body, HasSubstr("id=\"client-scope\""));
+}
+
+// With the fleet's answer, the matrix and table show another replica's
+// clients and the line says "fleet".
+class StatusPageFleetTest : public StatusPageTest {
+ protected:
+  StatusPageFleetTest()
+      : fleet_({.source = "Prometheus at http://prom:9090",
+                .max_age = absl::Hours(1),
+                .clock = [this] { return now_; }}) {
+    runtime::ClientTracker::Options tracker_options;
+    tracker_options.clock = [this] { return now_ - absl::Seconds(30); };
+    tracker_options.fleet = &fleet_;
+    handlers_.reset();
+    clients_ = std::make_unique<runtime::ClientTracker>(
+        &pipeline_->store(), nullptr, tracker_options);
+    handlers_ = std::make_unique<api::PolicyHandlers>(&events_, clients_.get());
+    StatusPage::Options page_options;
+    page_options.clock = [this] { return now_; };
+    page_ = std::make_unique<StatusPage>(handlers_.get(), page_options);
+  }
+
+  runtime::FleetClients fleet_;
+};
+
+TEST_F(StatusPageFleetTest, FleetClientsInTheMatrixAndTheScopeLine) {
+  Call("kube-scheduler", "v1.36.1", "");  // this replica's
+  fleet_.Publish(runtime::FleetAnswer{
+      .clients = {{"kubelet", "1.31", now_ - absl::Hours(1),
+                   now_ - absl::Minutes(2), 5}},
+      .taken = now_ - absl::Seconds(12),
+      .replicas = 3});
+  const http::Response r = Get("/ui/clients");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body,
+              HasSubstr("<p class=\"scope scope-fleet\" id=\"client-scope\">"
+                        "<span class=\"badge v-allowed\">fleet</span> Every "
+                        "replica's clients: 3 replicas summed by Prometheus at "
+                        "http://prom:9090, "));
+  EXPECT_THAT(r.body, HasSubstr(">12s ago</time>"));
+  EXPECT_THAT(r.body,
+              HasSubstr("<td class=\"cell v-too-old seen\" "
+                        "data-verdict=\"too-old\" data-version=\"1.31\""));
+  EXPECT_EQ(Count(r.body, "<tr class=\"v-"), 2u);
+  EXPECT_THAT(Get("/ui/").body, HasSubstr("1 out of allowance"));
+  // Prometheus fails: the page is this replica's again, and says why.
+  fleet_.Fail(absl::UnavailableError("connection refused"));
+  const http::Response alone = Get("/ui/clients");
+  EXPECT_THAT(alone.body, HasSubstr("scope-replica"));
+  EXPECT_THAT(alone.body, HasSubstr("not the fleet&#39;s: Prometheus at "
+                                    "http://prom:9090 failed since"));
+  EXPECT_EQ(Count(alone.body, "<tr class=\"v-"), 1u);
 }
 
 TEST_F(StatusPageTest, ClientStringsAreEscaped) {
