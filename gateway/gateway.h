@@ -13,6 +13,9 @@
 //   POST /admission/v1/validate   admission.k8s.io/v1 AdmissionReview
 //   POST /gatekeeper/v1           externaldata.gatekeeper.sh/v1beta1
 //                                 ProviderRequest
+//   POST /audit/v1/events         kube-apiserver's audit webhook
+//                                 (audit.k8s.io/v1 EventList;
+//                                 gateway/audit.h), when one is given
 //   GET  /healthz                 200 "ok" once a catalog is served, else 503
 //   GET  /, /ui/...               the status page (ui/status_page.h), when
 //                                 one is given (--ui)
@@ -25,6 +28,7 @@
 #include <memory>
 
 #include "api/handlers.h"
+#include "gateway/audit.h"
 #include "gateway/provider_cache.h"
 #include "http/server.h"
 #include "runtime/client_tracker.h"
@@ -44,11 +48,15 @@ class Gateway final {
   // page are not recorded as clients: its readers are people in browsers.
   // `gatekeeper_cache_bytes` bounds the answers kept for /gatekeeper/v1
   // (gateway/provider_cache.h; --gatekeeper-cache-bytes); 0 keeps none.
+  // `audit` (may be null: the route is 404) reads /audit/v1/events; its
+  // posts are not recorded as a client call of their own (kube-apiserver is
+  // the sender, the events name the clients).
   Gateway(const api::PolicyHandlers* handlers,
           const runtime::SnapshotStore* store, runtime::ClientTracker* clients,
           const runtime::ServiceMetrics* metrics,
           const ui::StatusPage* ui = nullptr,
-          size_t gatekeeper_cache_bytes = kDefaultGatekeeperCacheBytes);
+          size_t gatekeeper_cache_bytes = kDefaultGatekeeperCacheBytes,
+          AuditIngest* audit = nullptr);
 
   // Thread-safe; never blocks.
   void Handle(const http::Request& request, http::Response* response) const;
@@ -62,6 +70,7 @@ class Gateway final {
   runtime::ClientTracker* clients_;
   const runtime::ServiceMetrics* metrics_;
   const ui::StatusPage* ui_;
+  AuditIngest* audit_;
   mutable ProviderCache gatekeeper_cache_;
 };
 

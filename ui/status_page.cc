@@ -63,6 +63,7 @@ absl::string_view StatusPage::Route(absl::string_view path) {
   if (path == "/ui/features") return "/ui/features";
   if (absl::StartsWith(path, "/ui/features/")) return "/ui/features/<gate>";
   if (path == "/ui/apis") return "/ui/apis";
+  if (path == "/ui/api-use") return "/ui/api-use";
   if (path == "/ui/plan") return "/ui/plan";
   if (path == "/ui/status.json") return "/ui/status.json";
   if (path == "/ui/style.css" || path == "/ui/app.js") return "/ui/assets";
@@ -131,6 +132,8 @@ void StatusPage::Handle(const http::Request& request,
     Page(RenderFeature(context, PercentDecode(gate, false)), context, response);
   } else if (path == "/ui/apis") {
     Page(RenderApis(context), context, response);
+  } else if (path == "/ui/api-use") {
+    Page(RenderApiUse(context), context, response);
   } else if (path == "/ui/plan") {
     Page(RenderPlan(context), context, response);
   } else {
@@ -140,8 +143,8 @@ void StatusPage::Handle(const http::Request& request,
         &context, "Not found",
         absl::StrCat(path,
                      ": no such page; the status page has /ui/, /ui/clients, "
-                     "/ui/features, /ui/features/<gate>, /ui/apis and "
-                     "/ui/plan"));
+                     "/ui/features, /ui/features/<gate>, /ui/apis, "
+                     "/ui/api-use and /ui/plan"));
   }
 }
 
