@@ -50,11 +50,13 @@ struct World {
         compatd::catalog::EmbeddedCatalogSource());
     FUZZ_CHECK(catalog.ok(), "the embedded catalog loads");
     pipeline->Publish(*std::move(catalog), /*initial=*/true);
-    clients = std::make_unique<runtime::ClientTracker>(
-        &pipeline->store(), nullptr,
-        runtime::ClientTracker::Options{.max_entries = kMaxClients});
-    usage = std::make_unique<runtime::ApiUsageTracker>(
-        nullptr, runtime::ApiUsageTracker::Options{.max_rows = kMaxRows});
+    runtime::ClientTracker::Options client_options;
+    client_options.max_entries = kMaxClients;
+    clients = std::make_unique<runtime::ClientTracker>(&pipeline->store(),
+                                                       nullptr, client_options);
+    runtime::ApiUsageTracker::Options usage_options;
+    usage_options.max_rows = kMaxRows;
+    usage = std::make_unique<runtime::ApiUsageTracker>(nullptr, usage_options);
     gateway::AuditIngest::Options ingest_options;
     ingest_options.max_batch_events = kMaxEvents;
     ingest = std::make_unique<gateway::AuditIngest>(clients.get(), usage.get(),

@@ -241,6 +241,12 @@ absl::Status ReadAuditEvents(
       continue;
     }
     if (key == "items") {
+      // encoding/json writes an empty slice as null.
+      bool is_null = false;
+      if (value.is_null().get(is_null) == simdjson::SUCCESS && is_null) {
+        has_items = true;
+        continue;
+      }
       od::array array;
       if (value.get_array().get(array) != simdjson::SUCCESS) {
         return absl::InvalidArgumentError(

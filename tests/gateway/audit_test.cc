@@ -29,6 +29,13 @@
 namespace compatd::gateway {
 namespace {
 
+runtime::ServiceMetrics::Options MetricOptions() {
+  runtime::ServiceMetrics::Options options;
+  options.version = "test";
+  options.revision = "test";
+  return options;
+}
+
 using ::compatd::testing::AuditEventJson;
 using ::compatd::testing::AuditEventListJson;
 using ::compatd::testing::AuditEventSpec;
@@ -161,7 +168,7 @@ TEST(ReadAuditEventsTest, DocumentsThatAreNotEventListsAreRefusedWhole) {
   const std::vector<Case> cases = {
       {"", "not valid JSON"},
       {"[]", "expected an object"},
-      {AuditEventListJson({item}) + "x", "not valid JSON at the end"},
+      {AuditEventListJson({item}) + "x", "not valid JSON"},
       {AuditEventListJson({item, "{\"stage\":"}), "not valid JSON"},
       {absl::StrCat(
            R"({"kind":"EventList","apiVersion":"audit.k8s.io/v1beta1","items":[)",
@@ -224,7 +231,7 @@ class AuditIngestTest : public ::testing::Test {
     pipeline_->Publish(*std::move(catalog), /*initial=*/true);
     registry_ = std::make_unique<metrics::Registry>();
     auto created =
-        runtime::ServiceMetrics::Create(registry_.get(), {.version = "t"});
+        runtime::ServiceMetrics::Create(registry_.get(), MetricOptions());
     ASSERT_TRUE(created.ok()) << created.status();
     metrics_ = *std::move(created);
     clients_ = std::make_unique<runtime::ClientTracker>(
