@@ -221,8 +221,15 @@ class AuditIngestTest : public ::testing::Test {
   void SetUp() override { Build(AuditIngest::Options()); }
 
   void Build(AuditIngest::Options options) {
+    // In the reverse order of their dependencies: the client tracker
+    // unhooks itself from the metrics it was given.
     gateway_.reset();
     ingest_.reset();
+    handlers_.reset();
+    usage_.reset();
+    clients_.reset();
+    metrics_.reset();
+    registry_.reset();
     runtime::CatalogPipeline::Options pipeline_options;
     pipeline_options.derive = api::DeriveAnswers;
     pipeline_ =
