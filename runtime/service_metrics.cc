@@ -296,6 +296,20 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
     COMPATD_ASSIGN_OR_RETURN(metrics->audit_batches_[i],
                              audit_batches->Add({kBatchResults[i]}));
   }
+  COMPATD_ASSIGN_OR_RETURN(
+      metrics::Family<metrics::Counter>* const mismatch,
+      registry->AddCounterFamily(
+          "compatd_admission_catalog_mismatch_total",
+          "Admission reviews of an API that the catalog says the cluster does "
+          "not serve at its versions: kube-apiserver served it, so the "
+          "catalog or its cluster section does not match the cluster. By the "
+          "catalog's reason.",
+          {"reason"}));
+  for (size_t i = 0; i < kAdmissionMismatchReasons.size(); ++i) {
+    COMPATD_ASSIGN_OR_RETURN(
+        metrics->admission_mismatch_[i],
+        mismatch->Add({std::string(kAdmissionMismatchReasons[i])}));
+  }
 
   COMPATD_ASSIGN_OR_RETURN(
       metrics->http_requests_,
@@ -441,6 +455,15 @@ void ServiceMetrics::RecordAuditEvents(AuditEventResult result,
 
 void ServiceMetrics::RecordAuditBatch(AuditBatchResult result) const {
   audit_batches_[static_cast<size_t>(result)]->Increment();
+}
+
+void ServiceMetrics::RecordAdmissionMismatch(absl::string_view reason) const {
+  for (size_t i = 0; i < kAdmissionMismatchReasons.size(); ++i) {
+    if (kAdmissionMismatchReasons[i] == reason) {
+      admission_mismatch_[i]->Increment();
+      return;
+    }
+  }
 }
 
 void ServiceMetrics::RecordHttpRequest(absl::string_view route, int status,
