@@ -60,13 +60,19 @@ v1::SkewVerdict ToProtoVerdict(std::optional<engine::SkewVerdict> verdict) {
   return v1::SKEW_VERDICT_UNSPECIFIED;
 }
 
+namespace {
+
+void SetTimestamp(absl::Time t, google::protobuf::Timestamp* ts) {
+  const int64_t nanos = absl::ToUnixNanos(t);
+  ts->set_seconds(nanos / 1000000000);
+  ts->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+}
+
+}  // namespace
+
 void FillObservedClient(const runtime::ObservedClientInfo& info,
                         v1::ObservedClient* out) {
-  auto timestamp = [](absl::Time t, google::protobuf::Timestamp* ts) {
-    const int64_t nanos = absl::ToUnixNanos(t);
-    ts->set_seconds(nanos / 1000000000);
-    ts->set_nanos(static_cast<int32_t>(nanos % 1000000000));
-  };
+  const auto timestamp = SetTimestamp;
   out->set_component(info.component);
   out->set_version(info.version);
   out->set_verdict(ToProtoVerdict(info.verdict));
@@ -75,6 +81,46 @@ void FillObservedClient(const runtime::ObservedClientInfo& info,
   timestamp(info.first_seen, out->mutable_first_seen());
   timestamp(info.last_seen, out->mutable_last_seen());
   out->set_requests(info.requests);
+  if (info.seen_direct) out->add_seen_via(v1::CLIENT_SEEN_VIA_DIRECT);
+  if (info.seen_audit) out->add_seen_via(v1::CLIENT_SEEN_VIA_AUDIT);
+}
+
+v1::ApiUseVerdict ToProtoApiUseVerdict(engine::ApiUseVerdict verdict) {
+  switch (verdict) {
+    case engine::ApiUseVerdict::kNotServed:
+      return v1::API_USE_VERDICT_NOT_SERVED;
+    case engine::ApiUseVerdict::kRemovedAtTarget:
+      return v1::API_USE_VERDICT_REMOVED_AT_TARGET;
+    case engine::ApiUseVerdict::kNotServedAtTarget:
+      return v1::API_USE_VERDICT_NOT_SERVED_AT_TARGET;
+    case engine::ApiUseVerdict::kNotServedAtRollback:
+      return v1::API_USE_VERDICT_NOT_SERVED_AT_ROLLBACK;
+    case engine::ApiUseVerdict::kDeprecated:
+      return v1::API_USE_VERDICT_DEPRECATED;
+  }
+  return v1::API_USE_VERDICT_UNSPECIFIED;
+}
+
+void FillApiUsage(const runtime::ApiUsageInfo& info, v1::ApiUsage* out) {
+  out->set_component(info.component);
+  out->set_client_version(info.client_version);
+  out->set_user(info.user);
+  out->set_user_agent(info.user_agent);
+  out->set_group(info.group);
+  out->set_version(info.version);
+  out->set_resource(info.resource);
+  out->set_subresource(info.subresource);
+  out->set_kind(info.judgement.kind);
+  out->set_verdict(ToProtoApiUseVerdict(info.judgement.verdict));
+  out->set_release(info.judgement.release);
+  out->set_replacement(info.judgement.replacement);
+  out->set_message(info.judgement.message);
+  out->set_requests(info.requests);
+  out->set_denied(info.denied);
+  SetTimestamp(info.first_seen, out->mutable_first_seen());
+  SetTimestamp(info.last_seen, out->mutable_last_seen());
+  out->set_apiserver_deprecated(info.apiserver_deprecated);
+  out->set_apiserver_removed_release(info.apiserver_removed_release);
 }
 
 void FillClientView(const runtime::ClientView& view, v1::ClientView* out) {

@@ -13,6 +13,7 @@
 #include "engine/query.h"
 #include "engine/skew.h"
 #include "engine/upgrade_plan.h"
+#include "runtime/api_usage.h"
 #include "runtime/client_tracker.h"
 #include "runtime/serving_snapshot.h"
 
@@ -35,6 +36,10 @@ void FillClientView(const runtime::ClientView& view, v1::ClientView* out);
 
 void FillObservedClient(const runtime::ObservedClientInfo& info,
                         v1::ObservedClient* out);
+
+// One ListApiUsage row.
+void FillApiUsage(const runtime::ApiUsageInfo& info, v1::ApiUsage* out);
+v1::ApiUseVerdict ToProtoApiUseVerdict(engine::ApiUseVerdict verdict);
 
 // PlanUpgrade's answer (besides the common fields): each item goes to its
 // section and to its step.

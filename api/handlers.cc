@@ -1,6 +1,7 @@
 #include "api/handlers.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,12 +9,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "api/catalog_answers.h"
 #include "api/convert.h"
 #include "api/scan.h"
 #include "base/status_macros.h"
 #include "engine/api_availability.h"
+#include "engine/api_names.h"
+#include "engine/api_use.h"
 #include "engine/catalog_lint.h"
 #include "engine/crd_removal.h"
 #include "engine/effective_version.h"
@@ -394,8 +398,86 @@ absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
 // PlanUpgrade: `shared` (the request's versions, under an Evaluate batch's)
 // is the base of both ends. The clients are the request's and those
 // `clients` (may be null: offline) recorded, judged from the call's snapshot.
+// "1,204".
+std::string Thousands(uint64_t n) {
+  std::string digits = absl::StrCat(n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) {
+    digits.insert(static_cast<size_t>(i), ",");
+  }
+  return digits;
+}
+
+// "service account kube-system/cluster-autoscaler", "user:3fa2...", ...
+std::string DescribeUser(absl::string_view user) {
+  constexpr absl::string_view kServiceAccount = "system:serviceaccount:";
+  if (absl::ConsumePrefix(&user, kServiceAccount)) {
+    const size_t colon = user.find(':');
+    if (colon != absl::string_view::npos) {
+      return absl::StrCat("service account ", user.substr(0, colon), "/",
+                          user.substr(colon + 1));
+    }
+  }
+  return std::string(user);
+}
+
+// "called 1,204 times since 08:01 UTC by cluster-autoscaler/1.28 (service
+// account kube-system/cluster-autoscaler)".
+std::string DescribeCalls(const runtime::ApiUsageInfo& info) {
+  return absl::StrCat(
+      "called ", Thousands(info.requests),
+      info.requests == 1 ? " time" : " times", " since ",
+      absl::FormatTime("%H:%M UTC", info.first_seen, absl::UTCTimeZone()),
+      " by ", info.component, "/", info.client_version, " (",
+      DescribeUser(info.user), ")");
+}
+
+// The plan's APIs items that stop serving a group-version: the audited calls
+// to it (`usage`: ListApiUsage's rows), busiest first, in the reason; the
+// rows themselves in the answer.
+void AddApiUsageToPlan(const std::vector<runtime::ApiUsageInfo>& usage,
+                       engine::UpgradePlan* plan,
+                       v1::PlanUpgradeResponse* response) {
+  constexpr size_t kNamed = 3;
+  std::set<size_t> used;
+  for (engine::PlanItem& item : plan->items) {
+    if (item.section != engine::PlanSection::kAPIs ||
+        item.rule != "api-stops-serving") {
+      continue;
+    }
+    std::vector<size_t> rows;
+    for (size_t i = 0; i < usage.size(); ++i) {
+      if (engine::GroupVersionString(usage[i].group, usage[i].version) ==
+          item.subject) {
+        rows.push_back(i);
+      }
+    }
+    if (rows.empty()) continue;
+    std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
+      return usage[a].requests > usage[b].requests;
+    });
+    std::vector<std::string> named;
+    for (size_t k = 0; k < rows.size() && k < kNamed; ++k) {
+      const runtime::ApiUsageInfo& info = usage[rows[k]];
+      named.push_back(absl::StrCat(
+          engine::GroupVersionString(info.group, info.version), " ",
+          info.judgement.kind.empty() ? info.resource : info.judgement.kind,
+          info.subresource.empty() ? "" : "/", info.subresource, " ",
+          DescribeCalls(info)));
+    }
+    absl::StrAppend(
+        &item.reason, "; in the audit events: ", absl::StrJoin(named, "; "),
+        rows.size() > kNamed
+            ? absl::StrFormat(" (and %d more clients: ListApiUsage)",
+                              rows.size() - kNamed)
+            : "");
+    used.insert(rows.begin(), rows.end());
+  }
+  for (size_t i : used) FillApiUsage(usage[i], response->add_api_usage());
+}
+
 absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
                         const runtime::ClientTracker* clients,
+                        const runtime::ApiUsageTracker* usage,
                         const v1::VersionContext& shared,
                         const v1::PlanUpgradeRequest& request,
                         v1::PlanUpgradeResponse* response) {
@@ -432,6 +514,9 @@ absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
   }
   COMPATD_ASSIGN_OR_RETURN(engine::UpgradePlan plan,
                            engine::PlanUpgrade(catalog, query));
+  if (usage != nullptr) {
+    AddApiUsageToPlan(usage->List(snapshot), &plan, response);
+  }
   const engine::EffectiveVersions target = plan.to;
   std::string reason = std::move(plan.reason);
   FillUpgradePlan(std::move(plan), response);
@@ -521,8 +606,45 @@ absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
 
 // Evaluate: one item against the batch's snapshot. The item's own versions
 // override the batch's field by field (proto3 MergeFrom: set fields win).
+// ListApiUsage (no versions: the rows are judged at the cluster's).
+absl::Status AnswerApiUsage(const runtime::ServingSnapshot& snapshot,
+                            const runtime::ApiUsageTracker* usage,
+                            const v1::ListApiUsageRequest& request,
+                            v1::ListApiUsageResponse* response) {
+  COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(
+                               snapshot.default_catalog(), VersionQuery{}));
+  std::string reason;
+  if (usage != nullptr) {
+    const std::shared_ptr<const engine::ApiUseIndex> index =
+        usage->Index(snapshot);
+    for (const runtime::ApiUsageInfo& info :
+         usage->List(snapshot, request.component())) {
+      FillApiUsage(info, response->add_usage());
+    }
+    reason = absl::StrFormat(
+        "%d client/API pairs at risk in kube-apiserver's audit events "
+        "(POST /audit/v1/events) seen by this replica, judged at the "
+        "cluster's versions (emulation %s, rollback floor %s)%s",
+        response->usage_size(), versions.emulation.MajorMinorString(),
+        versions.min_compatibility.MajorMinorString(),
+        index->target().has_value()
+            ? absl::StrCat(" and the upgrade target (emulation ",
+                           index->target()->emulation.MajorMinorString(), ")")
+            : std::string("; the catalog names no upgrade target"));
+  } else {
+    reason =
+        "this process reads no audit events (offline evaluation): ask a "
+        "running compatd that kube-apiserver's audit webhook posts to";
+  }
+  FillCommon(snapshot.default_line(), versions, std::move(reason), response);
+  return absl::OkStatus();
+}
+
 void EvaluateItem(const runtime::ServingSnapshot& snapshot,
                   const runtime::ClientTracker* clients,
+                  const runtime::ApiUsageTracker* usage,
                   const v1::VersionContext& batch, const v1::EvaluateItem& item,
                   v1::EvaluateResult* result) {
   auto run = [&](const auto& request, auto* response) {
@@ -564,7 +686,7 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
       if (status.ok()) {
         v1::VersionContext shared = batch;
         shared.MergeFrom(request.versions());
-        status = AnswerPlan(snapshot, clients, shared, request,
+        status = AnswerPlan(snapshot, clients, usage, shared, request,
                             result->mutable_plan_upgrade());
       }
       if (!status.ok()) ToRpcStatus(status, result->mutable_error());
@@ -572,6 +694,13 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
     }
     case v1::EvaluateItem::kScanObjects:
       return run(item.scan_objects(), result->mutable_scan_objects());
+    case v1::EvaluateItem::kListApiUsage: {
+      const absl::Status status =
+          AnswerApiUsage(snapshot, usage, item.list_api_usage(),
+                         result->mutable_list_api_usage());
+      if (!status.ok()) ToRpcStatus(status, result->mutable_error());
+      return;
+    }
     case v1::EvaluateItem::REQUEST_NOT_SET:
       break;
   }
@@ -580,7 +709,7 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
                   "list_features, get_storage_version, list_api_versions, "
                   "check_skew, resolve_versions, "
                   "compute_storage_version_agreement, plan_version_removal, "
-                  "scan_objects, plan_upgrade"),
+                  "scan_objects, plan_upgrade, list_api_usage"),
               result->mutable_error());
 }
 
@@ -626,8 +755,9 @@ absl::Status CheckServing(const runtime::ServingSnapshot* snapshot) {
 
 PolicyHandlers::PolicyHandlers(const runtime::CatalogEvents* events,
                                const runtime::ClientTracker* clients,
-                               RequestLimits limits)
-    : events_(events), clients_(clients), limits_(limits) {}
+                               RequestLimits limits,
+                               const runtime::ApiUsageTracker* usage)
+    : events_(events), clients_(clients), limits_(limits), usage_(usage) {}
 
 #define COMPATD_UNARY_HANDLER(Name)                                           \
   absl::Status PolicyHandlers::Name(const runtime::ServingSnapshot& snapshot, \
@@ -685,7 +815,8 @@ absl::Status PolicyHandlers::PlanUpgrade(
     const v1::PlanUpgradeRequest& request,
     v1::PlanUpgradeResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
-  return AnswerPlan(snapshot, clients_, request.versions(), request, response);
+  return AnswerPlan(snapshot, clients_, usage_, request.versions(), request,
+                    response);
 }
 
 absl::Status PolicyHandlers::ListAPIVersions(
@@ -744,7 +875,7 @@ absl::Status PolicyHandlers::Evaluate(const runtime::ServingSnapshot& snapshot,
   response->mutable_results()->Reserve(request.items_size());
   for (const v1::EvaluateItem& item : request.items()) {
     v1::EvaluateResult* result = response->add_results();
-    EvaluateItem(snapshot, clients_, request.versions(), item, result);
+    EvaluateItem(snapshot, clients_, usage_, request.versions(), item, result);
     if (result->has_error()) ++failed;
     // A result's share of the answer: its bytes and its field's tag and
     // length (at most 6 bytes).
@@ -920,6 +1051,13 @@ absl::Status PolicyHandlers::ListClients(
                         "evaluation)"),
       response);
   return absl::OkStatus();
+}
+
+absl::Status PolicyHandlers::ListApiUsage(
+    const runtime::ServingSnapshot& snapshot,
+    const v1::ListApiUsageRequest& request,
+    v1::ListApiUsageResponse* response) const {
+  return AnswerApiUsage(snapshot, usage_, request, response);
 }
 
 }  // namespace compatd::api

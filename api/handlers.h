@@ -14,6 +14,7 @@
 #include "engine/catalog.h"
 #include "engine/catalog_set.h"
 #include "engine/query.h"
+#include "runtime/api_usage.h"
 #include "runtime/catalog_events.h"
 #include "runtime/client_tracker.h"
 #include "runtime/serving_snapshot.h"
@@ -34,13 +35,15 @@ absl::Status CheckServing(const runtime::ServingSnapshot* snapshot);
 
 class PolicyHandlers final {
  public:
-  // `events` (GetCatalog's last error) and `clients` (ListClients) may be
-  // null (offline evaluation); both must outlive the handlers. Every request
-  // is first checked by api/request_validation.h (INVALID_ARGUMENT), with
-  // `limits` for what the server's flags bound.
+  // `events` (GetCatalog's last error), `clients` (ListClients) and `usage`
+  // (ListApiUsage, the plan's API use) may be null (offline evaluation);
+  // all must outlive the handlers. Every request is first checked by
+  // api/request_validation.h (INVALID_ARGUMENT), with `limits` for what the
+  // server's flags bound.
   explicit PolicyHandlers(const runtime::CatalogEvents* events = nullptr,
                           const runtime::ClientTracker* clients = nullptr,
-                          RequestLimits limits = RequestLimits());
+                          RequestLimits limits = RequestLimits(),
+                          const runtime::ApiUsageTracker* usage = nullptr);
 
   const RequestLimits& limits() const { return limits_; }
 
@@ -64,6 +67,7 @@ class PolicyHandlers final {
   const runtime::CatalogEvents* events_;
   const runtime::ClientTracker* clients_;
   RequestLimits limits_;
+  const runtime::ApiUsageTracker* usage_;
 };
 
 }  // namespace compatd::api

@@ -363,6 +363,12 @@ absl::Status ValidateRequest(const v1::ListClientsRequest& request) {
       "\"kubectl\", \"kube-controller-manager\"");
 }
 
+absl::Status ValidateRequest(const v1::ListApiUsageRequest& request) {
+  v1::ListClientsRequest same;
+  same.set_component(request.component());
+  return ValidateRequest(same);
+}
+
 absl::Status ValidateRequest(const v1::EvaluateRequest& request,
                              const RequestLimits& limits) {
   if (request.items_size() > limits.max_evaluate_items) {

@@ -92,6 +92,7 @@ absl::Status ValidateRequest(const v1::PlanUpgradeRequest& request);
 absl::Status ValidateRequest(const v1::ScanObjectsRequest& request);
 absl::Status ValidateRequest(const v1::GetCatalogRequest& request);
 absl::Status ValidateRequest(const v1::ListClientsRequest& request);
+absl::Status ValidateRequest(const v1::ListApiUsageRequest& request);
 // The batch only: its size and shared versions. Each item is validated on its
 // own (a bad item is that item's error, not the batch's).
 absl::Status ValidateRequest(const v1::EvaluateRequest& request,

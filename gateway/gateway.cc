@@ -89,12 +89,13 @@ Gateway::Gateway(const api::PolicyHandlers* handlers,
                  runtime::ClientTracker* clients,
                  const runtime::ServiceMetrics* metrics,
                  const ui::StatusPage* ui, size_t gatekeeper_cache_bytes,
-                 HeavyLane heavy)
+                 HeavyLane heavy, AuditIngest* audit)
     : handlers_(handlers),
       store_(store),
       clients_(clients),
       metrics_(metrics),
       ui_(ui),
+      audit_(audit),
       gatekeeper_cache_(gatekeeper_cache_bytes),
       heavy_(heavy) {}
 
@@ -157,7 +158,9 @@ void Gateway::Handle(const http::Request& request,
   const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
       store_->Current();
   const bool ui_route = ui_ != nullptr && ui::StatusPage::Owns(request.path);
-  if (clients_ != nullptr && snapshot != nullptr && !ui_route) {
+  const bool audit_route =
+      audit_ != nullptr && request.path == "/audit/v1/events";
+  if (clients_ != nullptr && snapshot != nullptr && !ui_route && !audit_route) {
     clients_->Record(*snapshot, engine::IdentifyClient(
                                     request.Header("x-kubernetes-component"),
                                     request.Header("x-kubernetes-version"),
@@ -220,6 +223,13 @@ void Gateway::Handle(const http::Request& request,
     } else {
       ServeAdmission(snapshot.get(), metrics_, request, response);
     }
+  } else if (audit_route) {
+    route = "/audit/v1/events";
+    if (request.method != "POST") {
+      MethodNotAllowed("POST", request.path, response);
+    } else {
+      audit_->Serve(snapshot.get(), request, response);
+    }
   } else if (request.path == "/gatekeeper/v1") {
     route = "/gatekeeper/v1";
     if (request.method != "POST") {
@@ -236,6 +246,7 @@ void Gateway::Handle(const http::Request& request,
         request.path,
         ": not found; compatd serves /v1/<RPC>, /admission/v1/validate, "
         "/gatekeeper/v1 and /healthz here",
+        audit_ != nullptr ? ", /audit/v1/events" : "",
         ui_ != nullptr ? ", and the status page at /ui/" : "")));
   }
   if (metrics_ != nullptr) {

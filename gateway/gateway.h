@@ -13,6 +13,9 @@
 //   POST /admission/v1/validate   admission.k8s.io/v1 AdmissionReview
 //   POST /gatekeeper/v1           externaldata.gatekeeper.sh/v1beta1
 //                                 ProviderRequest
+//   POST /audit/v1/events         kube-apiserver's audit webhook
+//                                 (audit.k8s.io/v1 EventList;
+//                                 gateway/audit.h), when one is given
 //   GET  /healthz                 200 "ok" once a catalog is served, else 503
 //   GET  /, /ui/...               the status page (ui/status_page.h), when
 //                                 one is given (--ui)
@@ -32,6 +35,7 @@
 #include "api/handlers.h"
 #include "api/lanes.h"
 #include "base/work_pool.h"
+#include "gateway/audit.h"
 #include "gateway/provider_cache.h"
 #include "http/server.h"
 #include "runtime/client_tracker.h"
@@ -59,12 +63,15 @@ class Gateway final {
   // page are not recorded as clients: its readers are people in browsers.
   // `gatekeeper_cache_bytes` bounds the answers kept for /gatekeeper/v1
   // (gateway/provider_cache.h; --gatekeeper-cache-bytes); 0 keeps none.
+  // `audit` (may be null: the route is 404) reads /audit/v1/events; its
+  // posts are not recorded as a client call of their own (kube-apiserver is
+  // the sender, the events name the clients).
   Gateway(const api::PolicyHandlers* handlers,
           const runtime::SnapshotStore* store, runtime::ClientTracker* clients,
           const runtime::ServiceMetrics* metrics,
           const ui::StatusPage* ui = nullptr,
           size_t gatekeeper_cache_bytes = kDefaultGatekeeperCacheBytes,
-          HeavyLane heavy = HeavyLane());
+          HeavyLane heavy = HeavyLane(), AuditIngest* audit = nullptr);
 
   // Answers on the calling thread, whatever the request's lane.
   // Thread-safe; never blocks.
@@ -84,6 +91,7 @@ class Gateway final {
   runtime::ClientTracker* clients_;
   const runtime::ServiceMetrics* metrics_;
   const ui::StatusPage* ui_;
+  AuditIngest* audit_;
   mutable ProviderCache gatekeeper_cache_;
   const HeavyLane heavy_;
 };

@@ -226,8 +226,15 @@ Verdict ClientTracker::VerdictOf(const ServingSnapshot& snapshot,
   return verdict;
 }
 
-void ClientTracker::Count(Entry& entry, Verdict verdict, absl::Time now) {
+void ClientTracker::Count(Entry& entry, Verdict verdict, absl::Time now,
+                          ClientSeen seen) {
   entry.requests.fetch_add(1, std::memory_order_relaxed);
+  const auto bit = static_cast<uint8_t>(seen);
+  // A read first: the bit is almost always set already, and a read keeps the
+  // cache line shared between the threads counting this client.
+  if ((entry.seen.load(std::memory_order_relaxed) & bit) == 0) {
+    entry.seen.fetch_or(bit, std::memory_order_relaxed);
+  }
   entry.last_seen_ns.store(absl::ToUnixNanos(now), std::memory_order_relaxed);
   if (metrics_ == nullptr) return;
   std::atomic<metrics::Counter*>& slot = entry.counters[VerdictBits(verdict)];
@@ -268,7 +275,8 @@ ClientTracker::Entry* ClientTracker::Insert(Shard& shard, const KeyView& key,
 }
 
 void ClientTracker::Record(const ServingSnapshot& snapshot,
-                           const engine::ClientIdentity& client) {
+                           const engine::ClientIdentity& client,
+                           ClientSeen seen) {
   const absl::Time now = Now();
   char buffer[48];
   const bool has_major_minor =
@@ -290,7 +298,7 @@ void ClientTracker::Record(const ServingSnapshot& snapshot,
     auto it = shard.entries.find(key);
     if (it != shard.entries.end()) {
       Entry& entry = *it->second;
-      Count(entry, VerdictOf(snapshot, entry), now);
+      Count(entry, VerdictOf(snapshot, entry), now, seen);
       return;
     }
   }
@@ -306,7 +314,7 @@ void ClientTracker::Record(const ServingSnapshot& snapshot,
     auto it = shard.entries.find(key);
     if (it != shard.entries.end()) {  // another caller inserted it meanwhile
       entry = it->second.get();
-      Count(*entry, VerdictOf(snapshot, *entry), now);
+      Count(*entry, VerdictOf(snapshot, *entry), now, seen);
       return;
     }
     entry = Insert(shard, key, has_major_minor, verdict, now);
@@ -314,13 +322,13 @@ void ClientTracker::Record(const ServingSnapshot& snapshot,
       entry->state.store(
           ((snapshot.generation + 1) << 2) | VerdictBits(verdict),
           std::memory_order_release);
-      Count(*entry, verdict, now);
+      Count(*entry, verdict, now, seen);
       return;
     }
   }
   // Past the bound the pair is "other", but the call keeps the verdict just
   // judged: an out-of-allowance client must not pass as "unknown".
-  Count(*overflow_, verdict, now);
+  Count(*overflow_, verdict, now, seen);
 }
 
 void ClientTracker::MaybeSweep(absl::Time now, bool table_full) {
@@ -372,6 +380,9 @@ ObservedClientInfo ClientTracker::Describe(const ServingSnapshot& snapshot,
   info.last_seen =
       absl::FromUnixNanos(entry.last_seen_ns.load(std::memory_order_relaxed));
   info.requests = entry.requests.load(std::memory_order_relaxed);
+  const uint8_t seen = entry.seen.load(std::memory_order_relaxed);
+  info.seen_direct = (seen & static_cast<uint8_t>(ClientSeen::kDirect)) != 0;
+  info.seen_audit = (seen & static_cast<uint8_t>(ClientSeen::kAudit)) != 0;
   return info;
 }
 

@@ -76,6 +76,10 @@
 
 namespace compatd::runtime {
 
+// Where a client was seen: calling compatd itself, or in kube-apiserver's
+// audit events (POST /audit/v1/events: every client of the cluster).
+enum class ClientSeen : uint8_t { kDirect = 1, kAudit = 2 };
+
 // One ListClients row.
 struct ObservedClientInfo {
   std::string component;
@@ -86,6 +90,8 @@ struct ObservedClientInfo {
   absl::Time first_seen;
   absl::Time last_seen;
   uint64_t requests = 0;
+  bool seen_direct = false;  // called compatd
+  bool seen_audit = false;   // in the audit events
 };
 
 // Whose clients a list shows.
@@ -132,9 +138,10 @@ class ClientTracker final {
   ClientTracker& operator=(const ClientTracker&) = delete;
 
   // Records one call, judged against `catalog` (the snapshot the request
-  // used).
+  // used), seen where `seen` says.
   void Record(const ServingSnapshot& snapshot,
-              const engine::ClientIdentity& client);
+              const engine::ClientIdentity& client,
+              ClientSeen seen = ClientSeen::kDirect);
 
   // Live entries (of `component` only, unless empty), judged against
   // `catalog`, sorted by component then version.
@@ -219,6 +226,8 @@ class ClientTracker final {
     std::atomic<int64_t> first_seen_ns;
     std::atomic<int64_t> last_seen_ns;
     std::atomic<uint64_t> requests{0};
+    // ClientSeen bits.
+    std::atomic<uint8_t> seen{0};
     // ((catalog generation + 1) << 2) | verdict; 0 = never judged.
     std::atomic<uint64_t> state{0};
     // compatd_client_requests_total handles, by verdict, resolved lazily.
@@ -249,7 +258,7 @@ class ClientTracker final {
   std::optional<engine::SkewVerdict> VerdictOf(const ServingSnapshot& snapshot,
                                                Entry& entry) const;
   void Count(Entry& entry, std::optional<engine::SkewVerdict> verdict,
-             absl::Time now);
+             absl::Time now, ClientSeen seen);
   Entry* Insert(Shard& shard, const KeyView& key, bool has_major_minor,
                 std::optional<engine::SkewVerdict> verdict, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);

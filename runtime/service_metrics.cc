@@ -243,6 +243,62 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
                             std::string(ClientVerdictName(std::nullopt))}));
 
   COMPATD_ASSIGN_OR_RETURN(
+      metrics::Family<metrics::Counter> * at_risk,
+      registry->AddCounterFamily(
+          "compatd_api_requests_at_risk_total",
+          "API requests seen through kube-apiserver's audit webhook whose "
+          "API is at risk, by calling component, group/version, resource "
+          "and verdict (not_served, removed_at_target, "
+          "not_served_at_target, not_served_at_rollback, deprecated). "
+          "Bounded: past the bound, component, group_version and resource "
+          "are \"other\".",
+          {"component", "group_version", "resource", "verdict"}));
+  metrics->api_requests_at_risk_ =
+      std::make_unique<metrics::BoundedLabelTable<metrics::Counter>>(
+          at_risk, metrics::BoundedLabelTableOptions{
+                       .max_label_sets = options.max_api_usage_label_sets,
+                       .overflow_labels = {0, 1, 2},
+                       .overflow_reserve = engine::kApiUseVerdictCount});
+  {
+    const std::string other(metrics::kOverflowLabelValue);
+    COMPATD_ASSIGN_OR_RETURN(
+        metrics->api_requests_at_risk_fallback_,
+        at_risk->Add({other, other, other,
+                      std::string(engine::ApiUseVerdictName(
+                          engine::ApiUseVerdict::kDeprecated))}));
+  }
+  COMPATD_ASSIGN_OR_RETURN(
+      metrics::Family<metrics::Counter> * audit_events,
+      registry->AddCounterFamily(
+          "compatd_audit_events_total",
+          "Audit events read from kube-apiserver's audit webhook, by what "
+          "became of them: recorded (a completed request: its client and, if "
+          "at risk, its API use), skipped_stage (RequestReceived or "
+          "ResponseStarted: the request is counted once, at completion), "
+          "unauthenticated (401: its User-Agent is anyone's), malformed "
+          "(skipped; the rest of the batch is read).",
+          {"result"}));
+  constexpr std::array<const char*, kAuditEventResultCount> kEventResults = {
+      "recorded", "skipped_stage", "unauthenticated", "malformed"};
+  for (size_t i = 0; i < kAuditEventResultCount; ++i) {
+    COMPATD_ASSIGN_OR_RETURN(metrics->audit_events_[i],
+                             audit_events->Add({kEventResults[i]}));
+  }
+  COMPATD_ASSIGN_OR_RETURN(
+      metrics::Family<metrics::Counter> * audit_batches,
+      registry->AddCounterFamily(
+          "compatd_audit_batches_total",
+          "Batches posted to /audit/v1/events, by result: accepted (200), "
+          "malformed (400), too_large (413), busy (429). kube-apiserver "
+          "retries every refused batch, then drops it.",
+          {"result"}));
+  constexpr std::array<const char*, kAuditBatchResultCount> kBatchResults = {
+      "accepted", "malformed", "too_large", "busy"};
+  for (size_t i = 0; i < kAuditBatchResultCount; ++i) {
+    COMPATD_ASSIGN_OR_RETURN(metrics->audit_batches_[i],
+                             audit_batches->Add({kBatchResults[i]}));
+  }
+  COMPATD_ASSIGN_OR_RETURN(
       metrics::Family<metrics::Counter>* const mismatch,
       registry->AddCounterFamily(
           "compatd_admission_catalog_mismatch_total",
@@ -406,6 +462,26 @@ void ServiceMetrics::RecordClient(
     absl::string_view component, absl::string_view version,
     std::optional<engine::SkewVerdict> verdict) const {
   ClientRequests(component, version, verdict)->Increment();
+}
+
+metrics::Counter* ServiceMetrics::ApiRequestsAtRisk(
+    absl::string_view component, absl::string_view group_version,
+    absl::string_view resource, engine::ApiUseVerdict verdict) const {
+  absl::StatusOr<metrics::Counter*> counter = api_requests_at_risk_->Get(
+      {std::string(component), std::string(group_version),
+       std::string(resource), std::string(engine::ApiUseVerdictName(verdict))});
+  return counter.ok() ? *counter : api_requests_at_risk_fallback_;
+}
+
+void ServiceMetrics::RecordAuditEvents(AuditEventResult result,
+                                       uint64_t count) const {
+  if (count == 0) return;
+  audit_events_[static_cast<size_t>(result)]->Increment(
+      static_cast<double>(count));
+}
+
+void ServiceMetrics::RecordAuditBatch(AuditBatchResult result) const {
+  audit_batches_[static_cast<size_t>(result)]->Increment();
 }
 
 void ServiceMetrics::RecordAdmissionMismatch(absl::string_view reason) const {

@@ -24,6 +24,14 @@
 //   compatd_client_last_seen_timestamp_seconds{component,version}
 //       (this replica's live clients, at scrape time, from the source set
 //       with SetClientSeenSource; what the fleet view sums)
+//   compatd_api_requests_at_risk_total{component,group_version,resource,
+//       verdict}  (audited calls to APIs at risk, runtime/api_usage.h; at
+//       most max_api_usage_label_sets series, overflow "other" but the
+//       verdict)
+//   compatd_audit_events_total{result}  (audit events read: "recorded",
+//       "skipped_stage", "unauthenticated", "malformed")
+//   compatd_audit_batches_total{result}  ("accepted", "malformed",
+//       "too_large", "busy")
 //
 // Thread-safe.
 
@@ -43,6 +51,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "engine/api_use.h"
 #include "engine/skew.h"
 #include "metrics/bounded_label_table.h"
 #include "metrics/registry.h"
@@ -67,6 +76,18 @@ const std::vector<double>& HandlingSecondsBuckets();
 // it: "allowed", "too_old", "too_new", or "unknown" (nullopt: the component
 // or its version is not one the skew policy can judge).
 absl::string_view ClientVerdictName(std::optional<engine::SkewVerdict> verdict);
+
+// What became of one audit event (POST /audit/v1/events).
+enum class AuditEventResult {
+  kRecorded,
+  kSkippedStage,
+  kUnauthenticated,
+  kMalformed
+};
+inline constexpr size_t kAuditEventResultCount = 4;
+// What became of one audit batch.
+enum class AuditBatchResult { kAccepted, kMalformed, kTooLarge, kBusy };
+inline constexpr size_t kAuditBatchResultCount = 4;
 
 struct RpcMethod {
   std::string service;  // "compatd.v1.CompatibilityPolicy"
@@ -100,6 +121,7 @@ class ServiceMetrics final {
     std::string version;   // compatd_build_info{version}
     std::string revision;  // compatd_build_info{revision}
     size_t max_client_label_sets = metrics::kDefaultMaxLabelSets;
+    size_t max_api_usage_label_sets = metrics::kDefaultMaxLabelSets;
   };
 
   // Registers the families in `registry` (which must outlive this) and
@@ -142,6 +164,18 @@ class ServiceMetrics final {
   // ClientRequests(...)->Increment().
   void RecordClient(absl::string_view component, absl::string_view version,
                     std::optional<engine::SkewVerdict> verdict) const;
+
+  // compatd_api_requests_at_risk_total's handle for one label set, through
+  // the bounded table (component, group_version and resource become "other"
+  // past the bound). Slow path: cache the handle. Never null.
+  metrics::Counter* ApiRequestsAtRisk(absl::string_view component,
+                                      absl::string_view group_version,
+                                      absl::string_view resource,
+                                      engine::ApiUseVerdict verdict) const;
+  // Adds `count` to compatd_audit_events_total{result} / one to
+  // compatd_audit_batches_total{result}. Lock-free.
+  void RecordAuditEvents(AuditEventResult result, uint64_t count) const;
+  void RecordAuditBatch(AuditBatchResult result) const;
 
   // One request on the HTTP front door: compatd_http_requests_total{route,
   // code} and compatd_http_request_duration_seconds{route}. `route` must come
@@ -202,6 +236,11 @@ class ServiceMetrics final {
   // sanitized); keeps ClientRequests() non-null.
   metrics::Counter* client_requests_fallback_ = nullptr;
 
+  std::unique_ptr<metrics::BoundedLabelTable<metrics::Counter>>
+      api_requests_at_risk_;
+  metrics::Counter* api_requests_at_risk_fallback_ = nullptr;
+  std::array<metrics::Counter*, kAuditEventResultCount> audit_events_{};
+  std::array<metrics::Counter*, kAuditBatchResultCount> audit_batches_{};
   std::array<metrics::Counter*, kAdmissionMismatchReasons.size()>
       admission_mismatch_{};
 

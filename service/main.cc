@@ -65,8 +65,8 @@ void AddServerFlags(compatd::base::FlagTable* flags,
                    "it");
   flags->AddString("http-listen", &server->http_listen,
                    "HTTPS/JSON front door host:port (/v1/<RPC>, "
-                   "/admission/v1/validate, /gatekeeper/v1, /healthz); empty "
-                   "disables it");
+                   "/admission/v1/validate, /gatekeeper/v1, /audit/v1/events, "
+                   "/healthz); empty disables it");
   flags->AddBool("ui", &server->ui,
                  "serve the status page on --http-listen (/ui/: versions, "
                  "clients, feature gates, APIs); false: its paths are 404");
@@ -114,6 +114,32 @@ void AddServerFlags(compatd::base::FlagTable* flags,
                    "the cluster's kube-apiserver release line (\"1.34\"): "
                    "answered when a request names no versions.binaryVersion; "
                    "empty: the newest line served");
+  flags->AddBool("audit", &server->audit,
+                 "read kube-apiserver's audit webhook batches on "
+                 "--http-listen (POST /audit/v1/events: every client of the "
+                 "cluster and the APIs at risk it calls); false: 404");
+  flags->AddString("audit-user-names", &server->audit_user_names,
+                   "user names the API use rows keep: service-accounts "
+                   "(service accounts and Kubernetes' own identities by "
+                   "name, other users as a keyed hash; the default), all, "
+                   "or none (only the kind of user)");
+  flags->AddInt("audit-max-batch-events", &server->audit_max_batch_events, 1,
+                1000000,
+                "events per audit batch read (kube-apiserver sends up to "
+                "--audit-webhook-batch-max-size, 400); more: 413");
+  flags->AddInt("audit-max-batch-bytes", &server->audit_max_batch_bytes, 1024,
+                64 * 1024 * 1024,
+                "bytes per audit batch read (at most --max-http-body-bytes "
+                "arrive); more: 413");
+  flags->AddInt("audit-max-concurrent-batches",
+                &server->audit_max_concurrent_batches, 1, 64,
+                "audit batches read at once; more get 429 and kube-apiserver "
+                "retries them, so the front door's other calls keep threads");
+  flags->AddInt("max-api-usage-rows", &server->max_api_usage_rows, 1, 1000000,
+                "client x API-at-risk rows kept (ListApiUsage); past it, new "
+                "ones are counted in one row \"other\"");
+  flags->AddDuration("api-usage-ttl", &server->api_usage_ttl,
+                     "forget an API use row not seen for this long");
   flags->AddDuration("reload-interval", &server->reload_interval,
                      "periodic content check of --catalog besides inotify and "
                      "SIGHUP; 0 disables it");

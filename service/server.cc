@@ -147,6 +147,8 @@ class ServerImpl final : public Server {
     metric_options.revision = COMPATD_REVISION;
     metric_options.max_client_label_sets =
         static_cast<size_t>(options_.max_client_series);
+    metric_options.max_api_usage_label_sets =
+        static_cast<size_t>(options_.max_client_series);
     absl::StatusOr<std::unique_ptr<runtime::ServiceMetrics>> created =
         runtime::ServiceMetrics::Create(&registry_, std::move(metric_options));
     if (!created.ok()) return created.status();
@@ -247,8 +249,13 @@ class ServerImpl final : public Server {
     api::RequestLimits limits = options_.limits;
     limits.max_answer_bytes =
         static_cast<size_t>(options_.max_send_message_bytes);
-    handlers_ =
-        std::make_unique<api::PolicyHandlers>(&events_, clients_.get(), limits);
+    runtime::ApiUsageTracker::Options usage_options;
+    usage_options.max_rows = static_cast<size_t>(options_.max_api_usage_rows);
+    usage_options.idle_ttl = options_.api_usage_ttl;
+    usage_ = std::make_unique<runtime::ApiUsageTracker>(metrics_.get(),
+                                                        usage_options);
+    handlers_ = std::make_unique<api::PolicyHandlers>(&events_, clients_.get(),
+                                                      limits, usage_.get());
     observer_ =
         std::make_unique<RecordingObserver>(metrics_.get(), clients_.get());
     // A client has as long to take an answer as a call may last.
@@ -522,11 +529,27 @@ class ServerImpl final : public Server {
       status_page_ =
           std::make_unique<ui::StatusPage>(handlers_.get(), ui_options);
     }
+    if (options_.audit) {
+      gateway::AuditIngest::Options audit_options;
+      audit_options.max_batch_events =
+          static_cast<size_t>(options_.audit_max_batch_events);
+      audit_options.max_batch_bytes =
+          static_cast<size_t>(options_.audit_max_batch_bytes);
+      audit_options.max_concurrent_batches =
+          options_.audit_max_concurrent_batches;
+      // Checked by ValidateServerOptions.
+      audit_options.user_names =
+          runtime::ParseUserNames(options_.audit_user_names)
+              .value_or(runtime::UserNames::kServiceAccounts);
+      audit_ = std::make_unique<gateway::AuditIngest>(
+          clients_.get(), usage_.get(), metrics_.get(), audit_options);
+    }
     gateway_ = std::make_unique<gateway::Gateway>(
         handlers_.get(), &pipeline_->store(), clients_.get(), metrics_.get(),
         status_page_.get(),
         static_cast<size_t>(options_.gatekeeper_cache_bytes),
-        gateway::HeavyLane{heavy_.get(), options_.heavy_work_time});
+        gateway::HeavyLane{heavy_.get(), options_.heavy_work_time},
+        audit_.get());
     if (absl::Status s = StartHttpPort(
             options_.http_listen, "--http-listen", options_.http_tls,
             "--http-tls", gateway_->AsHandler(), &http_tls_, &http_server_);
@@ -538,6 +561,7 @@ class ServerImpl final : public Server {
                                     : "HTTP/JSON on http://",
         HostOf(options_.http_listen), ":", http_server_->port(),
         " (/v1/<RPC>, /admission/v1/validate, /gatekeeper/v1",
+        options_.audit ? ", /audit/v1/events" : "",
         options_.ui ? ", the status page at /ui/)" : ")",
         options_.http_tls.enabled() && !options_.http_tls.client_ca.empty()
             ? " (client certificates required)"
@@ -671,6 +695,7 @@ class ServerImpl final : public Server {
   std::unique_ptr<runtime::FleetClients> fleet_;
   std::unique_ptr<fleet::PrometheusPoller> poller_;
   std::unique_ptr<runtime::ClientTracker> clients_;
+  std::unique_ptr<runtime::ApiUsageTracker> usage_;
   std::unique_ptr<api::PolicyHandlers> handlers_;
   std::unique_ptr<RecordingObserver> observer_;
   std::unique_ptr<AnswerBacklog> backlog_;
@@ -691,6 +716,7 @@ class ServerImpl final : public Server {
   std::unique_ptr<http::Server> metrics_server_;
   const absl::Time started_ = absl::Now();
   std::unique_ptr<ui::StatusPage> status_page_;  // outlives the gateway
+  std::unique_ptr<gateway::AuditIngest> audit_;
   std::unique_ptr<gateway::Gateway> gateway_;
   std::unique_ptr<http::TlsFileContext> http_tls_;  // outlives its server
   std::unique_ptr<http::Server> http_server_;

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/api_usage.h"
 
 namespace compatd::service {
 
@@ -80,6 +81,15 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
   if (absl::Status s = http::CheckTlsFiles(options.http_tls, "--http-tls");
       !s.ok()) {
     return s;
+  }
+  if (absl::Status s =
+          runtime::ParseUserNames(options.audit_user_names).status();
+      !s.ok()) {
+    return s;
+  }
+  if (options.api_usage_ttl <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "--api-usage-ttl: must be positive, e.g. 1h");
   }
   if (options.tls_refresh_interval < absl::Seconds(1)) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -52,6 +52,20 @@ struct ServerOptions {
   // The release line answered when a request names no binary version
   // ("1.34"); empty: the newest line served.
   std::string binary_version;
+  // POST /audit/v1/events on the front door (gateway/audit.h): kube-apiserver's
+  // audit webhook as a source of clients and API use; false: 404.
+  bool audit = true;
+  // --audit-user-names: "all", "service-accounts" or "none"
+  // (runtime/api_usage.h).
+  std::string audit_user_names = "service-accounts";
+  // Events per batch and bytes per batch read; more: 413.
+  int audit_max_batch_events = 4000;
+  int audit_max_batch_bytes = 3 * 1024 * 1024;
+  // Batches read at once; more: 429 (kube-apiserver retries).
+  int audit_max_concurrent_batches = 1;
+  // API use rows (client x API at risk) kept, and how long an idle one lives.
+  int max_api_usage_rows = 1000;
+  absl::Duration api_usage_ttl = absl::Hours(1);
   // Backstop content check of the catalog file (besides inotify and SIGHUP); 0
   // disables it.
   absl::Duration reload_interval = absl::Seconds(30);

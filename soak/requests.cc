@@ -456,6 +456,12 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
             RandomComponent(rng));
       }
       return;
+    case Rpc::kListApiUsage:
+      if (OneIn(rng, 2)) {
+        static_cast<v1::ListApiUsageRequest*>(message)->set_component(
+            RandomComponent(rng));
+      }
+      return;
     case Rpc::kLintCatalog:
     case Rpc::kGetCatalog:
     case Rpc::kWatchCatalog:  // not sent by the workers
@@ -598,6 +604,8 @@ std::unique_ptr<Message> NewRequest(Rpc rpc) {
       return std::make_unique<v1::GetCatalogRequest>();
     case Rpc::kListClients:
       return std::make_unique<v1::ListClientsRequest>();
+    case Rpc::kListApiUsage:
+      return std::make_unique<v1::ListApiUsageRequest>();
     case Rpc::kWatchCatalog:
       return nullptr;
   }
@@ -634,6 +642,8 @@ std::unique_ptr<Message> NewResponse(Rpc rpc) {
       return std::make_unique<v1::GetCatalogResponse>();
     case Rpc::kListClients:
       return std::make_unique<v1::ListClientsResponse>();
+    case Rpc::kListApiUsage:
+      return std::make_unique<v1::ListApiUsageResponse>();
     case Rpc::kWatchCatalog:
       return nullptr;
   }
@@ -676,6 +686,8 @@ grpc::Status CallStub(v1::CompatibilityPolicy::Stub& stub,
       COMPATD_SOAK_CALL(GetCatalog);
     case Rpc::kListClients:
       COMPATD_SOAK_CALL(ListClients);
+    case Rpc::kListApiUsage:
+      COMPATD_SOAK_CALL(ListApiUsage);
     case Rpc::kWatchCatalog:
       break;  // a stream: not through this call
   }
@@ -1083,6 +1095,13 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
             r.clients_size() <= facts.max_client_series,
             absl::StrCat("at most --max-client-series (",
                          facts.max_client_series, ") clients tracked"));
+      },
+      facts));
+  cases.push_back(Valid<v1::ListApiUsageRequest, v1::ListApiUsageResponse>(
+      Rpc::kListApiUsage, 5, "API use at risk", [](auto*) {},
+      [](const auto& r) {
+        return Expect(r.usage_size() <= 1000,
+                      "at most --max-api-usage-rows (1000) rows");
       },
       facts));
   cases.push_back(Valid<v1::LintCatalogRequest, v1::LintCatalogResponse>(

@@ -77,6 +77,7 @@ absl::string_view StatusPage::Route(absl::string_view path) {
   if (path == "/ui/features") return "/ui/features";
   if (absl::StartsWith(path, "/ui/features/")) return "/ui/features/<gate>";
   if (path == "/ui/apis") return "/ui/apis";
+  if (path == "/ui/api-use") return "/ui/api-use";
   if (path == "/ui/plan") return "/ui/plan";
   if (path == "/ui/status.json") return "/ui/status.json";
   if (path == "/ui/style.css" || path == "/ui/app.js") return "/ui/assets";
@@ -170,6 +171,8 @@ void StatusPage::Handle(const http::Request& request,
     Page(RenderFeature(context, PercentDecode(gate, false)), context, response);
   } else if (path == "/ui/apis") {
     Page(RenderApis(context), context, response);
+  } else if (path == "/ui/api-use") {
+    Page(RenderApiUse(context), context, response);
   } else if (path == "/ui/plan") {
     Page(RenderPlan(context), context, response);
   } else {
@@ -179,8 +182,8 @@ void StatusPage::Handle(const http::Request& request,
         &context, "Not found",
         absl::StrCat(path,
                      ": no such page; the status page has /ui/, /ui/clients, "
-                     "/ui/features, /ui/features/<gate>, /ui/apis and "
-                     "/ui/plan"));
+                     "/ui/features, /ui/features/<gate>, /ui/apis, "
+                     "/ui/api-use and /ui/plan"));
   }
 }
 

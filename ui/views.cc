@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "compatd/v1/compatd.pb.h"
+#include "engine/api_names.h"
 #include "engine/catalog.h"
 #include "engine/skew.h"
 #include "engine/version.h"
@@ -24,7 +25,15 @@
 namespace compatd::ui {
 namespace {
 
-enum class View { kOverview, kClients, kFeatures, kApis, kPlan, kNone };
+enum class View {
+  kOverview,
+  kClients,
+  kFeatures,
+  kApis,
+  kApiUse,
+  kPlan,
+  kNone
+};
 
 // Releases of history the feature table's timelines show (the detail page
 // shows a gate's whole history).
@@ -79,6 +88,7 @@ void AppendHead(std::string* out, absl::string_view title, View active,
       {View::kClients, "/ui/clients", "Clients"},
       {View::kFeatures, "/ui/features", "Feature gates"},
       {View::kApis, "/ui/apis", "APIs"},
+      {View::kApiUse, "/ui/api-use", "API use"},
       {View::kPlan, "/ui/plan", "Upgrade plan"},
   };
   for (const Link& link : kLinks) {
@@ -598,6 +608,7 @@ void AppendClientTable(std::string* out, const PageContext& context,
   }
   out->append(
       "<th scope=\"col\" class=\"num\">requests</th><th "
+      "scope=\"col\">seen via</th><th "
       "scope=\"col\">first seen</th><th scope=\"col\">last seen</th></tr>"
       "</thead><tbody>");
   for (const v1::ObservedClient& client : clients.clients()) {
@@ -648,8 +659,18 @@ void AppendClientTable(std::string* out, const PageContext& context,
         AppendEscaped(out, range);
       }
     }
-    absl::StrAppend(out, "</td><td class=\"num\" data-label=\"requests\">",
-                    client.requests(), "</td><td data-label=\"first seen\">");
+    bool direct = false, audit = false;
+    for (int via : client.seen_via()) {
+      direct = direct || via == v1::CLIENT_SEEN_VIA_DIRECT;
+      audit = audit || via == v1::CLIENT_SEEN_VIA_AUDIT;
+    }
+    const absl::string_view seen_via = direct && audit ? "direct, audit"
+                                       : audit         ? "audit"
+                                                       : "direct";
+    absl::StrAppend(
+        out, "</td><td class=\"num\" data-label=\"requests\">",
+        client.requests(), "</td><td data-label=\"seen via\" data-seen-via=\"",
+        seen_via, "\">", seen_via, "</td><td data-label=\"first seen\">");
     AppendAgo(out, context.now, ToTime(client.first_seen()));
     out->append("</td><td data-label=\"last seen\">");
     AppendAgo(out, context.now, ToTime(client.last_seen()));
@@ -1542,6 +1563,109 @@ absl::StatusOr<std::string> RenderApis(const PageContext& context) {
     list("stops-serving", "Stop being served", stops);
     list("starts-serving", "Start being served", starts);
   }
+  AppendFoot(&out, &context);
+  return out;
+}
+
+namespace {
+
+absl::string_view ApiUseVerdictText(v1::ApiUseVerdict verdict) {
+  switch (verdict) {
+    case v1::API_USE_VERDICT_NOT_SERVED:
+      return "not served now";
+    case v1::API_USE_VERDICT_REMOVED_AT_TARGET:
+      return "removed at the target";
+    case v1::API_USE_VERDICT_NOT_SERVED_AT_TARGET:
+      return "not served at the target";
+    case v1::API_USE_VERDICT_NOT_SERVED_AT_ROLLBACK:
+      return "not served at the rollback floor";
+    case v1::API_USE_VERDICT_DEPRECATED:
+      return "deprecated";
+    default:
+      return "unknown";
+  }
+}
+
+// The badge colour: what fails (now or at the target) is "too old"'s red,
+// the rest the warning colour.
+absl::string_view ApiUseVerdictClass(v1::ApiUseVerdict verdict) {
+  switch (verdict) {
+    case v1::API_USE_VERDICT_NOT_SERVED:
+    case v1::API_USE_VERDICT_REMOVED_AT_TARGET:
+    case v1::API_USE_VERDICT_NOT_SERVED_AT_TARGET:
+      return "too-old";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RenderApiUse(const PageContext& context) {
+  v1::ListApiUsageResponse usage;
+  if (absl::Status s = context.handlers->ListApiUsage(
+          *context.snapshot, v1::ListApiUsageRequest(), &usage);
+      !s.ok()) {
+    return s;
+  }
+  std::string out;
+  out.reserve(16 << 10);
+  AppendHead(&out, "API use", View::kApiUse, &context);
+  out.append("<h1>API use</h1><p>");
+  AppendEscaped(&out, usage.reason());
+  out.append(".</p>");
+  if (usage.usage().empty()) {
+    out.append(
+        "<p class=\"empty\">No call to an API at risk has been seen (within "
+        "--api-usage-ttl). kube-apiserver sends its audit events here when "
+        "started with --audit-webhook-config-file naming "
+        "<code>/audit/v1/events</code> (README, \"Seeing the whole "
+        "cluster\").</p>");
+    AppendFoot(&out, &context);
+    return out;
+  }
+  out.append(
+      "<div class=\"scroll\"><table class=\"list stack\" "
+      "id=\"api-use\"><thead><tr>"
+      "<th scope=\"col\">verdict</th><th scope=\"col\">API</th>"
+      "<th scope=\"col\">client</th><th scope=\"col\">user</th>"
+      "<th scope=\"col\" class=\"num\">requests</th>"
+      "<th scope=\"col\" class=\"num\">denied</th>"
+      "<th scope=\"col\">first seen</th><th scope=\"col\">last seen</th>"
+      "<th scope=\"col\">why</th></tr></thead><tbody>");
+  for (const v1::ApiUsage& row : usage.usage()) {
+    absl::StrAppend(
+        &out, "<tr data-verdict=\"", v1::ApiUseVerdict_Name(row.verdict()),
+        "\"><td><span class=\"badge v-", ApiUseVerdictClass(row.verdict()),
+        "\">", ApiUseVerdictText(row.verdict()),
+        "</span></td><td data-label=\"API\"><code>");
+    AppendEscaped(&out, engine::GroupVersionString(row.group(), row.version()));
+    out.append("</code> ");
+    AppendEscaped(&out, row.resource());
+    if (!row.subresource().empty()) {
+      out.append("/");
+      AppendEscaped(&out, row.subresource());
+    }
+    out.append("</td><td class=\"component\" data-label=\"client\">");
+    AppendEscaped(&out, row.component());
+    out.append(" ");
+    AppendEscaped(&out, row.client_version());
+    out.append("<br><small>");
+    AppendEscaped(&out, row.user_agent());
+    out.append("</small></td><td data-label=\"user\">");
+    AppendEscaped(&out, row.user());
+    absl::StrAppend(&out, "</td><td class=\"num\" data-label=\"requests\">",
+                    row.requests(),
+                    "</td><td class=\"num\" data-label=\"denied\">",
+                    row.denied(), "</td><td data-label=\"first seen\">");
+    AppendAgo(&out, context.now, ToTime(row.first_seen()));
+    out.append("</td><td data-label=\"last seen\">");
+    AppendAgo(&out, context.now, ToTime(row.last_seen()));
+    out.append("</td><td data-label=\"why\">");
+    AppendEscaped(&out, row.message());
+    out.append("</td></tr>");
+  }
+  out.append("</tbody></table></div>");
   AppendFoot(&out, &context);
   return out;
 }

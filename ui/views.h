@@ -49,6 +49,9 @@ absl::StatusOr<std::string> RenderFeatures(const PageContext& context,
 absl::StatusOr<std::string> RenderFeature(const PageContext& context,
                                           absl::string_view name);
 absl::StatusOr<std::string> RenderApis(const PageContext& context);
+// ListApiUsage: the calls at risk kube-apiserver's audit events showed, per
+// client and API (a note on how to send them when there are none).
+absl::StatusOr<std::string> RenderApiUse(const PageContext& context);
 // The PlanUpgrade answer from the cluster section to its upgrade target,
 // section by section (a note when the catalog has no target).
 absl::StatusOr<std::string> RenderPlan(const PageContext& context);

@@ -179,7 +179,7 @@ TEST_F(PromtoolTest, PrometheusRuleSpecPassesCheckRules) {
   const CommandResult result = RunPromtool("check rules /dev/stdin", path);
   unlink(path.c_str());
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_THAT(result.output, HasSubstr("SUCCESS: 11 rules found"));
+  EXPECT_THAT(result.output, HasSubstr("SUCCESS: 12 rules found"));
 }
 
 // Every "expr" of the Grafana dashboard is valid PromQL: with Grafana's

@@ -343,12 +343,40 @@ def check_apis(browser):
                             ".textContent.indexOf('pods') >= 0"), "apis: core v1 serves pods")
 
 
+def check_api_use(browser):
+    rows = browser.evaluate(
+        "Array.from(document.querySelectorAll('#api-use tbody tr')).map(function(r){"
+        "return [r.dataset.verdict, r.querySelector('td.component').textContent]})")
+    expect(len(rows) == 1 and rows[0][0] == "API_USE_VERDICT_NOT_SERVED"
+           and rows[0][1].startswith("cluster-autoscaler 1.28"),
+           "api use: the autoscaler's policy/v1beta1 calls, not served (%s)" % rows)
+
+
+# One audit batch as kube-apiserver's webhook posts it (audit.k8s.io/v1
+# EventList, Metadata level): the cluster autoscaler listing
+# policy/v1beta1 PodDisruptionBudgets (removed in 1.25) twice.
+AUDIT_EVENT = (
+    '{"level":"Metadata","auditID":"%s","stage":"ResponseComplete",'
+    '"requestURI":"/apis/policy/v1beta1/poddisruptionbudgets","verb":"list",'
+    '"user":{"username":"system:serviceaccount:kube-system:cluster-autoscaler",'
+    '"groups":["system:serviceaccounts","system:authenticated"]},'
+    '"sourceIPs":["10.0.0.12"],'
+    '"userAgent":"cluster-autoscaler/v1.28.2 (linux/amd64) kubernetes/1a2b3c4",'
+    '"objectRef":{"resource":"poddisruptionbudgets","apiGroup":"policy","apiVersion":"v1beta1"},'
+    '"responseStatus":{"metadata":{},"status":"Failure","reason":"NotFound","code":404},'
+    '"requestReceivedTimestamp":"2026-11-27T08:00:00.123456Z",'
+    '"stageTimestamp":"2026-11-27T08:00:00.125012Z",'
+    '"annotations":{"authorization.k8s.io/decision":"allow"}}')
+AUDIT_BATCH = ('{"kind":"EventList","apiVersion":"audit.k8s.io/v1","metadata":{},"items":[%s,%s]}'
+               % (AUDIT_EVENT % "a1", AUDIT_EVENT % "a2"))
+
 VIEWS = [
     ("overview", "/ui/", check_overview),
     ("clients", "/ui/clients", check_clients),
     ("features", "/ui/features", check_features),
     ("feature", "/ui/features/WatchList", check_feature),
     ("apis", "/ui/apis", check_apis),
+    ("api-use", "/ui/api-use", check_api_use),
     ("plan", "/ui/plan", check_plan),
 ]
 
@@ -381,6 +409,8 @@ def run(args, workdir):
                      {"User-Agent": "kubectl/v1.36.0 (linux/amd64) kubernetes/abc1234"})
         compatd.call("/v1/GetFeature", feature,
                      {"User-Agent": "kubelet/<script>alert(1)</script>"})
+        # What the API use view shows.
+        compatd.call("/audit/v1/events", AUDIT_BATCH, {"Content-Type": "application/json"})
 
         browser = Browser(workdir, deadline)
         os.makedirs(args.out, exist_ok=True)

@@ -1,0 +1,513 @@
+#include "gateway/audit.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "engine/user_agent.h"
+#include "gateway/json.h"
+#include "gateway/ondemand.h"
+#include "simdjson.h"
+
+namespace compatd::gateway {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
+
+absl::string_view TypeName(od::json_type type) {
+  switch (type) {
+    case od::json_type::array:
+      return "an array";
+    case od::json_type::object:
+      return "an object";
+    case od::json_type::number:
+      return "a number";
+    case od::json_type::string:
+      return "a string";
+    case od::json_type::boolean:
+      return "a boolean";
+    case od::json_type::null:
+      return "null";
+  }
+  return "a value";
+}
+
+// Reading one event: a syntax error refuses the whole document (returned);
+// a value of the wrong type makes only this event malformed (`problem`).
+class EventReader {
+ public:
+  EventReader(AuditEvent* event, std::string* problem)
+      : event_(event), problem_(problem) {}
+
+  simdjson::error_code Field(std::string_view key, od::value value) {
+    if (key == "stage") return String(value, "stage", &event_->stage);
+    if (key == "verb") return String(value, "verb", &event_->verb);
+    if (key == "userAgent") {
+      return String(value, "userAgent", &event_->user_agent);
+    }
+    if (key == "user") {
+      return Object(value, "user", [this](std::string_view k, od::value v) {
+        if (k == "username") {
+          return String(v, "user.username", &event_->username);
+        }
+        return SkipValue(std::move(v));
+      });
+    }
+    if (key == "objectRef") {
+      return Object(
+          value, "objectRef",
+          [this](std::string_view k, od::value v) {
+            event_->has_object_ref = true;
+            if (k == "apiGroup") {
+              return String(v, "objectRef.apiGroup", &event_->api_group);
+            }
+            if (k == "apiVersion") {
+              return String(v, "objectRef.apiVersion", &event_->api_version);
+            }
+            if (k == "resource") {
+              return String(v, "objectRef.resource", &event_->resource);
+            }
+            if (k == "subresource") {
+              return String(v, "objectRef.subresource", &event_->subresource);
+            }
+            return SkipValue(std::move(v));
+          },
+          &event_->has_object_ref);
+    }
+    if (key == "responseStatus") {
+      return Object(value, "responseStatus",
+                    [this](std::string_view k, od::value v) {
+                      if (k == "code") return Code(v);
+                      return SkipValue(std::move(v));
+                    });
+    }
+    if (key == "annotations") {
+      return Object(value, "annotations",
+                    [this](std::string_view k, od::value v) {
+                      if (k == "k8s.io/deprecated") {
+                        absl::string_view text;
+                        const auto error =
+                            String(v, "annotations[k8s.io/deprecated]", &text);
+                        event_->deprecated_annotation = text == "true";
+                        return error;
+                      }
+                      if (k == "k8s.io/removed-release") {
+                        return String(v, "annotations[k8s.io/removed-release]",
+                                      &event_->removed_release_annotation);
+                      }
+                      return SkipValue(std::move(v));
+                    });
+    }
+    return SkipValue(std::move(value));
+  }
+
+  // Called once the event's fields are read.
+  void Finish() {
+    if (problem_->empty() && event_->stage.empty()) {
+      *problem_ = "stage: missing (every audit event has one)";
+    }
+  }
+
+ private:
+  // Sets `problem` (the first one only) and walks the value all the same.
+  simdjson::error_code WrongType(od::value& value, absl::string_view field,
+                                 absl::string_view expected,
+                                 od::json_type got) {
+    if (problem_->empty()) {
+      *problem_ =
+          absl::StrCat(field, ": expected ", expected, ", got ", TypeName(got));
+    }
+    return SkipValue(std::move(value));
+  }
+
+  simdjson::error_code String(od::value& value, absl::string_view field,
+                              absl::string_view* out) {
+    od::json_type type;
+    if (const auto error = value.type().get(type); error) return error;
+    if (type == od::json_type::null) return SkipValue(std::move(value));
+    if (type != od::json_type::string) {
+      return WrongType(value, field, "a string", type);
+    }
+    std::string_view text;
+    if (const auto error = value.get_string().get(text); error) return error;
+    *out = View(text);
+    return simdjson::SUCCESS;
+  }
+
+  simdjson::error_code Code(od::value& value) {
+    od::json_type type;
+    if (const auto error = value.type().get(type); error) return error;
+    if (type == od::json_type::null) return SkipValue(std::move(value));
+    if (type != od::json_type::number) {
+      return WrongType(value, "responseStatus.code", "an integer", type);
+    }
+    int64_t code = 0;
+    if (value.get_int64().get(code) != simdjson::SUCCESS) {
+      return WrongType(value, "responseStatus.code", "an integer",
+                       od::json_type::number);
+    }
+    event_->code = code;
+    return simdjson::SUCCESS;
+  }
+
+  // An object field by field (null: absent); `present` set when it is one.
+  template <typename OnField>
+  simdjson::error_code Object(od::value& value, absl::string_view field,
+                              OnField on_field, bool* present = nullptr) {
+    od::json_type type;
+    if (const auto error = value.type().get(type); error) return error;
+    if (type == od::json_type::null) return SkipValue(std::move(value));
+    if (type != od::json_type::object) {
+      return WrongType(value, field, "an object", type);
+    }
+    od::object object;
+    if (const auto error = value.get_object().get(object); error) return error;
+    if (present != nullptr) *present = true;
+    for (auto member : object) {
+      std::string_view key;
+      if (const auto error = member.unescaped_key().get(key); error) {
+        return error;
+      }
+      od::value inner;
+      if (const auto error = member.value().get(inner); error) return error;
+      if (const auto error = on_field(key, std::move(inner)); error) {
+        return error;
+      }
+    }
+    return simdjson::SUCCESS;
+  }
+
+  AuditEvent* event_;
+  std::string* problem_;
+};
+
+absl::Status NotJson(absl::string_view where, simdjson::error_code error) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("the audit event batch is not valid JSON at ", where, ": ",
+                   simdjson::error_message(error),
+                   "; POST /audit/v1/events takes kube-apiserver's audit "
+                   "webhook batches (audit.k8s.io/v1 EventList)"));
+}
+
+}  // namespace
+
+absl::Status ReadAuditEvents(
+    absl::string_view body, size_t max_events,
+    const std::function<void(const AuditEvent&)>& on_event,
+    AuditReadStats* stats) {
+  // One parser per thread, reused: its buffers grow to the largest body seen
+  // (bounded by the batch byte bound).
+  thread_local od::parser parser;
+  simdjson::padded_string padded(body.data(), body.size());
+  od::document document;
+  if (const auto error = Iterate(parser, padded).get(document); error) {
+    return NotJson("the document", error);
+  }
+  od::object root;
+  if (const auto error = document.get_object().get(root); error) {
+    return NotJson("the document (expected an object)", error);
+  }
+  std::vector<AuditEvent> items;
+  std::vector<bool> good;
+  std::string problem;
+  AuditEvent root_event;
+  std::string root_problem;
+  EventReader root_reader(&root_event, &root_problem);
+  std::string_view kind, api_version;
+  bool has_items = false;
+  for (auto field : root) {
+    std::string_view key;
+    if (const auto error = field.unescaped_key().get(key); error) {
+      return NotJson("the document", error);
+    }
+    od::value value;
+    if (const auto error = field.value().get(value); error) {
+      return NotJson(View(key), error);
+    }
+    if (key == "kind" || key == "apiVersion") {
+      std::string_view text;
+      if (value.get_string().get(text) != simdjson::SUCCESS) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(View(key),
+                         ": expected a string (\"EventList\", "
+                         "\"audit.k8s.io/v1\")"));
+      }
+      (key == "kind" ? kind : api_version) = text;
+      continue;
+    }
+    if (key == "items") {
+      // encoding/json writes an empty slice as null.
+      bool is_null = false;
+      if (value.is_null().get(is_null) == simdjson::SUCCESS && is_null) {
+        has_items = true;
+        continue;
+      }
+      od::array array;
+      if (value.get_array().get(array) != simdjson::SUCCESS) {
+        return absl::InvalidArgumentError(
+            "items: expected an array of audit.k8s.io/v1 Events");
+      }
+      has_items = true;
+      for (auto element : array) {
+        if (items.size() >= max_events) {
+          return absl::ResourceExhaustedError(absl::StrFormat(
+              "the batch has more than %d events; compatd reads at most %d "
+              "a batch (--audit-max-batch-events; kube-apiserver's "
+              "--audit-webhook-batch-max-size defaults to 400)",
+              max_events, max_events));
+        }
+        od::value item;
+        const size_t index = items.size();
+        if (const auto error = element.get(item); error) {
+          return NotJson(absl::StrCat("items[", index, "]"), error);
+        }
+        items.emplace_back();
+        problem.clear();
+        od::json_type type;
+        if (const auto error = item.type().get(type); error) {
+          return NotJson(absl::StrCat("items[", index, "]"), error);
+        }
+        if (type != od::json_type::object) {
+          problem = absl::StrCat("expected an object, got ", TypeName(type));
+          if (const auto error = SkipValue(std::move(item)); error) {
+            return NotJson(absl::StrCat("items[", index, "]"), error);
+          }
+        } else {
+          od::object object;
+          if (const auto error = item.get_object().get(object); error) {
+            return NotJson(absl::StrCat("items[", index, "]"), error);
+          }
+          EventReader reader(&items.back(), &problem);
+          for (auto member : object) {
+            std::string_view member_key;
+            od::value member_value;
+            simdjson::error_code error = member.unescaped_key().get(member_key);
+            if (!error) error = member.value().get(member_value);
+            if (!error)
+              error = reader.Field(member_key, std::move(member_value));
+            if (error) {
+              return NotJson(absl::StrCat("items[", index, "]"), error);
+            }
+          }
+          reader.Finish();
+        }
+        good.push_back(problem.empty());
+        if (!problem.empty()) {
+          ++stats->malformed;
+          if (stats->first_problem.empty()) {
+            stats->first_problem = absl::StrCat("items[", index, "].", problem);
+          }
+        }
+      }
+      continue;
+    }
+    if (const auto error = root_reader.Field(key, std::move(value)); error) {
+      return NotJson(View(key), error);
+    }
+  }
+  if (const auto error = CheckEnd(document); error) {
+    return NotJson("the end of the document", error);
+  }
+  if (api_version != "audit.k8s.io/v1") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("apiVersion \"", View(api_version),
+                     "\": expected \"audit.k8s.io/v1\" (kube-apiserver's "
+                     "--audit-webhook-version default)"));
+  }
+  if (kind == "EventList") {
+    stats->events = items.size();
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (good[i]) on_event(items[i]);
+    }
+    return absl::OkStatus();
+  }
+  if (kind == "Event" && !has_items) {
+    stats->events = 1;
+    root_reader.Finish();
+    if (!root_problem.empty()) {
+      ++stats->malformed;
+      stats->first_problem = std::move(root_problem);
+      return absl::OkStatus();
+    }
+    on_event(root_event);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("kind \"", View(kind),
+                   "\": expected \"EventList\" (a batch, as kube-apiserver's "
+                   "audit webhook sends) or \"Event\""));
+}
+
+namespace {
+
+// What a row keeps of a User-Agent: printable ASCII, at most 256 bytes.
+absl::string_view KeptUserAgent(absl::string_view user_agent) {
+  user_agent = user_agent.substr(0, engine::kMaxClientFieldBytes);
+  for (char c : user_agent) {
+    if (c < 0x20 || c > 0x7e) return "(not printable)";
+  }
+  return user_agent.empty() ? absl::string_view(engine::kUnknownClient)
+                            : user_agent;
+}
+
+}  // namespace
+
+AuditIngest::AuditIngest(runtime::ClientTracker* clients,
+                         runtime::ApiUsageTracker* usage,
+                         const runtime::ServiceMetrics* metrics,
+                         Options options)
+    : clients_(clients),
+      usage_(usage),
+      metrics_(metrics),
+      options_(std::move(options)) {}
+
+void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
+                        const http::Request& request,
+                        http::Response* response) {
+  using runtime::AuditBatchResult;
+  using runtime::AuditEventResult;
+  const auto refuse = [&](int status, AuditBatchResult result,
+                          const absl::Status& why) {
+    response->status = status;
+    response->body = StatusJson(why);
+    if (metrics_ != nullptr) metrics_->RecordAuditBatch(result);
+  };
+  if (snapshot == nullptr) {
+    response->status = 503;
+    response->body = StatusJson(absl::UnavailableError(
+        "no catalog is loaded yet; kube-apiserver retries the batch"));
+    return;
+  }
+  const absl::string_view encoding = request.Header("content-encoding");
+  if (!encoding.empty() && encoding != "identity") {
+    return refuse(415, AuditBatchResult::kMalformed,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "Content-Encoding \"", encoding,
+                      "\": audit batches are read uncompressed, as "
+                      "kube-apiserver sends them")));
+  }
+  const absl::string_view type = request.Header("content-type");
+  if (!type.empty() && type.substr(0, type.find(';')) != "application/json") {
+    return refuse(415, AuditBatchResult::kMalformed,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "Content-Type \"", type,
+                      "\": expected application/json (kube-apiserver's "
+                      "audit webhook sends JSON)")));
+  }
+  if (request.body.size() > options_.max_batch_bytes) {
+    return refuse(413, AuditBatchResult::kTooLarge,
+                  absl::ResourceExhaustedError(absl::StrFormat(
+                      "the batch is %d bytes; compatd reads at most %d "
+                      "(--audit-max-batch-bytes); lower kube-apiserver's "
+                      "--audit-webhook-batch-max-size",
+                      request.body.size(), options_.max_batch_bytes)));
+  }
+  if (in_flight_.fetch_add(1, std::memory_order_acq_rel) >=
+      options_.max_concurrent_batches) {
+    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    response->headers.emplace_back("Retry-After", "1");
+    return refuse(429, AuditBatchResult::kBusy,
+                  absl::ResourceExhaustedError(absl::StrFormat(
+                      "%d audit batches are being read "
+                      "(--audit-max-concurrent-batches); kube-apiserver "
+                      "retries this one",
+                      options_.max_concurrent_batches)));
+  }
+  struct Release {
+    std::atomic<int>* in_flight;
+    ~Release() { in_flight->fetch_sub(1, std::memory_order_acq_rel); }
+  } release{&in_flight_};
+
+  const std::shared_ptr<const engine::ApiUseIndex> index =
+      usage_ != nullptr ? usage_->Index(*snapshot) : nullptr;
+  uint64_t recorded = 0, skipped_stage = 0, unauthenticated = 0;
+  std::string user;
+  AuditReadStats stats;
+  const absl::Status status = ReadAuditEvents(
+      request.body, options_.max_batch_events,
+      [&](const AuditEvent& event) {
+        if (event.stage != "ResponseComplete" && event.stage != "Panic") {
+          ++skipped_stage;
+          return;
+        }
+        if (event.code == 401) {
+          ++unauthenticated;
+          return;
+        }
+        ++recorded;
+        const engine::ClientIdentity identity =
+            engine::ParseUserAgent(event.user_agent);
+        if (clients_ != nullptr) {
+          clients_->Record(*snapshot, identity, runtime::ClientSeen::kAudit);
+        }
+        if (index == nullptr || !event.has_object_ref ||
+            event.resource.empty()) {
+          return;
+        }
+        const engine::ApiUseJudgement* judgement =
+            index->Find(event.api_group, event.api_version, event.resource);
+        engine::ApiUseJudgement from_annotation;
+        if (judgement == nullptr) {
+          // An API the catalog does not know that kube-apiserver calls
+          // deprecated (a CRD version, an aggregated API).
+          if (!event.deprecated_annotation ||
+              index->Knows(event.api_group, event.api_version,
+                           event.resource)) {
+            return;
+          }
+          from_annotation = runtime::AnnotationJudgement(
+              event.api_group, event.api_version, event.resource,
+              event.removed_release_annotation);
+          judgement = &from_annotation;
+        }
+        user = runtime::UserLabel(event.username, options_.user_names,
+                                  usage_->user_secret());
+        std::string client_version =
+            identity.has_major_minor()
+                ? absl::StrCat(*identity.major, ".", *identity.minor)
+                : std::string(identity.version);
+        runtime::ApiCall call;
+        call.component = identity.component;
+        call.client_version = client_version;
+        call.user = user;
+        call.user_agent = KeptUserAgent(event.user_agent);
+        call.group = event.api_group;
+        call.version = event.api_version;
+        call.resource = event.resource;
+        call.subresource = event.subresource;
+        call.denied = event.code == 403;
+        call.apiserver_deprecated = event.deprecated_annotation;
+        call.apiserver_removed_release = event.removed_release_annotation;
+        usage_->Record(call, *judgement);
+      },
+      &stats);
+  if (!status.ok()) {
+    const bool too_large =
+        status.code() == absl::StatusCode::kResourceExhausted;
+    return refuse(
+        too_large ? 413 : 400,
+        too_large ? AuditBatchResult::kTooLarge : AuditBatchResult::kMalformed,
+        status);
+  }
+  if (metrics_ != nullptr) {
+    metrics_->RecordAuditBatch(AuditBatchResult::kAccepted);
+    metrics_->RecordAuditEvents(AuditEventResult::kRecorded, recorded);
+    metrics_->RecordAuditEvents(AuditEventResult::kSkippedStage, skipped_stage);
+    metrics_->RecordAuditEvents(AuditEventResult::kUnauthenticated,
+                                unauthenticated);
+    metrics_->RecordAuditEvents(AuditEventResult::kMalformed, stats.malformed);
+  }
+  response->body = absl::StrFormat(
+      "{\"events\":%d,\"recorded\":%d,\"skipped\":%d,\"malformed\":%d%s}",
+      stats.events, recorded, skipped_stage + unauthenticated, stats.malformed,
+      stats.first_problem.empty()
+          ? std::string()
+          : absl::StrCat(",\"firstProblem\":", JsonQuote(stats.first_problem)));
+}
+
+}  // namespace compatd::gateway
