@@ -504,9 +504,13 @@ class Parser {
     }
     return absl::OkStatus();
   }
-  absl::StatusOr<std::string> Ident(absl::string_view what) {
+  // An identifier; `primary` for one that starts an expression, where cel-go
+  // refuses the reserved words (VisitIdentOrGlobalCall). After a dot they are
+  // field and function names: request.namespace, authorizer...namespace('ns').
+  absl::StatusOr<std::string> Ident(absl::string_view what,
+                                    bool primary = false) {
     if (tok_.kind != Tok::kIdent) return Unexpected(what);
-    if (IsReserved(tok_.text)) {
+    if (primary && IsReserved(tok_.text)) {
       return Lexer::Error(
           tok_.pos, absl::StrCat("reserved identifier '", tok_.text, "'"));
     }
@@ -836,7 +840,7 @@ class Parser {
           CEL_TRY(Bump());
         }
         const CelPosition pos = tok_.pos;
-        CEL_ASSIGN(name, Ident("an identifier"));
+        CEL_ASSIGN(name, Ident("an identifier", /*primary=*/true));
         chain += name;
         if (tok_.kind == Tok::kLParen) {
           CEL_TRY(Bump());

@@ -237,7 +237,12 @@ TEST(CelReaderTest, SyntaxErrorsNameTheirPosition) {
 
 TEST(CelReaderTest, ReservedWordsAreNotIdentifiers) {
   EXPECT_THAT(ErrorOf("if"), HasSubstr("reserved identifier 'if'"));
-  EXPECT_THAT(ErrorOf("a.while"), HasSubstr("reserved identifier 'while'"));
+  EXPECT_THAT(ErrorOf(".while"), HasSubstr("reserved identifier 'while'"));
+  // After a dot they are field and function names (cel-go checks identifiers
+  // only).
+  EXPECT_THAT(Uses("request.namespace == 'a' && a.as.if"), IsEmpty());
+  EXPECT_THAT(Uses("r.namespace('ns')"),
+              ElementsAre("member function namespace/1@1:3=r.namespace"));
   EXPECT_THAT(ErrorOf("package(1)"),
               HasSubstr("reserved identifier 'package'"));
   EXPECT_THAT(Uses("ifx + as_ + while2"), IsEmpty());
