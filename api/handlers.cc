@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "api/catalog_answers.h"
+#include "api/cel_check.h"
 #include "api/convert.h"
 #include "api/scan.h"
 #include "base/status_macros.h"
@@ -25,6 +26,9 @@
 
 namespace compatd::api {
 namespace {
+// CheckCelExpression's Answer lives in api/cel_check.h; EvaluateItem below
+// calls it too.
+using ::compatd::api::Answer;
 
 using engine::Catalog;
 using engine::EffectiveVersions;
@@ -475,7 +479,8 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
         ScanText{source.name().empty() ? std::string("objects") : source.name(),
                  source.text()});
   }
-  return ScanManifests(snapshot, query, request.target(), texts, response);
+  return ScanManifests(snapshot, query, request.target(), texts, response,
+                       request.cel_min_compatibility_version());
 }
 
 // Evaluate: one item against the batch's snapshot. The item's own versions
@@ -527,6 +532,9 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
     }
     case v1::EvaluateItem::kScanObjects:
       return run(item.scan_objects(), result->mutable_scan_objects());
+    case v1::EvaluateItem::kCheckCelExpression:
+      return run(item.check_cel_expression(),
+                 result->mutable_check_cel_expression());
     case v1::EvaluateItem::REQUEST_NOT_SET:
       break;
   }
@@ -535,7 +543,7 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
                   "list_features, get_storage_version, list_api_versions, "
                   "check_skew, resolve_versions, "
                   "compute_storage_version_agreement, plan_version_removal, "
-                  "scan_objects, plan_upgrade"),
+                  "scan_objects, plan_upgrade, check_cel_expression"),
               result->mutable_error());
 }
 
@@ -599,6 +607,7 @@ COMPATD_UNARY_HANDLER(ResolveVersions)
 COMPATD_UNARY_HANDLER(ComputeStorageVersionAgreement)
 COMPATD_UNARY_HANDLER(PlanVersionRemoval)
 COMPATD_UNARY_HANDLER(ScanObjects)
+COMPATD_UNARY_HANDLER(CheckCelExpression)
 
 #undef COMPATD_UNARY_HANDLER
 

@@ -540,7 +540,8 @@ int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
       Serve(std::move(catalog));
   v1::ScanObjectsResponse response;
   if (const absl::Status status = ScanManifests(
-          *snapshot, engine::VersionQuery{}, options.target, texts, &response);
+          *snapshot, engine::VersionQuery{}, options.target, texts, &response,
+          options.cel_min_compatibility);
       !status.ok()) {
     err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
         << "\n";

@@ -81,6 +81,9 @@ inline constexpr int kScanExitRemoved = 3;  // removed, not served, not yet
 struct ScanOptions {
   std::string catalog_path;  // empty: the embedded catalog
   std::string target;        // empty: the catalog's binary version
+  // --min-compatibility-version for the CEL checks (api/scan_cel.h); empty:
+  // the target's default.
+  std::string cel_min_compatibility;
   // Files, directories (read recursively: *.yaml, *.yml, *.json) and "-"
   // (stdin).
   std::vector<std::string> paths;

@@ -26,7 +26,8 @@
   X(ScanObjects)                    \
   X(Evaluate)                       \
   X(GetCatalog)                     \
-  X(ListClients)
+  X(ListClients)                    \
+  X(CheckCelExpression)
 
 namespace compatd::api {
 

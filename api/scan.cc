@@ -1,4 +1,5 @@
 #include "api/scan.h"
+#include "api/scan_cel.h"
 
 #include <optional>
 #include <utility>
@@ -364,6 +365,10 @@ absl::string_view ScanStatusLabel(v1::ScanStatus status) {
       return "UNKNOWN";
     case v1::SCAN_STATUS_CRD_VIOLATION:
       return "CRD-VIOLATION";
+    case v1::SCAN_STATUS_CEL_NOT_WRITABLE:
+      return "CEL-NOT-WRITABLE";
+    case v1::SCAN_STATUS_CEL_NOT_READABLE:
+      return "CEL-NOT-READABLE";
     default:
       return "-";
   }
@@ -371,6 +376,7 @@ absl::string_view ScanStatusLabel(v1::ScanStatus status) {
 
 bool IsBlocking(v1::ScanStatus status) {
   return status != v1::SCAN_STATUS_DEPRECATED &&
+         status != v1::SCAN_STATUS_CEL_NOT_READABLE &&
          status != v1::SCAN_STATUS_UNSPECIFIED;
 }
 
@@ -378,7 +384,8 @@ absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
                            const engine::VersionQuery& base,
                            absl::string_view target,
                            absl::Span<const ScanText> texts,
-                           v1::ScanObjectsResponse* response) {
+                           v1::ScanObjectsResponse* response,
+                           absl::string_view cel_min_compatibility) {
   const engine::Catalog& catalog = *snapshot.catalog;
   COMPATD_ASSIGN_OR_RETURN(engine::EffectiveVersions effective,
                            engine::ResolveEffectiveVersions(catalog, base));
@@ -398,14 +405,18 @@ absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
     COMPATD_RETURN_IF_ERROR(
         ResolveObjectApiContext(snapshot, at_target, &window));
   }
+  COMPATD_ASSIGN_OR_RETURN(const Version cel_min_compat,
+                           CelScanMinCompatibility(release, cel_min_compatibility));
   Scanner(catalog, release, in_window ? &window : nullptr, response).Run(texts);
+  const int cel_checked =
+      ScanCelExpressions(texts, release, cel_min_compat, response);
   response->set_target(release_text);
   FillCommon(
       snapshot, effective,
       absl::StrFormat(
           "%d object(s) checked against Kubernetes %s (%s): %d deprecated, %d "
           "removed or not served, %d custom resource(s) not checked, %d bad "
-          "document(s)",
+          "document(s); %d CEL expression(s) checked at min-compatibility %s",
           response->objects(), release_text,
           in_window ? absl::StrCat("inside the emulation window of binary ",
                                    effective.binary.MajorMinorString(),
@@ -414,7 +425,8 @@ absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
                                    effective.binary.MajorMinorString(),
                                    ": the API history"),
           response->deprecated(), response->blocking(), response->unchecked(),
-          response->problems_size()),
+          response->problems_size(), cel_checked,
+          cel_min_compat.MajorMinorString()),
       response);
   return absl::OkStatus();
 }
