@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "api/convert.h"
 #include "base/status_macros.h"
 #include "catalog/cel_environments.h"
@@ -49,6 +50,56 @@ void FillCelUse(const engine::CelUse& use, const CelLibrary* library,
   if (library != nullptr) {
     out->set_library(library->DisplayName());
     out->set_introduced(library->introduced.MajorMinorString());
+  }
+}
+
+void AddCelPlanItems(v1::PlanUpgradeResponse* plan) {
+  absl::StatusOr<Version> previous =
+      Version::ParseGeneric(plan->from().min_compatibility_version());
+  for (v1::UpgradeStep& step : *plan->mutable_steps()) {
+    absl::StatusOr<Version> binary =
+        Version::Parse(step.versions().binary_version());
+    absl::StatusOr<Version> now =
+        Version::ParseGeneric(step.versions().min_compatibility_version());
+    if (!binary.ok() || !now.ok()) continue;
+    const CelEnvironment* env = catalog::CelEnvironmentFor(*binary);
+    if (env != nullptr && previous.ok() &&
+        now->CompareMajorMinor(*previous) > 0) {
+      for (const CelLibrary* library :
+           engine::CelLibrariesUnlocked(*env, *previous, *now)) {
+        std::vector<std::string> names;
+        for (const engine::CelFunctionDecl& f : library->functions) {
+          if (names.empty() || names.back() != f.name) names.push_back(f.name);
+        }
+        for (const engine::CelMacroDecl& m : library->macros) {
+          names.push_back(absl::StrCat(m.name, " (", m.args, " arguments)"));
+        }
+        v1::UpgradeItem item;
+        item.set_step(step.number());
+        item.set_release(now->MajorMinorString());
+        item.set_subject(absl::StrCat("CEL library ", library->DisplayName()));
+        item.set_rule("cel-library-unlocked");
+        item.set_reason(absl::StrCat(
+            "min-compatibility ", now->MajorMinorString(), " puts ",
+            library->DisplayName(), " (introduced ",
+            library->introduced.MajorMinorString(), ": ",
+            absl::StrJoin(names, ", "),
+            ") into the NewExpressions environment (kubernetes/apiserver ",
+            env->apiserver_tag,
+            " pkg/cel/environment/base.go): policies, CRD rules and "
+            "matchConditions may use it "
+            "from this step; a rollback can no longer go below ",
+            now->MajorMinorString()));
+        item.set_action(
+            absl::StrCat("none; before this step, expressions using it are "
+                         "refused (compatd scan "
+                         "--min-compatibility-version=",
+                         previous->MajorMinorString(), " finds them)"));
+        *step.add_items() = item;
+        *plan->add_cel() = std::move(item);
+      }
+    }
+    previous = now;
   }
 }
 

@@ -30,6 +30,12 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
                     const v1::CheckCelExpressionRequest& request,
                     v1::CheckCelExpressionResponse* response);
 
+// PlanUpgrade's cel section: for each step that raises the min-compatibility
+// version, the CEL libraries of the step's binary that enter NewExpressions
+// (engine::CelLibrariesUnlocked), added to `plan->cel()` and to the step's
+// items. Steps on binaries without a CEL environment in compatd add nothing.
+void AddCelPlanItems(v1::PlanUpgradeResponse* plan);
+
 // One use as the API reports it; `library` null when no library declares it.
 void FillCelUse(const engine::CelUse& use, const engine::CelLibrary* library,
                 v1::CelExpressionUse* out);

@@ -414,6 +414,7 @@ absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
   const engine::EffectiveVersions target = plan.to;
   std::string reason = std::move(plan.reason);
   FillUpgradePlan(std::move(plan), response);
+  AddCelPlanItems(response);
   FillCommon(snapshot, target, std::move(reason), response);
   response->set_clients_checked(
       clients != nullptr

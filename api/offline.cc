@@ -444,6 +444,7 @@ absl::string_view SectionOf(const v1::UpgradeItem& item,
   if (in(plan.apis())) return "APIs";
   if (in(plan.storage())) return "storage";
   if (in(plan.rollback())) return "rollback";
+  if (in(plan.cel())) return "cel";
   return "clients";
 }
 

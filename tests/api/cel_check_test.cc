@@ -141,6 +141,32 @@ TEST_F(CelCheckTest, EvaluateItemGivesTheSameAnswer) {
   EXPECT_EQ(r.not_writable(0).introduced(), "1.34");
 }
 
+// base.go at v0.36.0: ext.Lists(ListsVersion(3)) enters NewExpressions at 1.34; Semver at 1.33.
+TEST_F(CelCheckTest, PlanListsTheLibrariesRaisingMinCompatibilityUnlocks) {
+  v1::PlanUpgradeRequest request;
+  request.mutable_from()->set_emulation_version("1.33");
+  request.mutable_from()->set_min_compatibility_version("1.33");
+  request.mutable_to()->set_emulation_version("1.36");
+  v1::PlanUpgradeResponse plan;
+  const absl::Status status = PolicyHandlers().PlanUpgrade(Snapshot(), request, &plan);
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_THAT(plan.cel(), SizeIs(1));
+  EXPECT_EQ(plan.cel(0).subject(), "CEL library ext.Lists v3");
+  EXPECT_EQ(plan.cel(0).rule(), "cel-library-unlocked");
+  EXPECT_THAT(plan.cel(0).reason(), HasSubstr("lists.range"));
+  EXPECT_THAT(plan.cel(0).reason(), HasSubstr("sortBy (2 arguments)"));
+  bool in_step = false;
+  for (const v1::UpgradeStep& step : plan.steps()) {
+    for (const v1::UpgradeItem& item : step.items()) {
+      if (item.rule() == "cel-library-unlocked") {
+        in_step = true;
+        EXPECT_EQ(step.number(), plan.cel(0).step());
+      }
+    }
+  }
+  EXPECT_TRUE(in_step);
+}
+
 TEST_F(CelCheckTest, BadRequests) {
   v1::CheckCelExpressionRequest request;
   v1::CheckCelExpressionResponse response;
