@@ -1,5 +1,4 @@
 #include "api/scan.h"
-#include "api/scan_cel.h"
 
 #include <optional>
 #include <utility>
@@ -12,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "api/convert.h"
 #include "api/object_check.h"
+#include "api/scan_cel.h"
 #include "base/status_macros.h"
 #include "engine/api_history.h"
 #include "engine/api_names.h"
@@ -405,8 +405,9 @@ absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
     COMPATD_RETURN_IF_ERROR(
         ResolveObjectApiContext(snapshot, at_target, &window));
   }
-  COMPATD_ASSIGN_OR_RETURN(const Version cel_min_compat,
-                           CelScanMinCompatibility(release, cel_min_compatibility));
+  COMPATD_ASSIGN_OR_RETURN(
+      const Version cel_min_compat,
+      CelScanMinCompatibility(release, cel_min_compatibility));
   Scanner(catalog, release, in_window ? &window : nullptr, response).Run(texts);
   const int cel_checked =
       ScanCelExpressions(texts, release, cel_min_compat, response);
@@ -416,7 +417,9 @@ absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
       absl::StrFormat(
           "%d object(s) checked against Kubernetes %s (%s): %d deprecated, %d "
           "removed or not served, %d custom resource(s) not checked, %d bad "
-          "document(s); %d CEL expression(s) checked at min-compatibility %s",
+          "document(s); %d CEL expression(s) checked at min-compatibility %s "
+          "(one that cannot be written counts as removed, one a rollback "
+          "cannot read as deprecated)",
           response->objects(), release_text,
           in_window ? absl::StrCat("inside the emulation window of binary ",
                                    effective.binary.MajorMinorString(),

@@ -46,7 +46,10 @@ v1::ScanFinding* AddFinding(const ScanText& text,
 
 absl::StatusOr<Version> CelScanMinCompatibility(const Version& target,
                                                 absl::string_view requested) {
-  const Version floor = engine::KubeVersionFloor(target);
+  // From 1.33 on, component-base's floor (engine::KubeVersionFloor); before,
+  // one minor back.
+  const Version floor = target.minor() >= 33 ? engine::KubeVersionFloor(target)
+                                             : target.SubtractMinor(1);
   if (requested.empty()) {
     Version m = target.SubtractMinor(1);
     return m.CompareMajorMinor(floor) < 0 ? floor : m;
@@ -107,7 +110,7 @@ int ScanCelExpressions(absl::Span<const ScanText> texts, const Version& target,
           f->set_message(absl::StrFormat(
               "%s (%s, line %d column %d of the expression) cannot be written "
               "at "
-              "min-compatibility %s: %s uses %s, in NewExpressions from %s; "
+              "min-compatibility %s: %s is from %s, in NewExpressions from %s; "
               "raise "
               "--min-compatibility-version to %s or rewrite the expression "
               "without it",

@@ -18,9 +18,9 @@
 namespace compatd::api {
 
 // The min-compatibility version the CEL checks assume for `target`: `requested`
-// when given (INVALID_ARGUMENT unless between the target's floor,
-// engine::KubeVersionFloor, and the target), else target - 1, not below the
-// floor.
+// when given (INVALID_ARGUMENT unless between the target's floor, which is
+// engine::KubeVersionFloor from 1.33 on and target - 1 before, and the
+// target), else target - 1, not below the floor.
 absl::StatusOr<engine::Version> CelScanMinCompatibility(
     const engine::Version& target, absl::string_view requested);
 

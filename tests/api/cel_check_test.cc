@@ -64,35 +64,41 @@ class CelCheckTest : public ::testing::Test {
 std::shared_ptr<const runtime::ServingSnapshot>* CelCheckTest::snapshot_ =
     nullptr;
 
-TEST_F(CelCheckTest, SemverAtMinCompatibility132CannotBeWritten) {
+// A 1.36 binary runs at min-compatibility 1.33 at the lowest (its floor);
+// ext.Lists v3 entered NewExpressions at 1.34 (base.go at v0.34.0+), SemverLib
+// at 1.33 (v0.33.0+).
+TEST_F(CelCheckTest, ListsAtMinCompatibility133CannotBeWritten) {
   const v1::CheckCelExpressionResponse r =
-      Check("object.spec.version == '' ||\n  isSemver(object.spec.version)",
-            "1.32", "1.34");
+      Check("isSemver(object.spec.version) &&\n  lists.range(3).size() == 3",
+            "1.33", "1.34");
   EXPECT_TRUE(r.parses());
-  EXPECT_EQ(r.versions().min_compatibility_version(), "1.32");
+  EXPECT_EQ(r.versions().min_compatibility_version(), "1.33");
   EXPECT_EQ(r.cel_environment(),
             "kubernetes/apiserver v0.36.0, cel-go v0.26.0");
   EXPECT_FALSE(r.writable());
   ASSERT_THAT(r.not_writable(), SizeIs(1));
-  EXPECT_EQ(r.not_writable(0).name(), "isSemver");
-  EXPECT_EQ(r.not_writable(0).library(), "kubernetes.SemverLib v1");
-  EXPECT_EQ(r.not_writable(0).introduced(), "1.33");
+  EXPECT_EQ(r.not_writable(0).name(), "range");
+  EXPECT_EQ(r.not_writable(0).qualified_name(), "lists.range");
+  EXPECT_EQ(r.not_writable(0).library(), "ext.Lists v3");
+  EXPECT_EQ(r.not_writable(0).introduced(), "1.34");
   EXPECT_EQ(r.not_writable(0).line(), 2u);
-  EXPECT_EQ(r.not_writable(0).column(), 3u);
-  EXPECT_EQ(r.not_writable(0).offset(), 30u);
-  // Rollbacks from 1.35 down to the floor 1.32: 1.32 lacks Semver.
-  ASSERT_THAT(r.rollbacks(), SizeIs(4));
+  EXPECT_EQ(r.not_writable(0).column(), 9u);
+  EXPECT_EQ(r.not_writable(0).offset(), 41u);
+  // Rollbacks from 1.35 down to the floor 1.33: 1.33 lacks ext.Lists.
+  ASSERT_THAT(r.rollbacks(), SizeIs(3));
   EXPECT_EQ(r.rollbacks(0).release(), "1.35");
   EXPECT_TRUE(r.rollbacks(0).readable());
-  EXPECT_EQ(r.rollbacks(3).release(), "1.32");
-  EXPECT_FALSE(r.rollbacks(3).readable());
-  EXPECT_TRUE(r.rollbacks(3).known());
-  EXPECT_EQ(r.rollbacks(3).missing(0).name(), "isSemver");
+  EXPECT_TRUE(r.rollbacks(1).readable());
+  EXPECT_EQ(r.rollbacks(2).release(), "1.33");
+  EXPECT_FALSE(r.rollbacks(2).readable());
+  EXPECT_TRUE(r.rollbacks(2).known());
+  ASSERT_THAT(r.rollbacks(2).missing(), SizeIs(1));
+  EXPECT_EQ(r.rollbacks(2).missing(0).name(), "range");
   EXPECT_THAT(r.reason(),
-              HasSubstr("cannot be written at min-compatibility 1.32: isSemver "
-                        "(line 2, column 3) is kubernetes.SemverLib v1"));
+              HasSubstr("cannot be written at min-compatibility 1.33: range "
+                        "(line 2, column 9) is ext.Lists v3"));
   EXPECT_THAT(r.reason(),
-              HasSubstr("cannot be read back after a rollback to 1.32"));
+              HasSubstr("cannot be read back after a rollback to 1.33"));
 }
 
 TEST_F(CelCheckTest, WritableAtTheDefaultsAndReadableDownToTheFloor) {
@@ -141,14 +147,16 @@ TEST_F(CelCheckTest, EvaluateItemGivesTheSameAnswer) {
   EXPECT_EQ(r.not_writable(0).introduced(), "1.34");
 }
 
-// base.go at v0.36.0: ext.Lists(ListsVersion(3)) enters NewExpressions at 1.34; Semver at 1.33.
+// base.go at v0.36.0: ext.Lists(ListsVersion(3)) enters NewExpressions at 1.34;
+// Semver at 1.33.
 TEST_F(CelCheckTest, PlanListsTheLibrariesRaisingMinCompatibilityUnlocks) {
   v1::PlanUpgradeRequest request;
   request.mutable_from()->set_emulation_version("1.33");
   request.mutable_from()->set_min_compatibility_version("1.33");
   request.mutable_to()->set_emulation_version("1.36");
   v1::PlanUpgradeResponse plan;
-  const absl::Status status = PolicyHandlers().PlanUpgrade(Snapshot(), request, &plan);
+  const absl::Status status =
+      PolicyHandlers().PlanUpgrade(Snapshot(), request, &plan);
   ASSERT_TRUE(status.ok()) << status;
   ASSERT_THAT(plan.cel(), SizeIs(1));
   EXPECT_EQ(plan.cel(0).subject(), "CEL library ext.Lists v3");
