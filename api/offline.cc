@@ -540,9 +540,9 @@ int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
   const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
       Serve(std::move(catalog));
   v1::ScanObjectsResponse response;
-  if (const absl::Status status = ScanManifests(
-          *snapshot, engine::VersionQuery{}, options.target, texts, &response,
-          options.cel_min_compatibility);
+  if (const absl::Status status =
+          ScanManifests(*snapshot, engine::VersionQuery{}, options.target,
+                        texts, &response, options.cel_min_compatibility);
       !status.ok()) {
     err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
         << "\n";
