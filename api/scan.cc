@@ -417,9 +417,7 @@ absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
       absl::StrFormat(
           "%d object(s) checked against Kubernetes %s (%s): %d deprecated, %d "
           "removed or not served, %d custom resource(s) not checked, %d bad "
-          "document(s); %d CEL expression(s) checked at min-compatibility %s "
-          "(one that cannot be written counts as removed, one a rollback "
-          "cannot read as deprecated)",
+          "document(s)%s",
           response->objects(), release_text,
           in_window ? absl::StrCat("inside the emulation window of binary ",
                                    effective.binary.MajorMinorString(),
@@ -428,8 +426,14 @@ absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
                                    effective.binary.MajorMinorString(),
                                    ": the API history"),
           response->deprecated(), response->blocking(), response->unchecked(),
-          response->problems_size(), cel_checked,
-          cel_min_compat.MajorMinorString()),
+          response->problems_size(),
+          cel_checked == 0
+              ? std::string()
+              : absl::StrFormat(
+                    "; %d CEL expression(s) checked at min-compatibility %s "
+                    "(one that cannot be written counts as removed, one a "
+                    "rollback cannot read as deprecated)",
+                    cel_checked, cel_min_compat.MajorMinorString())),
       response);
   return absl::OkStatus();
 }
