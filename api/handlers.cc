@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "api/catalog_answers.h"
+#include "api/cel_check.h"
 #include "api/convert.h"
 #include "api/scan.h"
 #include "base/status_macros.h"
@@ -30,6 +31,9 @@
 
 namespace compatd::api {
 namespace {
+// CheckCelExpression's Answer lives in api/cel_check.h; EvaluateItem below
+// calls it too.
+using ::compatd::api::Answer;
 
 using engine::Catalog;
 using engine::EffectiveVersions;
@@ -520,6 +524,7 @@ absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
   const engine::EffectiveVersions target = plan.to;
   std::string reason = std::move(plan.reason);
   FillUpgradePlan(std::move(plan), response);
+  AddCelPlanItems(response);
   FillCommon(*line, target, std::move(reason), response);
   if (clients != nullptr) FillClientView(view, response->mutable_client_view());
   response->set_clients_checked(
@@ -601,7 +606,8 @@ absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
         ScanText{source.name().empty() ? std::string("objects") : source.name(),
                  source.text()});
   }
-  return ScanManifests(line, query, request.target(), texts, response, limits);
+  return ScanManifests(line, query, request.target(), texts, response, limits,
+                       request.cel_min_compatibility_version());
 }
 
 // Evaluate: one item against the batch's snapshot. The item's own versions
@@ -701,6 +707,9 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
       if (!status.ok()) ToRpcStatus(status, result->mutable_error());
       return;
     }
+    case v1::EvaluateItem::kCheckCelExpression:
+      return run(item.check_cel_expression(),
+                 result->mutable_check_cel_expression());
     case v1::EvaluateItem::REQUEST_NOT_SET:
       break;
   }
@@ -709,7 +718,8 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
                   "list_features, get_storage_version, list_api_versions, "
                   "check_skew, resolve_versions, "
                   "compute_storage_version_agreement, plan_version_removal, "
-                  "scan_objects, plan_upgrade, list_api_usage"),
+                  "scan_objects, plan_upgrade, list_api_usage, "
+                  "check_cel_expression"),
               result->mutable_error());
 }
 
@@ -776,6 +786,7 @@ COMPATD_UNARY_HANDLER(CheckSkew)
 COMPATD_UNARY_HANDLER(ResolveVersions)
 COMPATD_UNARY_HANDLER(ComputeStorageVersionAgreement)
 COMPATD_UNARY_HANDLER(PlanVersionRemoval)
+COMPATD_UNARY_HANDLER(CheckCelExpression)
 
 #undef COMPATD_UNARY_HANDLER
 

@@ -506,6 +506,7 @@ absl::string_view SectionOf(const v1::UpgradeItem& item,
   if (in(plan.apis())) return "APIs";
   if (in(plan.storage())) return "storage";
   if (in(plan.rollback())) return "rollback";
+  if (in(plan.cel())) return "cel";
   return "clients";
 }
 
@@ -599,9 +600,9 @@ int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
     texts.push_back(ScanText{inputs.names[i], inputs.texts[i]});
   }
   v1::ScanObjectsResponse response;
-  if (const absl::Status status =
-          ScanManifests(snapshot->default_line(), engine::VersionQuery{},
-                        options.target, texts, &response);
+  if (const absl::Status status = ScanManifests(
+          snapshot->default_line(), engine::VersionQuery{}, options.target,
+          texts, &response, ScanLimits(), options.cel_min_compatibility);
       !status.ok()) {
     err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
         << "\n";

@@ -90,6 +90,9 @@ struct ScanOptions {
   // --catalog); empty: the embedded catalogs.
   std::vector<std::string> catalog_paths;
   std::string target;  // empty: the catalog's binary version
+  // --min-compatibility-version for the CEL checks (api/scan_cel.h); empty:
+  // the target's default.
+  std::string cel_min_compatibility;
   // Files, directories (read recursively: *.yaml, *.yml, *.json) and "-"
   // (stdin).
   std::vector<std::string> paths;

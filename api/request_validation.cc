@@ -380,4 +380,14 @@ absl::Status ValidateRequest(const v1::EvaluateRequest& request,
   return CheckRequestVersions(request.versions());
 }
 
+absl::Status ValidateRequest(const v1::CheckCelExpressionRequest& request) {
+  COMPATD_RETURN_IF_ERROR(CheckRequestVersions(request.versions()));
+  if (request.expression().empty()) {
+    return absl::InvalidArgumentError(
+        "expression: required, e.g. \"isSemver(object.spec.version)\"");
+  }
+  return CheckLength("expression", request.expression(), kMaxCelExpressionBytes,
+                     "one CEL expression, e.g. \"object.spec.replicas <= 5\"");
+}
+
 }  // namespace compatd::api

@@ -93,6 +93,11 @@ absl::Status ValidateRequest(const v1::ScanObjectsRequest& request);
 absl::Status ValidateRequest(const v1::GetCatalogRequest& request);
 absl::Status ValidateRequest(const v1::ListClientsRequest& request);
 absl::Status ValidateRequest(const v1::ListApiUsageRequest& request);
+// The expression: not empty, at most kMaxCelExpressionBytes (kube-apiserver's
+// CEL parser takes 100,000 code points, at most 4 bytes each; the reader checks
+// the code points).
+inline constexpr size_t kMaxCelExpressionBytes = 400000;
+absl::Status ValidateRequest(const v1::CheckCelExpressionRequest& request);
 // The batch only: its size and shared versions. Each item is validated on its
 // own (a bad item is that item's error, not the batch's).
 absl::Status ValidateRequest(const v1::EvaluateRequest& request,

@@ -28,6 +28,7 @@
   X(GetCatalog)                     \
   X(ListClients)                    \
   X(ListApiUsage)
+X(CheckCelExpression)
 
 namespace compatd::api {
 

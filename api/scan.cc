@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "api/convert.h"
 #include "api/object_check.h"
+#include "api/scan_cel.h"
 #include "base/status_macros.h"
 #include "base/work_budget.h"
 #include "engine/api_history.h"
@@ -535,6 +536,10 @@ absl::string_view ScanStatusLabel(v1::ScanStatus status) {
       return "UNKNOWN";
     case v1::SCAN_STATUS_CRD_VIOLATION:
       return "CRD-VIOLATION";
+    case v1::SCAN_STATUS_CEL_NOT_WRITABLE:
+      return "CEL-NOT-WRITABLE";
+    case v1::SCAN_STATUS_CEL_NOT_READABLE:
+      return "CEL-NOT-READABLE";
     default:
       return "-";
   }
@@ -542,6 +547,7 @@ absl::string_view ScanStatusLabel(v1::ScanStatus status) {
 
 bool IsBlocking(v1::ScanStatus status) {
   return status != v1::SCAN_STATUS_DEPRECATED &&
+         status != v1::SCAN_STATUS_CEL_NOT_READABLE &&
          status != v1::SCAN_STATUS_UNSPECIFIED;
 }
 
@@ -550,7 +556,8 @@ absl::Status ScanManifests(const runtime::ServingLine& snapshot,
                            absl::string_view target,
                            absl::Span<const ScanText> texts,
                            v1::ScanObjectsResponse* response,
-                           const ScanLimits& limits) {
+                           const ScanLimits& limits,
+                           absl::string_view cel_min_compatibility) {
   const engine::Catalog& catalog = *snapshot.catalog;
   COMPATD_ASSIGN_OR_RETURN(engine::EffectiveVersions effective,
                            engine::ResolveEffectiveVersions(catalog, base));
@@ -570,15 +577,20 @@ absl::Status ScanManifests(const runtime::ServingLine& snapshot,
     COMPATD_RETURN_IF_ERROR(
         ResolveObjectApiContext(snapshot, at_target, &window));
   }
+  COMPATD_ASSIGN_OR_RETURN(
+      const Version cel_min_compat,
+      CelScanMinCompatibility(release, cel_min_compatibility));
   Scanner(catalog, release, in_window ? &window : nullptr, limits, response)
       .Run(texts);
+  const int cel_checked =
+      ScanCelExpressions(texts, release, cel_min_compat, response);
   response->set_target(release_text);
   FillCommon(
       snapshot, effective,
       absl::StrFormat(
           "%d object(s) checked against Kubernetes %s (%s): %d deprecated, %d "
           "removed or not served, %d custom resource(s) not checked, %d bad "
-          "document(s)",
+          "document(s)%s",
           response->objects(), release_text,
           in_window ? absl::StrCat("inside the emulation window of binary ",
                                    effective.binary.MajorMinorString(),
@@ -587,7 +599,14 @@ absl::Status ScanManifests(const runtime::ServingLine& snapshot,
                                    effective.binary.MajorMinorString(),
                                    ": the API history"),
           response->deprecated(), response->blocking(), response->unchecked(),
-          response->problems_size()),
+          response->problems_size(),
+          cel_checked == 0
+              ? std::string()
+              : absl::StrFormat(
+                    "; %d CEL expression(s) checked at min-compatibility %s "
+                    "(one that cannot be written counts as removed, one a "
+                    "rollback cannot read as deprecated)",
+                    cel_checked, cel_min_compat.MajorMinorString())),
       response);
   return absl::OkStatus();
 }

@@ -18,6 +18,8 @@
 //      CRD does not list its version, not served when it lists it unserved.
 //   5. Otherwise (an aggregated API, a CRD not scanned): not checked.
 // CustomResourceDefinitions are also checked by engine::CheckCRDManifest.
+// The CEL expressions of the kinds that carry one are checked by api/scan_cel.h
+// at `cel_min_compatibility` (empty: its default for the target).
 
 #include <string>
 
@@ -65,10 +67,12 @@ absl::Status ScanManifests(const runtime::ServingLine& line,
                            absl::string_view target,
                            absl::Span<const ScanText> texts,
                            v1::ScanObjectsResponse* response,
-                           const ScanLimits& limits = ScanLimits());
+                           const ScanLimits& limits = ScanLimits(),
+                           absl::string_view cel_min_compatibility = "");
 
 // "DEPRECATED", "REMOVED", "NOT-SERVED", "NOT-YET-INTRODUCED", "UNKNOWN",
-// "CRD-VIOLATION": how the table of `compatd scan` names a status.
+// "CRD-VIOLATION", "CEL-NOT-WRITABLE", "CEL-NOT-READABLE": how the table of
+// `compatd scan` names a status.
 absl::string_view ScanStatusLabel(v1::ScanStatus status);
 
 // Deprecated findings weigh less than the others (Pluto's exit code 2 vs 3).

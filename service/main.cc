@@ -41,6 +41,7 @@ constexpr char kUsage[] =
     "(PlanUpgrade)\n\n"
     "  compatd scan [--target=1.37] [--catalog=FILE] [-o "
     "table|json|yaml|sarif]\n"
+    "               [--min-compatibility-version=1.35]\n"
     "               [--ignore-deprecations] [--ignore-removals] PATH...|-\n"
     "                                      check manifests (files, "
     "directories,\n"
@@ -298,6 +299,11 @@ void AddCommandFlags(compatd::base::FlagTable* flags, Commands* commands) {
                    "scan: the Kubernetes release to check against (1.16 or "
                    "later); empty: the catalog's upgrade target, else its "
                    "binary version");
+  flags->AddString("min-compatibility-version",
+                   &commands->scan.cel_min_compatibility,
+                   "scan: the min-compatibility version the target's "
+                   "kube-apiserver runs with, for the CEL checks (default: "
+                   "the target minus one, not below its floor)");
   flags->AddString("output", &commands->output,
                    "output format: plan: text or json; scan: table, json, "
                    "yaml or sarif (SARIF 2.1.0, for code scanning)");
@@ -323,8 +329,9 @@ int RunCommand(const std::vector<std::string>& positional,
     return compatd::api::RunScan(c.scan, std::cin, std::cout, std::cerr);
   }
   if (!c.scan.target.empty() || c.scan.ignore_deprecations ||
-      c.scan.ignore_removals) {
-    std::cerr << "compatd: --target, --ignore-deprecations and "
+      c.scan.ignore_removals || !c.scan.cel_min_compatibility.empty()) {
+    std::cerr << "compatd: --target, --min-compatibility-version, "
+                 "--ignore-deprecations and "
                  "--ignore-removals go with the scan command: compatd scan "
                  "--target=1.37 PATH...\n";
     return kExitUsage;

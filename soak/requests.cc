@@ -462,6 +462,15 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
             RandomComponent(rng));
       }
       return;
+    case Rpc::kCheckCelExpression: {
+      auto* r = static_cast<v1::CheckCelExpressionRequest*>(message);
+      versions(r);
+      static constexpr std::array<absl::string_view, 4> kExpressions = {
+          "isSemver(object.spec.version)", "m.all(k, v, v > 0)", "(((", ""};
+      r->set_expression(OneIn(rng, 4) ? RandomText(rng, 200)
+                                      : std::string(Pick(rng, kExpressions)));
+      return;
+    }
     case Rpc::kLintCatalog:
     case Rpc::kGetCatalog:
     case Rpc::kWatchCatalog:  // not sent by the workers
@@ -606,6 +615,8 @@ std::unique_ptr<Message> NewRequest(Rpc rpc) {
       return std::make_unique<v1::ListClientsRequest>();
     case Rpc::kListApiUsage:
       return std::make_unique<v1::ListApiUsageRequest>();
+    case Rpc::kCheckCelExpression:
+      return std::make_unique<v1::CheckCelExpressionRequest>();
     case Rpc::kWatchCatalog:
       return nullptr;
   }
@@ -644,6 +655,8 @@ std::unique_ptr<Message> NewResponse(Rpc rpc) {
       return std::make_unique<v1::ListClientsResponse>();
     case Rpc::kListApiUsage:
       return std::make_unique<v1::ListApiUsageResponse>();
+    case Rpc::kCheckCelExpression:
+      return std::make_unique<v1::CheckCelExpressionResponse>();
     case Rpc::kWatchCatalog:
       return nullptr;
   }
@@ -688,6 +701,8 @@ grpc::Status CallStub(v1::CompatibilityPolicy::Stub& stub,
       COMPATD_SOAK_CALL(ListClients);
     case Rpc::kListApiUsage:
       COMPATD_SOAK_CALL(ListApiUsage);
+    case Rpc::kCheckCelExpression:
+      COMPATD_SOAK_CALL(CheckCelExpression);
     case Rpc::kWatchCatalog:
       break;  // a stream: not through this call
   }

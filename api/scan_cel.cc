@@ -1,0 +1,146 @@
+#include "api/scan_cel.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "catalog/cel_environments.h"
+#include "engine/cel_environment.h"
+#include "engine/cel_reader.h"
+#include "engine/effective_version.h"
+#include "manifest/cel_fields.h"
+
+namespace compatd::api {
+namespace {
+
+using engine::CelEnvironment;
+using engine::CelMissingUse;
+using engine::Version;
+
+v1::ScanFinding* AddFinding(const ScanText& text,
+                            const manifest::CelObject& object,
+                            const manifest::CelField& field,
+                            const CelMissingUse& m,
+                            v1::ScanObjectsResponse* response) {
+  v1::ScanFinding* f = response->add_findings();
+  f->set_source(text.name);
+  const int use_line = static_cast<int>(m.use.position.line);
+  f->set_line(field.lines_map ? field.line + use_line - 1 : field.line);
+  f->set_api_version(object.api_version);
+  f->set_kind(object.kind);
+  f->set_namespace_(object.namespace_);
+  f->set_name(object.name);
+  f->set_introduced(m.introduced.MajorMinorString());
+  f->set_cel_path(field.path);
+  f->set_cel_line(use_line);
+  f->set_cel_column(static_cast<int>(m.use.position.column));
+  f->set_cel_function(m.use.name);
+  f->set_cel_library(m.library);
+  f->set_rule("cel-libraries");
+  return f;
+}
+
+}  // namespace
+
+absl::StatusOr<Version> CelScanMinCompatibility(const Version& target,
+                                                absl::string_view requested) {
+  // From 1.33 on, component-base's floor (engine::KubeVersionFloor); before,
+  // one minor back.
+  const Version floor = target.minor() >= 33 ? engine::KubeVersionFloor(target)
+                                             : target.SubtractMinor(1);
+  if (requested.empty()) {
+    Version m = target.SubtractMinor(1);
+    return m.CompareMajorMinor(floor) < 0 ? floor : m;
+  }
+  absl::StatusOr<Version> parsed = engine::ParseVersionFlag(requested);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cel_min_compatibility_version: ", parsed.status().message()));
+  }
+  if (parsed->CompareMajorMinor(floor) < 0 ||
+      parsed->CompareMajorMinor(target) > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cel_min_compatibility_version %s: kube-apiserver %s "
+                        "accepts a min-compatibility "
+                        "version between %s and %s",
+                        parsed->MajorMinorString(), target.MajorMinorString(),
+                        floor.MajorMinorString(), target.MajorMinorString()));
+  }
+  return Version::MajorMinor(parsed->major(), parsed->minor());
+}
+
+int ScanCelExpressions(absl::Span<const ScanText> texts, const Version& target,
+                       const Version& min_compatibility,
+                       v1::ScanObjectsResponse* response) {
+  const CelEnvironment* env = catalog::CelEnvironmentFor(target);
+  if (env == nullptr) return 0;
+  // The releases a rollback may reach: target - 1 down to the min-compatibility
+  // version.
+  std::vector<std::pair<Version, const CelEnvironment*>> rollbacks;
+  for (Version r = target.SubtractMinor(1);
+       r.CompareMajorMinor(min_compatibility) >= 0 &&
+       r.CompareMajorMinor(target) < 0;
+       r = r.SubtractMinor(1)) {
+    rollbacks.push_back({r, catalog::CelEnvironmentFor(r)});
+    if (r.minor() == 0) break;
+  }
+  int checked = 0;
+  for (const ScanText& text : texts) {
+    for (const manifest::CelObject& object :
+         manifest::ReadCelFields(text.text)) {
+      for (const manifest::CelField& field : object.fields) {
+        ++checked;
+        absl::StatusOr<engine::CelReading> reading =
+            engine::ReadCel(field.expression);
+        if (!reading.ok()) {
+          v1::ScanProblem* p = response->add_problems();
+          p->set_source(text.name);
+          p->set_line(field.line);
+          p->set_message(absl::StrCat(object.kind, " ", object.name, " ",
+                                      field.path, ": ",
+                                      reading.status().message()));
+          continue;
+        }
+        for (const CelMissingUse& m :
+             engine::CelUsesNotWritable(*reading, *env, min_compatibility)) {
+          v1::ScanFinding* f = AddFinding(text, object, field, m, response);
+          f->set_status(v1::SCAN_STATUS_CEL_NOT_WRITABLE);
+          f->set_message(absl::StrFormat(
+              "%s (%s, line %d column %d of the expression) cannot be written "
+              "at "
+              "min-compatibility %s: %s is from %s, in NewExpressions from %s; "
+              "raise "
+              "--min-compatibility-version to %s or rewrite the expression "
+              "without it",
+              field.path, m.use.name, m.use.position.line,
+              m.use.position.column, min_compatibility.MajorMinorString(),
+              m.use.name, m.library, m.introduced.MajorMinorString(),
+              m.introduced.MajorMinorString()));
+          response->set_blocking(response->blocking() + 1);
+        }
+        for (const auto& [release, older] : rollbacks) {
+          if (older == nullptr) continue;
+          for (const CelMissingUse& m :
+               engine::CelUsesNotReadable(*reading, *env, *older)) {
+            v1::ScanFinding* f = AddFinding(text, object, field, m, response);
+            f->set_status(v1::SCAN_STATUS_CEL_NOT_READABLE);
+            f->set_rollback_release(release.MajorMinorString());
+            f->set_message(absl::StrFormat(
+                "%s (%s, line %d column %d of the expression) cannot be read "
+                "back after a "
+                "rollback to %s: kube-apiserver %s lacks %s (%s)",
+                field.path, m.use.name, m.use.position.line,
+                m.use.position.column, release.MajorMinorString(),
+                release.MajorMinorString(), m.library, m.use.name));
+            response->set_deprecated(response->deprecated() + 1);
+          }
+        }
+      }
+    }
+  }
+  return checked;
+}
+
+}  // namespace compatd::api

@@ -1,0 +1,36 @@
+#pragma once
+
+// The CEL part of a scan (api/scan.h): every CEL expression of the scanned
+// manifests (manifest/cel_fields.h) checked against the target binary's CEL
+// environment (catalog/cel_environments.h): CEL_NOT_WRITABLE when
+// NewExpressions at the min-compatibility version lacks a use (blocking, like a
+// removed API), CEL_NOT_READABLE when a rollback to a release down to that
+// version could not read it back (weighs like a deprecation).
+// docs/kubernetes-rules.md#cel-libraries.
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "api/scan.h"
+#include "compatd/v1/compatd.pb.h"
+#include "engine/version.h"
+
+namespace compatd::api {
+
+// The min-compatibility version the CEL checks assume for `target`: `requested`
+// when given (INVALID_ARGUMENT unless between the target's floor, which is
+// engine::KubeVersionFloor from 1.33 on and target - 1 before, and the
+// target), else target - 1, not below the floor.
+absl::StatusOr<engine::Version> CelScanMinCompatibility(
+    const engine::Version& target, absl::string_view requested);
+
+// Adds the CEL findings of `texts` at `target` to `response` (findings,
+// deprecated and blocking counts). Returns how many expressions were checked. A
+// target without a CEL environment in compatd (before 1.31, after 1.36) checks
+// nothing.
+int ScanCelExpressions(absl::Span<const ScanText> texts,
+                       const engine::Version& target,
+                       const engine::Version& min_compatibility,
+                       v1::ScanObjectsResponse* response);
+
+}  // namespace compatd::api
