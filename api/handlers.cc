@@ -1,5 +1,6 @@
 #include "api/handlers.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "base/status_macros.h"
 #include "engine/api_availability.h"
 #include "engine/catalog_lint.h"
+#include "engine/catalog_set.h"
 #include "engine/crd_removal.h"
 #include "engine/effective_version.h"
 #include "engine/features.h"
@@ -374,6 +376,12 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
+// Every release line the snapshot serves, for plans across binaries.
+std::shared_ptr<const engine::CatalogSet> LinesOf(
+    const runtime::ServingSnapshot& snapshot) {
+  return engine::CatalogSet::Single(snapshot.catalog);
+}
+
 // PlanUpgrade: `shared` (the request's versions, under an Evaluate batch's)
 // is the base of both ends. The clients are the request's and those
 // `clients` (may be null: offline) recorded, judged from the call's snapshot.
@@ -382,7 +390,6 @@ absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
                         const v1::VersionContext& shared,
                         const v1::PlanUpgradeRequest& request,
                         v1::PlanUpgradeResponse* response) {
-  const Catalog& catalog = *snapshot.catalog;
   v1::VersionContext from = shared;
   from.MergeFrom(request.from());
   v1::VersionContext to = shared;
@@ -405,10 +412,11 @@ absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
       ++recorded;
     }
   }
+  const std::shared_ptr<const engine::CatalogSet> lines = LinesOf(snapshot);
   COMPATD_ASSIGN_OR_RETURN(engine::UpgradePlan plan,
-                           engine::PlanUpgrade(catalog, query));
+                           engine::PlanUpgrade(*lines, query));
   const engine::EffectiveVersions target = plan.to;
-  std::string reason = std::move(plan.reason);
+  std::string reason = plan.path.reason;
   FillUpgradePlan(std::move(plan), response);
   FillCommon(snapshot, target, std::move(reason), response);
   response->set_clients_checked(
