@@ -415,7 +415,8 @@ absl::StatusOr<std::vector<PlannedStep>> Planner::Steps(bool skip_level) const {
       add(absl::StrCat("min-compatibility ", m.MajorMinorString()), catalog,
           EffectiveVersions{now.binary, now.emulation, m},
           absl::StrFormat(
-              "restart every kube-apiserver with --min-compatibility-version=%s "
+              "restart every kube-apiserver with "
+              "--min-compatibility-version=%s "
               "(--emulated-version %s): rollback below %s is no longer "
               "possible",
               m.MajorMinorString(), now.emulation.MajorMinorString(),
@@ -430,8 +431,8 @@ absl::StatusOr<std::vector<PlannedStep>> Planner::Steps(bool skip_level) const {
     // Every line after from's up to to's, one minor at a time, each ending
     // at its binary's defaults (emulation the binary, min-compatibility its
     // default, never past to's), the last at to.
-    for (Version line = from_.binary.ToMajorMinor().AddMinor(1);
-         line < to_line; line = line.AddMinor(1)) {
+    for (Version line = from_.binary.ToMajorMinor().AddMinor(1); line < to_line;
+         line = line.AddMinor(1)) {
       const Catalog* catalog = lines_.Find(line);  // checked in Run
       Version m = line.SubtractMinor(1);
       if (to_.min_compatibility < m) m = to_.min_compatibility;
@@ -440,8 +441,8 @@ absl::StatusOr<std::vector<PlannedStep>> Planner::Steps(bool skip_level) const {
           segment(*catalog, catalog->binary_version, line, m));
     }
   }
-  COMPATD_RETURN_IF_ERROR(segment(*to_catalog_, to_.binary, to_.emulation,
-                                  to_.min_compatibility));
+  COMPATD_RETURN_IF_ERROR(
+      segment(*to_catalog_, to_.binary, to_.emulation, to_.min_compatibility));
   return out;
 }
 
@@ -649,11 +650,11 @@ void Planner::DropRefusedRuntimeConfig(int step, absl::string_view release,
     dropped_runtime_config_entries_.insert(std::string(entry));
     Add(PlanSection::kFlags, step, release,
         absl::StrCat("--runtime-config ", entry), "runtime-config-refused",
-        absl::StrFormat(
-            "kube-apiserver %s does not start %s: %s (apiserver "
-            "pkg/server/resourceconfig/helpers.go, "
-            "docs/kubernetes-rules.md#runtime-config-merging)",
-            versions.binary.MajorMinorString(), at, served.status().message()),
+        absl::StrFormat("kube-apiserver %s does not start %s: %s (apiserver "
+                        "pkg/server/resourceconfig/helpers.go, "
+                        "docs/kubernetes-rules.md#runtime-config-merging)",
+                        versions.binary.MajorMinorString(), at,
+                        served.status().message()),
         absl::StrFormat("remove %s from --runtime-config before this step",
                         entry),
         true);
@@ -775,9 +776,9 @@ void Planner::CompareAPIs(int step, absl::string_view release,
       if (res == nullptr) {
         res = FindResource(*before.catalog, gv, r);
         if (after.catalog != before.catalog) {
-          why.push_back(absl::StrFormat("kube-apiserver %s has no %s %s",
-                                        after.versions.binary.MajorMinorString(),
-                                        gv, r));
+          why.push_back(
+              absl::StrFormat("kube-apiserver %s has no %s %s",
+                              after.versions.binary.MajorMinorString(), gv, r));
         }
       }
       if (res != nullptr) {
@@ -792,10 +793,10 @@ void Planner::CompareAPIs(int step, absl::string_view release,
     for (const std::string& r : now) {
       if (!was.contains(r)) started.push_back(r);
     }
-    const std::string at = absl::StrFormat(
-        "at kube-apiserver %s, emulation %s",
-        after.versions.binary.MajorMinorString(),
-        after.versions.emulation.MajorMinorString());
+    const std::string at =
+        absl::StrFormat("at kube-apiserver %s, emulation %s",
+                        after.versions.binary.MajorMinorString(),
+                        after.versions.emulation.MajorMinorString());
     if (!stopped.empty()) {
       std::string reason = absl::StrFormat("%s %s stop%s being served %s", gv,
                                            absl::StrJoin(stopped, ", "),
@@ -1051,9 +1052,8 @@ absl::StatusOr<UpgradePlan> Planner::Run() {
         "time through kube-apiserver %s, and no catalog describes %s; the "
         "release lines compatd has are %s (plan to a line whose hops it has)",
         query_.to.binary_version, from_line.MajorMinorString(),
-        to_line.MajorMinorString(),
-        absl::StrJoin(missing, ", "), absl::StrJoin(missing, ", "),
-        lines_.line_names()));
+        to_line.MajorMinorString(), absl::StrJoin(missing, ", "),
+        absl::StrJoin(missing, ", "), lines_.line_names()));
   }
   if (to_.emulation < from_.emulation) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -89,8 +89,8 @@ struct PlanItem {
 struct PlanClientVerdict {
   std::string component;
   std::string version;
-  std::string source;   // as PlanClient::source
-  std::string verdict;  // "allowed", "too-old", "too-new"
+  std::string source;       // as PlanClient::source
+  std::string verdict;      // "allowed", "too-old", "too-new"
   std::string min_version;  // the allowance at the step, major.minor
   std::string max_version;
 };

@@ -112,9 +112,10 @@ TEST_F(UpgradePlanTest, StepsFollowKep4330SafeOrder) {
   ASSERT_EQ(rollback.size(), 6u);
   for (const PlanItem* item : rollback) {
     EXPECT_EQ(item->rule, "rollback-to-min-compatibility");
-    EXPECT_THAT(item->reason, HasSubstr(absl::StrCat(
-                                  "can roll back to is ",
-                                  plan.path.steps[item->step - 1].rollback_to)));
+    EXPECT_THAT(
+        item->reason,
+        HasSubstr(absl::StrCat("can roll back to is ",
+                               plan.path.steps[item->step - 1].rollback_to)));
   }
   // Without flags or clients nothing blocks.
   EXPECT_EQ(plan.path.blockers, 0);
