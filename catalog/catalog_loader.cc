@@ -44,6 +44,7 @@ using engine::Feature;
 using engine::FeatureDecision;
 using engine::FeatureSpec;
 using engine::ListServedAPIs;
+using engine::PatchChange;
 using engine::PreRelease;
 using engine::ResolveEffectiveVersions;
 using engine::ServedGroupVersion;
@@ -149,6 +150,7 @@ class CatalogBuilder {
     BuildSkewPolicy(in, out);
     BuildCrds(in, out);
     BuildApiHistory(in, out);
+    BuildPatchChanges(in, binary_ok, out);
     // The cluster section must be what kube-apiserver would accept as flags
     // at start-up; only meaningful once its parts are individually valid.
     if (binary_ok && cluster_ok) CheckClusterAsFlags(in, out);
@@ -743,6 +745,16 @@ class CatalogBuilder {
     out.resource = in.resource();
     out.kind = in.kind();
     out.replacement = in.replacement();
+    out.replacement_kind = in.replacement_kind();
+    if (!out.replacement_kind.empty() && out.replacement.empty()) {
+      Error(LineOr(lines_.FieldLine(
+                       in, pb::APIResource::kReplacementKindFieldNumber),
+                   out.line),
+            absl::StrFormat("%s: replacementKind \"%s\" needs replacement "
+                            "(the group-version it belongs to)",
+                            where, out.replacement_kind));
+      ok = false;
+    }
     out.persisted = in.has_persisted() ? in.persisted() : true;
     if (!ok) return std::nullopt;
     return out;
@@ -1201,6 +1213,88 @@ class CatalogBuilder {
       if (!ok) continue;
       out.history_index.emplace(key, out.api_history.size());
       out.api_history.push_back(std::move(built));
+    }
+  }
+
+  // patchChanges: gates a patch release inside the catalog's line changed.
+  // Each names a gate of `features` once, a patch release of the catalog's
+  // major.minor no later than its binaryVersion, and what came before.
+  void BuildPatchChanges(const pb::Catalog& in, bool binary_ok, Catalog& out) {
+    absl::flat_hash_set<std::string> seen;
+    out.patch_changes.reserve(in.patch_changes_size());
+    for (int i = 0; i < in.patch_changes_size(); ++i) {
+      const pb::PatchChange& change = in.patch_changes(i);
+      const int line = std::max(1, lines_.MessageLine(change));
+      const std::string where = absl::StrFormat("patchChanges[%d]", i);
+      auto field_line = [&](int field_number) {
+        return LineOr(lines_.FieldLine(change, field_number), line);
+      };
+      bool ok = true;
+      if (change.feature().empty()) {
+        Error(line, absl::StrFormat("%s: feature is required (a gate of "
+                                    "features)",
+                                    where));
+        ok = false;
+      } else if (out.FindFeature(change.feature()) == nullptr &&
+                 !features_by_name_.contains(change.feature())) {
+        Error(field_line(pb::PatchChange::kFeatureFieldNumber),
+              absl::StrFormat("%s: feature " % s " is not a gate of this "
+                                                 "catalog's features",
+                              where, change.feature()));
+        ok = false;
+      } else if (!seen.insert(change.feature()).second) {
+        Error(field_line(pb::PatchChange::kFeatureFieldNumber),
+              absl::StrFormat("%s: feature " % s " is listed twice; one entry "
+                                                 "per gate",
+                              where, change.feature()));
+        ok = false;
+      }
+      std::optional<Version> since;
+      const int since_line = field_line(pb::PatchChange::kSinceFieldNumber);
+      absl::StatusOr<Version> parsed =
+          ParseCatalogVersion(change.since(), /*allow_patch=*/true);
+      if (change.since().empty()) {
+        Error(line, absl::StrFormat("%s: since is required: the patch release "
+                                    "the catalog's spec holds from, e.g. "
+                                    "" 1.31.7 "",
+                                    where));
+        ok = false;
+      } else if (!parsed.ok() || parsed->components().size() != 3) {
+        Error(since_line,
+              absl::StrFormat("%s: since " % s " is not a patch release: "
+                                               "expected " major.minor.patch
+                                             ", e.g. " 1.31.7 "",
+                              where, change.since()));
+        ok = false;
+      } else if (binary_ok &&
+                 parsed->CompareMajorMinor(out.binary_version) != 0) {
+        Error(since_line,
+              absl::StrFormat("%s: since %s is not a patch of this catalog's "
+                              "line %s",
+                              where, change.since(),
+                              out.binary_version.MajorMinorString()));
+        ok = false;
+      } else if (binary_ok && out.binary_version.components().size() > 2 &&
+                 parsed->patch() > out.binary_version.patch()) {
+        Error(since_line,
+              absl::StrFormat("%s: since %s is after the catalog's "
+                              "binaryVersion %s, whose facts it describes",
+                              where, change.since(),
+                              out.binary_version.ToString()));
+        ok = false;
+      } else {
+        since = *std::move(parsed);
+      }
+      if (change.before().empty()) {
+        Error(line, absl::StrFormat("%s: before is required: what earlier "
+                                    "patches had, e.g. \"Beta, default true\" "
+                                    "or \"not registered\"",
+                                    where));
+        ok = false;
+      }
+      if (!ok || !since.has_value()) continue;
+      out.patch_changes.push_back(PatchChange{
+          change.feature(), *std::move(since), change.before(), line});
     }
   }
 

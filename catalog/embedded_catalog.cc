@@ -1,16 +1,17 @@
 #include "catalog/embedded_catalog.h"
 
-#include <string_view>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 
 namespace compatd::catalog {
 
-extern const std::string_view kEmbeddedCatalogYaml;
-
-absl::string_view EmbeddedCatalogYaml() {
-  return absl::string_view(kEmbeddedCatalogYaml.data(),
-                           kEmbeddedCatalogYaml.size());
+const EmbeddedCatalog* FindEmbeddedCatalog(absl::string_view line) {
+  const std::string name = absl::StrCat("embedded:kubernetes-", line);
+  for (const EmbeddedCatalog& catalog : EmbeddedCatalogs()) {
+    if (catalog.name == name) return &catalog;
+  }
+  return nullptr;
 }
-
-absl::string_view EmbeddedCatalogSource() { return "embedded:kubernetes-1.36"; }
 
 }  // namespace compatd::catalog

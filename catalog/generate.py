@@ -9,10 +9,17 @@ see catalog/data/PROVENANCE.md for where each fact was read):
   catalog/data/api_history.json      every built-in group/version/kind ever
                                      (generate_api_history.py), as apiHistory
 
+It also writes the catalog of every other release line (generate_lines.py, from
+catalog/data/lines_extract.json) and k8s/catalog/catalog.yaml, the catalog the
+Kubernetes manifests serve (the 1.36 catalog under a header of its own).
+
 Usage:
-  python3 catalog/generate.py            rewrite catalog/kubernetes-1.36.yaml
-  python3 catalog/generate.py --check    exit 1 if the committed file differs
-  python3 catalog/generate.py --output=F write F instead
+  python3 catalog/generate.py                rewrite every catalog from catalog/data/
+  python3 catalog/generate.py --sources DIR  first re-read every line's sources from
+                                             DIR/<owner>+<name>/repo (git directories
+                                             with tags) into data/lines_extract.json
+  python3 catalog/generate.py --check        exit 1 if a committed file differs
+  python3 catalog/generate.py --cross-check  compare the lines with data/crosscheck/
 
 Python 3 standard library only; the output is deterministic (no dates, sorted
 input-independent order). The choices made here are explained in
@@ -26,9 +33,25 @@ import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import crosscheck_lines  # noqa: E402
+import generate_lines  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
 DEFAULT_OUTPUT = os.path.join(HERE, "kubernetes-1.36.yaml")
+K8S_CATALOG = os.path.join(os.path.dirname(HERE), "k8s", "catalog", "catalog.yaml")
+K8S_HEADER = """\
+# The catalog the Kubernetes manifests serve (ConfigMap compatd-catalog, mounted
+# as a directory at /etc/compatd/catalog/). It starts as a copy of the embedded
+# catalog/kubernetes-1.36.yaml; edit it for your cluster (a cluster: section with
+# its emulation / min-compatibility versions, feature gates, runtime config).
+# README.md, "Kubernetes", says how a change reaches every replica.
+# tests/deploy/kustomize_test.cc checks that it passes compatd --check-catalog;
+# python3 catalog/generate.py --check that it is still the generated copy (after
+# an edit for your cluster, drop the file from the check or keep it in sync).
+#
+"""
 BINARY_VERSION = "1.36"
 
 # preRelease spellings of Kubernetes'
@@ -105,12 +128,23 @@ def load(name):
         return json.load(f)
 
 
-def feature_lines(gates):
+def gate_name(feature, names):
+    """The --feature-gates string of a 1.36 gate: its const's value (names1_36 of
+    data/lines_extract.json), whatever name the input gives."""
+    consts = names["consts"].get(feature["component"], {})
+    ident = feature.get("goIdentifier") or feature["name"]
+    if ident not in consts:
+        raise SystemExit(f"{feature['name']}: no const {ident} in {feature['component']}'s "
+                         "1.36 feature file")
+    return consts[ident]
+
+
+def feature_lines(gates, names):
     lines = ["features:"]
-    features = sorted(gates["features"], key=lambda f: f["name"])
+    features = sorted(gates["features"], key=lambda f: gate_name(f, names))
     for feature in features:
         component = COMPONENTS[feature["component"]]
-        lines.append(f"  - name: {feature['name']}")
+        lines.append(f"  - name: {gate_name(feature, names)}")
         lines.append(f"    component: {component}")
         lines.append("    versionedSpecs:")
         specs = sorted(feature["specs"], key=lambda s: version_key(s["version"]))
@@ -144,7 +178,33 @@ def replacement_of(resource):
     return f"{group}/{version}" if group else version
 
 
-def api_lines(lifecycles):
+def lifecycle_methods(api_extract, tag):
+    """{(group, version, kind): values} of the hand-written APILifecycle* methods at tag
+    (core/v1 lifecycle.go: ComponentStatus, Endpoints), which prerelease-lifecycle-gen
+    leaves out of its generated file and api_lifecycles.json therefore misses."""
+    index = generate_lines.tag_index(api_extract)
+    out = {}
+    for gvk in api_extract["gvks"]:
+        if gvk["repo"] != "kubernetes/api":
+            continue
+        run = generate_lines.run_at(gvk, tag, index)
+        if run and run.get("methods"):
+            out[(gvk["group"], gvk["version"], gvk["kind"])] = run["methods"]
+    return out
+
+
+def with_methods(resource, group, version, methods):
+    found = methods.get((group, version, resource["kind"]))
+    if not found:
+        return resource
+    resource = dict(resource)
+    for key in ("introduced", "deprecated", "removed", "replacement"):
+        if key in found:
+            resource[key] = found[key]
+    return resource
+
+
+def api_lines(lifecycles, methods):
     """The apis section, plus the (group, resource) -> versions it lists."""
     lines = ["apis:"]
     by_group = {}
@@ -180,6 +240,7 @@ def api_lines(lifecycles):
                 lines.append(f"    enabledByDefault: {str(gv['enabledByDefault']).lower()}")
             lines.append("    resources:")
             for resource in resources:
+                resource = with_methods(resource, group, gv["version"], methods)
                 fields = [f"resource: {resource['resource']}", f"kind: {resource['kind']}"]
                 for key in ("introduced", "deprecated", "removed"):
                     if resource.get(key):
@@ -187,6 +248,9 @@ def api_lines(lifecycles):
                 replacement = replacement_of(resource)
                 if replacement:
                     fields.append(f"replacement: {replacement}")
+                    kind = (resource.get("replacement") or {}).get("kind")
+                    if kind and kind != resource["kind"]:
+                        fields.append(f"replacementKind: {kind}")
                 if resource.get("persisted") is False:
                     fields.append("persisted: false")
                 lines.append("      - {" + ", ".join(fields) + "}")
@@ -312,8 +376,11 @@ def generate():
     history = load("api_history.json")
     if gates["binaryVersion"] != BINARY_VERSION or lifecycles["binaryVersion"] != BINARY_VERSION:
         raise SystemExit("catalog/data is not for Kubernetes " + BINARY_VERSION)
-    features, feature_count = feature_lines(gates)
-    apis, served, gv_count, skipped, dropped = api_lines(lifecycles)
+    extract = load("lines_extract.json")
+    api_extract = load("api_history_extract.json")
+    methods = lifecycle_methods(api_extract, extract["names1_36"]["staging"])
+    features, feature_count = feature_lines(gates, extract["names1_36"])
+    apis, served, gv_count, skipped, dropped = api_lines(lifecycles, methods)
     overrides = storage_override_lines(storage, served)
     lines = header(gates, lifecycles, storage, feature_count, gv_count, skipped, dropped)
     lines.append(f"binaryVersion: {quote(BINARY_VERSION)}")
@@ -327,30 +394,66 @@ def generate():
     return "\n".join(lines) + "\n"
 
 
+def outputs():
+    """{path: text} of every generated catalog."""
+    catalog_1_36 = generate()
+    out = {DEFAULT_OUTPUT: catalog_1_36, K8S_CATALOG: K8S_HEADER + catalog_1_36}
+    extract = load("lines_extract.json")
+    api_extract = load("api_history_extract.json")
+    lifecycles = load("api_lifecycles.json")
+    changes = load("patch_changes.json")
+    history_section, history_count = history_lines(load("api_history.json"))
+    history_section = [
+        f"# The history of every built-in group/version/kind ({history_count}), for manifest",
+        "# scans only (compatd scan): never served or stored; from data/api_history.json.",
+    ] + history_section
+    for entry in extract["lines"]:
+        path = os.path.join(HERE, f"kubernetes-{entry['line']}.yaml")
+        out[path] = generate_lines.render_line(entry, api_extract, lifecycles,
+                                               history_section, changes)
+    return out
+
+
+def check(path, text):
+    try:
+        with open(path, encoding="utf-8") as f:
+            current = f.read()
+    except OSError as error:
+        print(f"{path}: {error}", file=sys.stderr)
+        return False
+    if current == text:
+        return True
+    diff = difflib.unified_diff(current.splitlines(), text.splitlines(),
+                                path, "generated", lineterm="", n=1)
+    print("\n".join(list(diff)[:40]), file=sys.stderr)
+    print(f"{path} is out of date: run python3 catalog/generate.py", file=sys.stderr)
+    return False
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
-                        help="exit 1 if the output file differs from what would be generated")
-    parser.add_argument("--output", default=DEFAULT_OUTPUT, help="file to write or check")
+                        help="exit 1 if a generated file differs from what would be generated")
+    parser.add_argument("--sources", metavar="DIR",
+                        help="re-read every release line's sources from DIR/<owner>+<name>/repo "
+                             "into data/lines_extract.json first")
+    parser.add_argument("--cross-check", action="store_true",
+                        help="compare every line's gates with data/crosscheck/ and list the "
+                             "differences; exit 1 if one is not a known, explained difference")
     args = parser.parse_args()
-    text = generate()
+    if args.sources:
+        extract = generate_lines.extract(args.sources)
+        with open(generate_lines.LINES_EXTRACT, "w", encoding="utf-8") as f:
+            f.write(json.dumps(extract, indent=1, sort_keys=True) + "\n")
+    if args.cross_check:
+        return crosscheck_lines.main(load("lines_extract.json"))
+    files = outputs()
     if args.check:
-        try:
-            with open(args.output, encoding="utf-8") as f:
-                current = f.read()
-        except OSError as error:
-            print(f"{args.output}: {error}", file=sys.stderr)
-            return 1
-        if current != text:
-            diff = difflib.unified_diff(current.splitlines(), text.splitlines(),
-                                        args.output, "generated", lineterm="", n=1)
-            print("\n".join(list(diff)[:40]), file=sys.stderr)
-            print(f"{args.output} is out of date: run python3 catalog/generate.py",
-                  file=sys.stderr)
-            return 1
-        return 0
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write(text)
+        ok = all([check(path, text) for path, text in sorted(files.items())])
+        return 0 if ok else 1
+    for path, text in sorted(files.items()):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
     return 0
 
 

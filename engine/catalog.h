@@ -70,7 +70,8 @@ struct APIResource {
   std::optional<Version> introduced;  // absent: always existed
   std::optional<Version> deprecated;
   std::optional<Version> removed;
-  std::string replacement;  // "group/version" or empty
+  std::string replacement;       // "group/version" or empty
+  std::string replacement_kind;  // empty: the same kind
   bool persisted = true;
   int line = 0;
 };
@@ -178,6 +179,16 @@ struct APIHistoryEntry {
   int line = 0;
 };
 
+// A gate that a patch release inside the catalog's release line changed (the
+// catalog's patchChanges): the catalog's spec holds from `since`; earlier
+// patches had `before`.
+struct PatchChange {
+  std::string feature;
+  Version since;       // major.minor.patch, inside the catalog's line
+  std::string before;  // one phrase: "Beta, default true", "not registered"
+  int line = 0;
+};
+
 // The whole catalog. Built by ParseCatalog() (catalog/catalog_loader.h);
 // immutable after.
 struct Catalog {
@@ -193,6 +204,8 @@ struct Catalog {
   std::vector<CRDHistory> crds;
   // The catalog's apiHistory, in file order.
   std::vector<APIHistoryEntry> api_history;
+  // The catalog's patchChanges, in file order.
+  std::vector<PatchChange> patch_changes;
 
   // Identity, set by the loader. When it was published and as which
   // generation is the serving snapshot's (runtime/serving_snapshot.h).

@@ -326,6 +326,47 @@ TEST(CatalogLoaderTest, ApiHistoryIsReadAndIndexed) {
   EXPECT_EQ(catalog->FindHistory("", "v1beta1", "Endpoints"), nullptr);
 }
 
+// The 1.31 line's two patch-level changes (kubernetes CHANGELOG-1.31.md:
+// DisableNodeKubeProxyVersion reverted to default-off in v1.31.1,
+// OrderedNamespaceDeletion added in v1.31.7), flow and block style.
+TEST(CatalogLoaderTest, PatchChangesAreRead) {
+  ASSERT_OK_AND_ASSIGN(auto catalog, Load("good/patch_changes.yaml"));
+  EXPECT_EQ(catalog->binary_version, V("1.31.8"));
+  ASSERT_EQ(catalog->patch_changes.size(), 2u);
+  const PatchChange& first = catalog->patch_changes[0];
+  EXPECT_EQ(first.feature, "DisableNodeKubeProxyVersion");
+  EXPECT_EQ(first.since, V("1.31.1"));
+  EXPECT_EQ(first.before, "Beta, default true");
+  EXPECT_EQ(first.line, 10);
+  const PatchChange& second = catalog->patch_changes[1];
+  EXPECT_EQ(second.feature, "OrderedNamespaceDeletion");
+  EXPECT_EQ(second.since, V("1.31.7"));
+  EXPECT_EQ(second.before, "not registered");
+  EXPECT_EQ(second.line, 11);
+  // 1.31's one unversioned spec each, at "0.0".
+  const Feature* gate = catalog->FindFeature("OrderedNamespaceDeletion");
+  ASSERT_NE(gate, nullptr);
+  ASSERT_EQ(gate->specs.size(), 1u);
+  EXPECT_EQ(gate->specs[0].version, Version::MajorMinor(0, 0));
+}
+
+// kubernetes/api core/v1 lifecycle.go (v0.33.0+): Endpoints is deprecated in
+// 1.33 in favour of discovery.k8s.io/v1 EndpointSlice.
+TEST(CatalogLoaderTest, ResourceReplacementKindIsRead) {
+  ASSERT_OK_AND_ASSIGN(auto catalog, Load("good/api_replacement_kind.yaml"));
+  ASSERT_EQ(catalog->apis.size(), 2u);
+  ASSERT_EQ(catalog->apis[0].resources.size(), 1u);
+  const APIResource& endpoints = catalog->apis[0].resources[0];
+  EXPECT_EQ(endpoints.replacement, "discovery.k8s.io/v1");
+  EXPECT_EQ(endpoints.replacement_kind, "EndpointSlice");
+  EXPECT_EQ(catalog->apis[1].resources[0].replacement_kind, "");
+}
+
+TEST(CatalogLoaderTest, NoPatchChangesByDefault) {
+  ASSERT_OK_AND_ASSIGN(auto catalog, Load("good/api_history.yaml"));
+  EXPECT_TRUE(catalog->patch_changes.empty());
+}
+
 TEST(CatalogLoaderTest, ErrorsOutputIsEmptyOnSuccess) {
   CatalogErrors errors;
   errors.errors.push_back(CatalogError{3, "stale"});
@@ -511,6 +552,24 @@ const BadCase kBadCases[] = {
      "apiHistory or apis"},
     {"history_enabled_by_default_not_beta", 7,
      "enabledByDefault applies to beta versions only"},
+    {"api_replacement_kind_without_replacement", 6,
+     "v1 endpoints: replacementKind \"EndpointSlice\" needs replacement"},
+    // Patch changes.
+    {"patch_change_unknown_feature", 10,
+     "patchChanges[0]: feature \"NoSuchGate\" is not a gate of this catalog's "
+     "features"},
+    {"patch_change_bad_version", 10,
+     "patchChanges[0]: since \"1.31\" is not a patch release: expected "
+     "\"major.minor.patch\""},
+    {"patch_change_other_line", 10,
+     "patchChanges[0]: since 1.32.1 is not a patch of this catalog's line "
+     "1.31"},
+    {"patch_change_after_binary", 10,
+     "patchChanges[0]: since 1.31.9 is after the catalog's binaryVersion "
+     "1.31.8"},
+    {"patch_change_missing_before", 10, "patchChanges[0]: before is required"},
+    {"patch_change_duplicate", 11,
+     "patchChanges[1]: feature \"OrderedNamespaceDeletion\" is listed twice"},
 };
 
 INSTANTIATE_TEST_SUITE_P(BadCatalogs, RejectionTest,

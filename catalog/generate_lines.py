@@ -1,0 +1,876 @@
+#!/usr/bin/env python3
+"""Generates one catalog per kube-apiserver release line (catalog/kubernetes-1.N.yaml).
+
+Two steps, like generate_api_history.py:
+
+* extract (needs checkouts): reads every line's sources with `git show` and writes
+  catalog/data/lines_extract.json, the facts the catalogs need and nothing else:
+    - feature gates: kube's pkg/features (the k8s.io/kubernetes module vendored by
+      openshift-kni/scheduler-plugins at the commit of each patch release) and the staging
+      repositories' feature files at the line's v0.N.P tag, under their const strings;
+    - version priorities (pkg/apis/*/install), the default-enabled API lists
+      (pkg/controlplane/instance.go) and the storage overrides
+      (pkg/kubeapiserver/default_storage_factory_builder.go), from the OpenShift fork copy
+      inside openshift/microshift (deps/github.com/openshift/kubernetes/) at its release
+      branch head (the only copy of those kubernetes/kubernetes files at a line's patch
+      release found; see LINES and catalog/README.md for what the fork changes and how it
+      is undone).
+* render (offline): writes the catalogs from the extract, data/api_history_extract.json
+  (API kinds and lifecycles per kubernetes/api tag), data/api_history.json (apiHistory),
+  data/api_lifecycles.json (persisted and subresource facts) and data/patch_changes.json.
+
+Usage (catalog/README.md, "Release lines"):
+  python3 catalog/generate.py --sources DIR   extract from DIR/<owner>+<name>/repo, render all
+  python3 catalog/generate.py                 render every catalog from the committed extract
+  python3 catalog/generate.py --check         exit 1 (with a diff) if a committed file is stale
+
+Python 3 standard library only; output deterministic.
+"""
+
+import json
+import os
+import re
+import subprocess
+
+import generate_api_history as history_gen
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "data")
+LINES_EXTRACT = os.path.join(DATA, "lines_extract.json")
+PATCH_CHANGES = os.path.join(DATA, "patch_changes.json")
+
+KUBE_FEATURES_REPO = "openshift-kni/scheduler-plugins"
+KUBE_FEATURES_DIR = "vendor/k8s.io/kubernetes/pkg/features"
+FORK_REPO = "openshift/microshift"
+FORK_DIR = "deps/github.com/openshift/kubernetes"
+
+# One entry per release line generated from sources. Adding a release is one entry here
+# (catalog/README.md, "Adding a release").
+#   line     the binary's major.minor
+#   patch    the patch release the catalog describes (every source below is that patch's)
+#   staging  the staging repositories' tag of that patch
+#   kube     commit of KUBE_FEATURES_REPO whose vendor/ holds k8s.io/kubernetes at `patch`
+#   fork     commit of FORK_REPO (a release branch head) and the kubernetes version its
+#            fork copy is at; used for priorities, default-enabled lists, storage overrides
+LINES = [
+    {"line": "1.31", "patch": "1.31.8", "staging": "v0.31.8",
+     "kube": "d6b15cd1f7b37c543ac6445cae06cf3da7d56b18",
+     "fork": "8eb6c2962b3a2c6a8545e6726b3213a0dcff81a0", "forkBranch": "release-4.18",
+     "forkKubernetes": "1.31.14"},
+    {"line": "1.32", "patch": "1.32.5", "staging": "v0.32.5",
+     "kube": "0aead65517160bb59371a05bf245486ccb8d3676",
+     "fork": "d4b43f374a5bc0e0f44c07ff773061e27c7f2a08", "forkBranch": "release-4.19",
+     "forkKubernetes": "1.32.13"},
+    {"line": "1.33", "patch": "1.33.3", "staging": "v0.33.3",
+     "kube": "0c967825a300296bf3dbd58c6623477aaa02838f",
+     "fork": "78a395343031f8800b7139df070665e03b42f934", "forkBranch": "release-4.20",
+     "forkKubernetes": "1.33.13"},
+    {"line": "1.34", "patch": "1.34.7", "staging": "v0.34.7",
+     "kube": "3d6d3a01b62a1d496c9fd85165adcbdb72164aa7",
+     "fork": "473c3de15d9aeeb399aa95250672c07655554015", "forkBranch": "release-4.21",
+     "forkKubernetes": "1.34.9"},
+    {"line": "1.35", "patch": "1.35.4", "staging": "v0.35.4",
+     "kube": "4495d2058964d9ad1ce6e7f9cf553a2d623a3613",
+     "fork": "5019821e0eb2f9a74e00e2aab215144336c4b981", "forkBranch": "release-4.22",
+     "forkKubernetes": "1.35.6"},
+]
+
+# Feature files of the staging repositories: (repository, path, data component). A file a
+# tag does not have is skipped (zpages exists from 1.32).
+STAGING_FEATURE_FILES = [
+    ("kubernetes/apiserver", "pkg/features/kube_features.go", "apiserver"),
+    ("kubernetes/apiextensions-apiserver", "pkg/features/kube_features.go",
+     "apiextensions-apiserver"),
+    ("kubernetes/controller-manager", "pkg/features/kube_features.go", "controller-manager"),
+    ("kubernetes/client-go", "features/known_features.go", "client-go"),
+    ("kubernetes/component-base", "logs/api/v1/kube_features.go", "component-base/logs"),
+    ("kubernetes/component-base", "metrics/features/kube_features.go",
+     "component-base/metrics"),
+    ("kubernetes/component-base", "zpages/features/kube_features.go",
+     "component-base/zpages"),
+]
+KUBE_FEATURE_FILES = ["kube_features.go", "versioned_kube_features.go"]
+
+# The fork's known differences from upstream (release-lines note; openshift/kubernetes
+# carries them as "UPSTREAM: <carry>" commits). All of them are in feature files, which are
+# never read from the fork; the three files read from it are checked for OpenShift
+# additions (FORK_MARKERS) so that an unknown carry there stops the extract.
+FORK_KNOWN_DIFFERENCES = [
+    "NodeLogQuery default true (upstream false): pkg/features, not read from the fork",
+    "registerOpenshiftFeatures() adding OpenShift's own gates: pkg/features, not read "
+    "from the fork",
+    "1.31/1.32: StreamingCollectionEncodingToJSON/ToProtobuf backports and "
+    "ResilientWatchCacheInitialization default false: feature files, not read from the fork",
+]
+FORK_MARKERS = re.compile(r"openshift|UPSTREAM: <carry>", re.IGNORECASE)
+
+
+def git_show(git_dir, rev, path):
+    """The file's text at rev, or None if rev has no such file."""
+    result = subprocess.run(["git", "--git-dir", git_dir, "show", f"{rev}:{path}"],
+                            capture_output=True, check=False)
+    if result.returncode != 0:
+        return None
+    return result.stdout.decode("utf-8")
+
+
+def git_ls(git_dir, rev, path):
+    result = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "--name-only",
+                             f"{rev}:{path}"], capture_output=True, check=True)
+    return result.stdout.decode("utf-8").split()
+
+
+def git_rev(git_dir, rev):
+    result = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", f"{rev}^{{commit}}"],
+                            capture_output=True, check=True)
+    return result.stdout.decode("utf-8").strip()
+
+
+# ---------------------------------------------------------------------------
+# Go source reading (the shapes Kubernetes' feature, install and instance files use)
+
+LINE_COMMENT = re.compile(r"//[^\n]*")
+BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+
+
+def strip_comments(text):
+    return LINE_COMMENT.sub("", BLOCK_COMMENT.sub("", text))
+
+
+# `X featuregate.Feature = "S"`, `X = featuregate.Feature("S")` and an untyped `X = "S"`
+# (1.34's StatefulSetSemanticRevisionComparison); only names used as map keys count.
+FEATURE_CONST = re.compile(
+    r"^\s*(\w+)\s*(?:(?:\w+\.)?Feature\s*=\s*\"([^\"]+)\"|=\s*(?:\w+\.)?Feature\(\"([^\"]+)\"\)"
+    r"|=\s*\"([^\"]+)\")",
+    re.MULTILINE)
+BOOL_CONST = re.compile(r"^\s*(\w+)\s*(?:bool\s*)?=\s*(true|false)\s*$", re.MULTILINE)
+FEATURE_MAP = re.compile(r"map\[(?:\w+\.)?Feature\](?:\w+\.)?(FeatureSpec|VersionedSpecs)\s*\{")
+
+
+def feature_consts(text):
+    """{Go identifier: --feature-gates string} of every `X Feature = "..."` const."""
+    return {name: typed or converted or untyped
+            for name, typed, converted, untyped in FEATURE_CONST.findall(strip_comments(text))}
+
+
+def bool_consts(text):
+    return {name: value == "true" for name, value in BOOL_CONST.findall(strip_comments(text))}
+
+
+def matching_brace(text, start):
+    """Index of the brace closing the one at text[start]."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise ValueError("unbalanced braces")
+
+
+def split_top(body, sep=","):
+    """Splits at `sep` outside braces and parentheses."""
+    parts, depth, current = [], 0, []
+    for char in body:
+        if char in "{(":
+            depth += 1
+        elif char in "})":
+            depth -= 1
+        if char == sep and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+PRE_RELEASES = {"Alpha": "ALPHA", "Beta": "BETA", "GA": "GA", "Deprecated": "DEPRECATED"}
+
+
+def parse_spec(literal, bools, where):
+    """One `{Version: ..., Default: ..., PreRelease: ..., LockToDefault: ...}` literal."""
+    inner = literal.strip()
+    if not (inner.startswith("{") and inner.endswith("}")):
+        raise ValueError(f"{where}: not a spec literal: {literal!r}")
+    spec = {"version": None, "default": False, "lockToDefault": False, "preRelease": None}
+    for field in split_top(inner[1:-1]):
+        key, _, value = (s.strip() for s in field.partition(":"))
+        if key == "Version":
+            match = re.fullmatch(r"version\.(?:MustParse|MajorMinor)\((.*)\)", value)
+            if not match:
+                raise ValueError(f"{where}: Version {value!r}")
+            args = match.group(1)
+            if args.startswith('"'):
+                spec["version"] = args.strip('"')
+            else:
+                spec["version"] = ".".join(a.strip() for a in args.split(","))
+        elif key in ("Default", "LockToDefault"):
+            if value in ("true", "false"):
+                flag = value == "true"
+            elif value in bools:
+                flag = bools[value]
+            else:
+                raise ValueError(f"{where}: {key} {value!r} is not a known bool")
+            spec["default" if key == "Default" else "lockToDefault"] = flag
+        elif key == "PreRelease":
+            stage = value.split(".")[-1]
+            if stage not in PRE_RELEASES:
+                raise ValueError(f"{where}: PreRelease {value!r}")
+            spec["preRelease"] = PRE_RELEASES[stage]
+        else:
+            raise ValueError(f"{where}: unknown spec field {key!r}")
+    if spec["preRelease"] is None:
+        raise ValueError(f"{where}: no PreRelease")
+    return spec
+
+
+def feature_maps(text, where):
+    """[(key as written, versioned?, [specs])] of every feature map literal in a file."""
+    bools = bool_consts(text)
+    clean = strip_comments(text)
+    entries = []
+    for match in FEATURE_MAP.finditer(clean):
+        before = clean[:match.start()].rstrip()
+        if not (before.endswith("=") or before.endswith("return")):
+            continue  # a function's result type, not a literal
+        versioned = match.group(1) == "VersionedSpecs"
+        open_brace = match.end() - 1
+        body = clean[open_brace + 1:matching_brace(clean, open_brace)]
+        for entry in split_top(body):
+            key, _, value = (s.strip() for s in entry.partition(":"))
+            if versioned:
+                value = value.strip()
+                specs = [parse_spec(s, bools, f"{where} {key}")
+                         for s in split_top(value[1:-1])]
+            else:
+                specs = [parse_spec(value, bools, f"{where} {key}")]
+            entries.append((key, versioned, specs))
+    return entries
+
+
+IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)^\)", re.MULTILINE | re.DOTALL)
+IMPORT_LINE = re.compile(r"^\s*(\w+)?\s*\"([^\"]+)\"", re.MULTILINE)
+
+
+def imports(text):
+    """{alias: import path} of a Go file."""
+    out = {}
+    for block in IMPORT_BLOCK.findall(text):
+        for alias, path in IMPORT_LINE.findall(block):
+            out[alias or path.rsplit("/", 1)[-1]] = path
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Extract
+
+
+def repo_dir(sources, repo):
+    path = os.path.join(sources, repo.replace("/", "+"), "repo")
+    if not os.path.isdir(path):
+        raise SystemExit(f"{path}: no git directory for {repo} (see catalog/README.md)")
+    return path
+
+
+def extract_gates(sources, line):
+    """Every gate the line's kube-apiserver registers, keyed by its --feature-gates string."""
+    kube_git = repo_dir(sources, KUBE_FEATURES_REPO)
+    staging = {}   # Go identifier (module-qualified) -> gate
+    consts = {}    # component -> {identifier: string}
+    sources_read = []
+    for repo, path, component in STAGING_FEATURE_FILES:
+        git = repo_dir(sources, repo)
+        text = git_show(git, line["staging"], path)
+        if text is None:
+            continue
+        sources_read.append({"repo": repo, "tag": line["staging"], "path": path,
+                             "commit": git_rev(git, line["staging"])})
+        names = feature_consts(text)
+        consts[component] = names
+        for key, versioned, specs in feature_maps(text, f"{repo} {line['staging']} {path}"):
+            if key not in names:
+                raise SystemExit(f"{repo} {path}: map key {key} is not a Feature const")
+            staging[(component, key)] = {"name": names[key], "goIdentifier": key,
+                                         "component": component,
+                                         "versioned": versioned, "specs": specs}
+    # The generic apiserver's gates are what kube's files call genericfeatures.X; in
+    # 1.31 kube's file re-lists some of them (the specs must agree, or AddVersioned
+    # refuses to start the binary).
+    kube_aliases = {}
+    kube_text_all = ""
+    kube_specs = []
+    for name in KUBE_FEATURE_FILES:
+        path = f"{KUBE_FEATURES_DIR}/{name}"
+        text = git_show(kube_git, line["kube"], path)
+        if text is None:
+            continue
+        sources_read.append({"repo": KUBE_FEATURES_REPO, "commit": line["kube"], "path": path,
+                             "module": f"k8s.io/kubernetes v{line['patch']}"})
+        kube_text_all += text + "\n"
+        for alias, module in imports(text).items():
+            kube_aliases[alias] = module
+        kube_specs.extend(feature_maps(text, f"{KUBE_FEATURES_REPO} {path}"))
+    kube_consts = feature_consts(kube_text_all)
+    module_component = {
+        "k8s.io/apiserver/pkg/features": "apiserver",
+        "k8s.io/apiextensions-apiserver/pkg/features": "apiextensions-apiserver",
+        "k8s.io/controller-manager/pkg/features": "controller-manager",
+        "k8s.io/client-go/features": "client-go",
+        "k8s.io/component-base/logs/api/v1": "component-base/logs",
+        "k8s.io/component-base/metrics/features": "component-base/metrics",
+        "k8s.io/component-base/zpages/features": "component-base/zpages",
+    }
+    gates = {}
+    relisted = []
+    for key, versioned, specs in kube_specs:
+        if "." in key:
+            alias, ident = key.split(".", 1)
+            component = module_component.get(kube_aliases.get(alias, ""))
+            if component is None:
+                raise SystemExit(f"kube features: {key}: unknown package alias {alias}")
+            name = consts.get(component, {}).get(ident)
+            if name is None:
+                raise SystemExit(f"kube features: {key} is not a const of {component}")
+            own = staging.get((component, ident))
+            if own is not None and own["specs"] != specs:
+                raise SystemExit(f"kube features: {key} re-listed with specs {specs}, "
+                                 f"{component} has {own['specs']}")
+            relisted.append(name)
+            if own is None:
+                # Defined by the staging package, registered only through kube's map.
+                gates[name] = {"name": name, "goIdentifier": key, "component": component,
+                               "versioned": versioned, "specs": specs,
+                               "registeredBy": "kube pkg/features"}
+            continue
+        if key not in kube_consts:
+            raise SystemExit(f"kube features: map key {key} is not a Feature const")
+        name = kube_consts[key]
+        if name in gates:
+            raise SystemExit(f"kube features: {name} registered twice")
+        gates[name] = {"name": name, "goIdentifier": key, "component": "kube",
+                       "versioned": versioned, "specs": specs}
+    for gate in staging.values():
+        kube_gate = gates.get(gate["name"])
+        if kube_gate is not None and kube_gate["component"] == "kube":
+            # kube's own const with the same string: featuregate.Add accepts the second
+            # registration only with the same specs.
+            if kube_gate["specs"] != gate["specs"]:
+                raise SystemExit(f"{gate['name']}: kube and {gate['component']} register it "
+                                 "with different specs")
+            relisted.append(gate["name"])
+        gates[gate["name"]] = gate
+    for gate in gates.values():
+        gate["specs"] = sorted(gate["specs"], key=lambda s: version_key(s["version"] or "0.0"))
+    return [gates[name] for name in sorted(gates)], sorted(set(relisted)), sources_read
+
+
+def api_dirs(api_extract):
+    """{k8s.io/api package dir: (group, version)} from the API history extract."""
+    out = {}
+    for gvk in api_extract["gvks"]:
+        if gvk["repo"] != "kubernetes/api":
+            continue
+        for run in gvk["runs"]:
+            out[run["dir"]] = (gvk["group"], gvk["version"])
+    return out
+
+
+def gv_of_import(path, dirs):
+    for prefix in ("k8s.io/api/", "k8s.io/kubernetes/pkg/apis/"):
+        if path.startswith(prefix):
+            rest = path[len(prefix):]
+            if rest in dirs:
+                return dirs[rest]
+    return None
+
+
+def group_of_import(path, dirs):
+    """The API group of an internal package k8s.io/kubernetes/pkg/apis/<group>."""
+    prefix = "k8s.io/kubernetes/pkg/apis/"
+    if not path.startswith(prefix):
+        return None
+    group_dir = path[len(prefix):]
+    groups = {gv[0] for d, gv in dirs.items() if d.split("/")[0] == group_dir}
+    return groups.pop() if len(groups) == 1 else None
+
+
+def check_fork_file(text, where):
+    for number, line_text in enumerate(text.splitlines(), 1):
+        if FORK_MARKERS.search(line_text):
+            raise SystemExit(f"{where}:{number}: an OpenShift change the generator does not "
+                             f"know how to undo: {line_text.strip()}")
+
+
+def extract_fork(sources, line, dirs):
+    git = repo_dir(sources, FORK_REPO)
+    rev = line["fork"]
+    read = []
+
+    def show(path):
+        text = git_show(git, rev, f"{FORK_DIR}/{path}")
+        if text is None:
+            raise SystemExit(f"{FORK_REPO} {rev}: no {FORK_DIR}/{path}")
+        check_fork_file(text, f"{FORK_REPO} {rev[:12]} {path}")
+        read.append(path)
+        return text
+
+    # Version priorities.
+    priorities = {}
+    for group_dir in git_ls(git, rev, f"{FORK_DIR}/pkg/apis"):
+        path = f"pkg/apis/{group_dir}/install/install.go"
+        if git_show(git, rev, f"{FORK_DIR}/{path}") is None:
+            continue
+        text = show(path)
+        aliases = imports(text)
+        clean = strip_comments(text)
+        for match in re.finditer(r"SetVersionPriority\(", clean):
+            end = clean.index(")", match.end())
+            gvs = []
+            for alias in re.findall(r"(\w+)\.SchemeGroupVersion", clean[match.end():end]):
+                gv = gv_of_import(aliases.get(alias, ""), dirs)
+                if gv is None:
+                    raise SystemExit(f"{path}: {alias} is not a k8s.io/api group-version")
+                gvs.append(gv)
+            group = gvs[0][0]
+            if any(g != group for g, _ in gvs):
+                raise SystemExit(f"{path}: priorities mix groups")
+            priorities[group] = [v for _, v in gvs]
+    # Default-enabled lists.
+    text = show("pkg/controlplane/instance.go")
+    aliases = imports(text)
+    clean = strip_comments(text)
+    lists = {}
+    for name in ("stableAPIGroupVersionsEnabledByDefault", "betaAPIGroupVersionsDisabledByDefault",
+                 "alphaAPIGroupVersionsDisabledByDefault", "legacyBetaEnabledByDefaultResources"):
+        match = re.search(name + r"\s*=\s*\[\]schema\.GroupVersion(?:Resource)?\s*\{", clean)
+        if not match:
+            lists[name] = []
+            continue
+        body = clean[match.end():matching_brace(clean, match.end() - 1)]
+        items = []
+        for item in split_top(body):
+            m = re.fullmatch(r"(\w+)\.SchemeGroupVersion(?:\.WithResource\(\"(\w+)\"\))?", item)
+            if not m:
+                raise SystemExit(f"instance.go {name}: {item!r}")
+            gv = gv_of_import(aliases.get(m.group(1), ""), dirs)
+            if gv is None:
+                raise SystemExit(f"instance.go {name}: {m.group(1)} is not a k8s.io/api package")
+            entry = {"group": gv[0], "version": gv[1]}
+            if m.group(2):
+                entry["resource"] = m.group(2)
+            items.append(entry)
+        lists[name] = items
+    # Storage overrides.
+    text = show("pkg/kubeapiserver/default_storage_factory_builder.go")
+    aliases = imports(text)
+    clean = strip_comments(text)
+    match = re.search(r"func NewStorageFactoryConfig\(\)", clean)
+    body = clean[match.end():]
+    body = body[:body.index("return &StorageFactoryConfig")]
+    overrides = []
+    for alias, resource, version in re.findall(
+            r"(\w+)\.Resource\(\"(\w+)\"\)\.WithVersion\(\"(\w+)\"\)", body):
+        group = group_of_import(aliases.get(alias, ""), dirs)
+        if group is None:
+            raise SystemExit(f"storage overrides: {alias} is not a pkg/apis group")
+        overrides.append({"group": group, "resource": resource, "version": version})
+    # Resources each group-version's REST storage serves (pkg/registry/<group>/rest):
+    # `if resource := "x"; apiResourceConfigSource.ResourceEnabled(<gv>.WithResource(resource))`.
+    # flowcontrol builds the same storage for each of its versions (`groupVersion`).
+    registry, group_wide = {}, {}
+    for group_dir in git_ls(git, rev, f"{FORK_DIR}/pkg/registry"):
+        if group_dir == "testapigroup":
+            continue  # a test fixture, not installed by kube-apiserver
+        rest_dir = f"pkg/registry/{group_dir}/rest"
+        try:
+            names = git_ls(git, rev, f"{FORK_DIR}/{rest_dir}")
+        except subprocess.CalledProcessError:
+            continue
+        for name in names:
+            if not name.endswith(".go") or name.endswith("_test.go"):
+                continue
+            text = show(f"{rest_dir}/{name}")
+            aliases = imports(text)
+            for resource, target in re.findall(
+                    r"resource\s*:=\s*\"([\w/]+)\";[^{]*?ResourceEnabled\(\s*"
+                    r"(\w+(?:\.SchemeGroupVersion)?)\.WithResource\(resource\)", strip_comments(text)):
+                if target == "groupVersion":
+                    group = group_of_import(f"k8s.io/kubernetes/pkg/apis/{group_dir}", dirs)
+                    if group is None:
+                        raise SystemExit(f"{rest_dir}/{name}: no API group for {group_dir}")
+                    group_wide.setdefault(group, set()).add(resource)
+                    continue
+                gv = gv_of_import(aliases.get(target.split(".")[0], ""), dirs)
+                if gv is None:
+                    raise SystemExit(f"{rest_dir}/{name}: {target} is not a k8s.io/api package")
+                registry.setdefault(f"{gv[0]}/{gv[1]}", set()).add(resource)
+    # Kubernetes' generated feature list (hack/update-featuregates.sh), 1.33+ in the fork
+    # copy: for the cross-check only (crosscheck_lines.py).
+    feature_list = None
+    list_text = git_show(git, rev, f"{FORK_DIR}/{FEATURE_LIST}")
+    if list_text is not None:
+        feature_list = parse_feature_list(list_text)
+    source = {"repo": FORK_REPO, "commit": rev, "branch": line["forkBranch"],
+              "dir": FORK_DIR, "kubernetes": line["forkKubernetes"],
+              "files": ["pkg/apis/*/install/install.go", "pkg/controlplane/instance.go",
+                        "pkg/kubeapiserver/default_storage_factory_builder.go",
+                        "pkg/registry/*/rest/*.go", FEATURE_LIST],
+              "knownDifferences": FORK_KNOWN_DIFFERENCES}
+    return {"versionPriorities": dict(sorted(priorities.items())), "enablement": lists,
+            "storageOverrides": overrides, "source": source, "featureList": feature_list,
+            "restStorage": {k: sorted(v) for k, v in sorted(registry.items())},
+            "restStorageEveryVersion": {k: sorted(v) for k, v in sorted(group_wide.items())}}
+
+
+FEATURE_LIST = "test/compatibility_lifecycle/reference/versioned_feature_list.yaml"
+
+
+def parse_feature_list(text):
+    """{name: [[version, default, lockToDefault, preRelease]]} of a generated
+    versioned_feature_list.yaml (its one fixed shape: a list of name + versionedSpecs)."""
+    out, name, spec = {}, None, None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or line == "[]":
+            continue
+        if raw.startswith("- name: "):
+            name = line[len("- name: "):]
+            out[name] = []
+            continue
+        if line == "versionedSpecs:":
+            continue
+        if line.startswith("- "):
+            spec = {}
+            out[name].append(spec)
+            line = line[2:]
+        key, _, value = line.partition(": ")
+        value = value.strip('"')
+        if key in ("default", "lockToDefault"):
+            value = value == "true"
+        elif key == "preRelease":
+            value = {v: k for k, v in PRE_RELEASE.items()}[value]
+        spec[key] = value
+    return {n: [[s["version"], s["default"], s["lockToDefault"], s["preRelease"]] for s in specs]
+            for n, specs in sorted(out.items())}
+
+
+# The 1.36 catalog keeps its own inputs (data/feature_gates.json, which names kube's gates by
+# the Go identifiers of versioned_feature_list.yaml); its names are checked against the
+# const strings of these files. kube's pkg/features at 1.36 is read from the fork copy of
+# Kubernetes 1.36.3 (the const block carries none of the fork's known differences; its own
+# gates are in openshift_features.go, which is not read).
+NAMES_1_36 = {"line": "1.36", "staging": "v0.36.3",
+              "fork": "ab25d11482f8984db7b860ed44c6955f231cf18f", "forkBranch": "release-4.23",
+              "forkKubernetes": "1.36.3"}
+
+
+def extract_names_1_36(sources):
+    consts = {}
+    fork_git = repo_dir(sources, FORK_REPO)
+    text = git_show(fork_git, NAMES_1_36["fork"], f"{FORK_DIR}/pkg/features/kube_features.go")
+    if text is None:
+        raise SystemExit(f"{FORK_REPO} {NAMES_1_36['fork']}: no pkg/features/kube_features.go")
+    consts["kube"] = feature_consts(text)
+    for repo, path, component in STAGING_FEATURE_FILES:
+        text = git_show(repo_dir(sources, repo), NAMES_1_36["staging"], path)
+        if text is not None:
+            consts.setdefault(component, {}).update(feature_consts(text))
+    return {**NAMES_1_36, "consts": {c: dict(sorted(v.items())) for c, v in sorted(consts.items())}}
+
+
+def extract(sources):
+    api_extract = history_gen.load_json(history_gen.EXTRACT)
+    dirs = api_dirs(api_extract)
+    out = {"schemaVersion": 1,
+           "generatedBy": "catalog/generate_lines.py (extract)",
+           "notes": [
+               "Facts of each kube-apiserver release line, read with git from the sources "
+               "named in each line's `sources`. gates: every gate the binary registers, by "
+               "its --feature-gates string (the const's value); versioned false means an "
+               "unversioned FeatureSpec (component-base gives it version 0.0).",
+               "fork: files of kubernetes/kubernetes read from the OpenShift fork copy; "
+               "knownDifferences says why none of the fork's changes reaches them.",
+           ],
+           "lines": []}
+    for line in LINES:
+        gates, relisted, gate_sources = extract_gates(sources, line)
+        fork = extract_fork(sources, line, dirs)
+        out["lines"].append({"line": line["line"], "patch": line["patch"],
+                             "staging": line["staging"], "gates": gates,
+                             "kubeRelisted": relisted, "gateSources": gate_sources, **fork})
+    out["names1_36"] = extract_names_1_36(sources)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Render
+
+
+def version_key(text):
+    return tuple(int(p) for p in text.split("."))
+
+
+def quote(text):
+    return json.dumps(text)
+
+
+def group_scalar(group):
+    return group if group else '""'
+
+
+PRE_RELEASE = {"ALPHA": "Alpha", "BETA": "Beta", "GA": "GA", "DEPRECATED": "Deprecated"}
+COMPONENTS = {
+    "kube": "kube",
+    "apiserver": "kube-apiserver",
+    "apiextensions-apiserver": "kube-apiserver",
+    "controller-manager": "kube-controller-manager",
+    "client-go": "client-go",
+    "component-base/logs": "component-base",
+    "component-base/metrics": "component-base",
+    "component-base/zpages": "component-base",
+}
+# An unversioned FeatureSpec: component-base's featureGate.Add gives it version 0.0 "so that
+# it can be enabled/disabled regardless of emulation version" (feature_gate.go).
+UNVERSIONED = "0.0"
+
+
+def feature_lines(gates, line):
+    lines = ["features:"]
+    dropped = 0
+    for gate in gates:
+        lines.append(f"  - name: {gate['name']}")
+        lines.append(f"    component: {COMPONENTS[gate['component']]}")
+        lines.append("    versionedSpecs:")
+        for spec in gate["specs"]:
+            version = spec["version"] or UNVERSIONED
+            if version_key(version) > version_key(line):
+                dropped += 1
+                continue
+            fields = [f"version: {quote(version)}",
+                      f"default: {str(spec['default']).lower()}",
+                      f"lockToDefault: {str(spec['lockToDefault']).lower()}",
+                      f"preRelease: {PRE_RELEASE[spec['preRelease']]}"]
+            lines.append("      - {" + ", ".join(fields) + "}")
+    return lines, dropped
+
+
+def tag_index(api_extract):
+    return {repo["repo"]: {tag: i for i, tag in enumerate(repo["tags"])}
+            for repo in api_extract["repos"]}
+
+
+def run_at(gvk, tag, index):
+    order = index[gvk["repo"]]
+    if tag not in order:
+        raise SystemExit(f"data/api_history_extract.json has no tag {tag} of {gvk['repo']}: "
+                         "run generate_api_history.py's full rebuild first")
+    at = order[tag]
+    for run in gvk["runs"]:
+        if order[run["from"]] <= at <= order[run["to"]]:
+            return run
+    return None
+
+
+def kube_priority_key(version):
+    return history_gen.kube_priority_key(version)
+
+
+def served_lifecycle(run):
+    """What kube-apiserver acts on: the type's APILifecycle* methods, generated
+    (zz_generated.prerelease-lifecycle.go) or hand-written (core/v1 lifecycle.go). A type
+    with tags but no generated method (resource.k8s.io v1alpha3 at 1.31, whose package was
+    not generated yet) has no lifecycle in the binary: it is served at every emulation
+    version its group-version is."""
+    values = dict(run.get("zz") or {})
+    values.update(run.get("methods") or {})
+    return values
+
+
+def api_section(entry, api_extract, lifecycles):
+    """The apis lines of one line, plus {(group, resource): [versions]}."""
+    tag = entry["staging"]
+    index = tag_index(api_extract)
+    # Persisted and subresource facts by (group, kind), from data/api_lifecycles.json.
+    not_persisted, subresources = set(), {}
+    for gv in lifecycles["groupVersions"]:
+        for resource in gv["resources"]:
+            if resource.get("persisted") is False:
+                not_persisted.add((gv["group"], resource["kind"]))
+            if resource.get("subresourceOf"):
+                subresources[(gv["group"], resource["kind"])] = resource["resource"]
+    kinds = {}  # (group, version) -> [(kind, resource, run)]
+    for gvk in api_extract["gvks"]:
+        if gvk["repo"] != "kubernetes/api":
+            continue
+        run = run_at(gvk, tag, index)
+        if run is None:
+            continue
+        key = (gvk["group"], gvk["kind"])
+        if run.get("genclient") is True:
+            resource = run.get("resourceName") or history_gen.plural(gvk["kind"])
+        elif key in subresources and subresources[key] == "bindings":
+            # core/v1 also serves a top-level, create-only bindings resource.
+            resource = "bindings"
+        else:
+            continue
+        kinds.setdefault((gvk["group"], gvk["version"]), []).append((gvk["kind"], resource, run))
+    enablement = entry["enablement"]
+    served = {}
+    for name in ("stableAPIGroupVersionsEnabledByDefault", "betaAPIGroupVersionsDisabledByDefault",
+                 "alphaAPIGroupVersionsDisabledByDefault", "legacyBetaEnabledByDefaultResources"):
+        for item in enablement[name]:
+            served.setdefault((item["group"], item["version"]), set()).add(name)
+    legacy = {}
+    for item in enablement["legacyBetaEnabledByDefaultResources"]:
+        legacy.setdefault((item["group"], item["version"]), set()).add(item["resource"])
+    lines = ["apis:"]
+    resources_of = {}
+    unserved = []
+    priorities = entry["versionPriorities"]
+    for group in sorted({g for g, _ in served}, key=lambda g: (g != "", g)):
+        if group not in priorities:
+            raise SystemExit(f"{entry['line']}: {group} is enabled in instance.go but has no "
+                             "version priority")
+        for version in priorities[group]:
+            if (group, version) not in served:
+                continue
+            gv_kinds = kinds.get((group, version), [])
+            if group:
+                # What the group-version's REST storage serves (core: every resource kind
+                # of k8s.io/api core/v1, whose storage is built differently).
+                rest = set(entry["restStorage"].get(f"{group}/{version}", [])) | set(
+                    entry["restStorageEveryVersion"].get(group, []))
+                rest = {r for r in rest if "/" not in r}
+                missing = rest - {r for _, r, _ in gv_kinds}
+                if missing:
+                    raise SystemExit(f"{entry['line']}: {group}/{version} serves "
+                                     f"{sorted(missing)}, which have no kind at {tag}")
+                gv_kinds = [k for k in gv_kinds if k[1] in rest]
+                if not rest:
+                    # In instance.go's lists (so --runtime-config accepts it) but no REST
+                    # storage serves a resource of it.
+                    unserved.append(f"{group}/{version}")
+                    continue
+            if not gv_kinds:
+                raise SystemExit(f"{entry['line']}: {group}/{version} has no kind at {tag}")
+            lists = served[(group, version)]
+            enabled = "stableAPIGroupVersionsEnabledByDefault" in lists
+            if (group, version) in legacy:
+                resources = {r for _, r, _ in gv_kinds}
+                if legacy[(group, version)] != resources:
+                    raise SystemExit(f"{entry['line']}: {group}/{version}: legacy beta "
+                                     "resources are not the whole group-version")
+                enabled = True
+            rule = history_gen.GA_VERSION.match(version) is not None
+            lines.append(f"  - group: {group_scalar(group)}")
+            lines.append(f"    version: {version}")
+            if enabled != rule:
+                lines.append(f"    enabledByDefault: {str(enabled).lower()}")
+            lines.append("    resources:")
+            for kind, resource, run in sorted(gv_kinds, key=lambda k: k[1]):
+                values = served_lifecycle(run)
+                fields = [f"resource: {resource}", f"kind: {kind}"]
+                for field in ("introduced", "deprecated", "removed"):
+                    if values.get(field):
+                        fields.append(f"{field}: {quote(values[field])}")
+                replacement = values.get("replacement")
+                if replacement:
+                    fields.append("replacement: " + (
+                        f"{replacement['group']}/{replacement['version']}"
+                        if replacement["group"] else replacement["version"]))
+                    if replacement.get("kind") and replacement["kind"] != kind:
+                        fields.append(f"replacementKind: {replacement['kind']}")
+                if (group, kind) in not_persisted:
+                    fields.append("persisted: false")
+                lines.append("      - {" + ", ".join(fields) + "}")
+                resources_of.setdefault((group, resource), []).append(version)
+    return lines, resources_of, unserved
+
+
+def storage_lines(entry, resources_of):
+    lines = ["storageOverrides:"]
+    for override in entry["storageOverrides"]:
+        text = (f"{{group: {group_scalar(override['group'])}, resource: {override['resource']}, "
+                f"version: {override['version']}}}")
+        key = (override["group"], override["resource"])
+        if key not in resources_of:
+            # kube-apiserver keys its overrides by group/resource; one no group-version
+            # serves (storagemigrations; the resource is storageversionmigrations) matches
+            # nothing and changes nothing.
+            lines.append(f"  # left out (matches no resource, so kube-apiserver ignores it): {text}")
+            continue
+        if override["version"] not in resources_of[key]:
+            raise SystemExit(f"{entry['line']}: storage override {text}: version not served")
+        lines.append(f"  - {text}")
+    return lines
+
+
+def patch_change_lines(changes, line):
+    mine = [c for c in changes["changes"] if c["line"] == line]
+    if not mine:
+        return []
+    lines = ["# Gates that patch releases of this line changed: the features above hold from",
+             "# `since`; `before` is what earlier patches had.",
+             "patchChanges:"]
+    for change in mine:
+        lines.append(f"  - {{feature: {change['feature']}, since: {quote(change['since'])}, "
+                     f"before: {quote(change['before'])}}}")
+    return lines
+
+
+def render_line(entry, api_extract, lifecycles, history_section, changes):
+    """The catalog text of one release line."""
+    gate_names = {g["name"] for g in entry["gates"]}
+    for change in changes["changes"]:
+        if change["line"] == entry["line"] and change["feature"] not in gate_names:
+            raise SystemExit(f"patch_changes.json: {change['feature']} is not a gate of "
+                             f"{entry['line']}")
+    features, dropped = feature_lines(entry["gates"], entry["line"])
+    apis, resources_of, unserved = api_section(entry, api_extract, lifecycles)
+    counts = {}
+    for gate in entry["gates"]:
+        counts[gate["component"]] = counts.get(gate["component"], 0) + 1
+    unversioned = sum(1 for g in entry["gates"] if not g["versioned"])
+    kube_source = next(s for s in entry["gateSources"] if s["repo"] == KUBE_FEATURES_REPO)
+    fork = entry["source"]
+    header = [
+        f"# compatd's catalog of the kube-apiserver {entry['patch']} binary (release line "
+        f"{entry['line']}).",
+        "#",
+        "# GENERATED by catalog/generate.py (catalog/generate_lines.py); do not edit.",
+        "#   python3 catalog/generate.py                 # from the committed extracts",
+        "#   python3 catalog/generate.py --sources DIR   # from checkouts (catalog/README.md)",
+        "# Sources (catalog/data/lines_extract.json has every commit):",
+        f"#   gates: k8s.io/kubernetes v{entry['patch']} pkg/features as vendored by",
+        f"#     {KUBE_FEATURES_REPO} @ {kube_source['commit'][:12]}; staging feature files "
+        f"at {entry['staging']}",
+        f"#   APIs: kubernetes/api {entry['staging']} (data/api_history_extract.json): kinds,",
+        "#     lifecycles, the hand-written core/v1 lifecycle functions",
+        f"#   version priorities, default-enabled lists, storage overrides: the OpenShift fork",
+        f"#     copy of kubernetes/kubernetes ({fork['kubernetes']}) in {fork['repo']} "
+        f"{fork['branch']} @ {fork['commit'][:12]},",
+        f"#     {fork['dir']}/. The fork's known differences (NodeLogQuery default,",
+        "#     registerOpenshiftFeatures, 1.31/1.32 watch-cache and streaming backports) are",
+        "#     all in feature files, which are read from upstream instead; the three files read",
+        "#     from the fork are checked to carry no OpenShift change.",
+        f"# {len(entry['gates'])} gates (" + ", ".join(
+            f"{c} {n}" for c, n in sorted(counts.items())) + ")"
+        + (f"; {unversioned} unversioned (one FeatureSpec, version \"0.0\": the binary applies"
+           " it at every emulation version)" if unversioned else "") + ".",
+    ]
+    if dropped:
+        header.append(f"# {dropped} specs after {entry['line']} left out.")
+    if unserved:
+        header.append("# Left out of apis: in instance.go's lists, but no REST storage of the binary "
+                      "serves a resource of")
+        header.append("#   them: " + ", ".join(unserved))
+    lines = header + [f"binaryVersion: {quote(entry['patch'])}"]
+    lines += features
+    lines += apis
+    lines += storage_lines(entry, resources_of)
+    lines += patch_change_lines(changes, entry["line"])
+    lines += history_section
+    return "\n".join(lines) + "\n"
