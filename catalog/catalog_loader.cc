@@ -1238,14 +1238,14 @@ class CatalogBuilder {
       } else if (out.FindFeature(change.feature()) == nullptr &&
                  !features_by_name_.contains(change.feature())) {
         Error(field_line(pb::PatchChange::kFeatureFieldNumber),
-              absl::StrFormat("%s: feature " % s " is not a gate of this "
-                                                 "catalog's features",
+              absl::StrFormat("%s: feature \"%s\" is not a gate of this "
+                              "catalog's features",
                               where, change.feature()));
         ok = false;
       } else if (!seen.insert(change.feature()).second) {
         Error(field_line(pb::PatchChange::kFeatureFieldNumber),
-              absl::StrFormat("%s: feature " % s " is listed twice; one entry "
-                                                 "per gate",
+              absl::StrFormat("%s: feature \"%s\" is listed twice; one entry "
+                              "per gate",
                               where, change.feature()));
         ok = false;
       }
@@ -1256,14 +1256,13 @@ class CatalogBuilder {
       if (change.since().empty()) {
         Error(line, absl::StrFormat("%s: since is required: the patch release "
                                     "the catalog's spec holds from, e.g. "
-                                    "" 1.31.7 "",
+                                    "\"1.31.7\"",
                                     where));
         ok = false;
       } else if (!parsed.ok() || parsed->components().size() != 3) {
         Error(since_line,
-              absl::StrFormat("%s: since " % s " is not a patch release: "
-                                               "expected " major.minor.patch
-                                             ", e.g. " 1.31.7 "",
+              absl::StrFormat("%s: since \"%s\" is not a patch release: "
+                              "expected \"major.minor.patch\", e.g. \"1.31.7\"",
                               where, change.since()));
         ok = false;
       } else if (binary_ok &&

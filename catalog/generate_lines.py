@@ -674,10 +674,6 @@ def run_at(gvk, tag, index):
     return None
 
 
-def kube_priority_key(version):
-    return history_gen.kube_priority_key(version)
-
-
 def served_lifecycle(run):
     """What kube-apiserver acts on: the type's APILifecycle* methods, generated
     (zz_generated.prerelease-lifecycle.go) or hand-written (core/v1 lifecycle.go). A type
