@@ -13,6 +13,8 @@
 #include "api/convert.h"
 #include "api/scan.h"
 #include "base/status_macros.h"
+#include "catalog/catalog_loader.h"
+#include "catalog/embedded_catalog.h"
 #include "engine/api_availability.h"
 #include "engine/catalog_lint.h"
 #include "engine/catalog_set.h"
@@ -376,10 +378,45 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
-// Every release line the snapshot serves, for plans across binaries.
+// The embedded release lines, parsed on first use (only plans across
+// binaries need the lines besides the one serving). An embedded catalog that
+// does not parse is left out (tests/catalog holds every one to loading).
+const std::vector<std::shared_ptr<const Catalog>>& EmbeddedLines() {
+  static const auto* lines = [] {
+    auto* out = new std::vector<std::shared_ptr<const Catalog>>();
+    for (const catalog::EmbeddedCatalog& embedded :
+         catalog::EmbeddedCatalogs()) {
+      absl::StatusOr<std::unique_ptr<Catalog>> parsed =
+          catalog::ParseCatalog(embedded.bytes, embedded.name);
+      if (parsed.ok()) out->push_back(std::move(*parsed));
+    }
+    return out;
+  }();
+  return *lines;
+}
+
+// Every release line a plan can reach from this snapshot. A user's own
+// catalog is one binary; the embedded catalog serves with every embedded
+// line beside it (the snapshot's own catalog for its line).
 std::shared_ptr<const engine::CatalogSet> LinesOf(
     const runtime::ServingSnapshot& snapshot) {
-  return engine::CatalogSet::Single(snapshot.catalog);
+  const Catalog& serving = *snapshot.catalog;
+  const catalog::EmbeddedCatalog* own =
+      catalog::FindEmbeddedCatalog(serving.binary_version.MajorMinorString());
+  if (own == nullptr || own->name != serving.source) {
+    return engine::CatalogSet::Single(snapshot.catalog);
+  }
+  std::vector<std::shared_ptr<const Catalog>> lines;
+  for (const std::shared_ptr<const Catalog>& line : EmbeddedLines()) {
+    lines.push_back(
+        line->binary_version.CompareMajorMinor(serving.binary_version) == 0
+            ? snapshot.catalog
+            : line);
+  }
+  absl::StatusOr<std::shared_ptr<const engine::CatalogSet>> set =
+      engine::CatalogSet::Make(std::move(lines), serving.binary_version);
+  return set.ok() ? *std::move(set)
+                  : engine::CatalogSet::Single(snapshot.catalog);
 }
 
 // PlanUpgrade: `shared` (the request's versions, under an Evaluate batch's)

@@ -51,7 +51,8 @@ int RunLint(const std::string& path, std::ostream& out, std::ostream& err);
 
 struct PlanOptions {
   std::string catalog_path;  // empty: the embedded catalog
-  // A bare version: the emulation version on the catalog's binary ("1.33").
+  // A bare version: a kube-apiserver binary at its defaults ("1.33"); each
+  // binary's line answers from its catalog.
   std::string from;
   std::string to;
   // A whole compatd.v1.VersionContext in JSON (instead of from / to).

@@ -287,7 +287,7 @@ Planner::ResolveEnd(absl::string_view end, const VersionQuery& query) const {
       lines_.Resolve(query.binary_version, field);
   if (!catalog.ok()) {
     std::string message(catalog.status().message());
-    if (lines_.lines().size() == 1) {
+    if (end == "from" && lines_.lines().size() == 1) {
       const Catalog& only = lines_.default_catalog();
       absl::StrAppend(
           &message, "; on the ", only.binary_version.MajorMinorString(),
