@@ -675,11 +675,11 @@ void Planner::CompareFeatures(int step, absl::string_view release,
     const std::string& name = a.feature->name;
     Add(PlanSection::kFeatureGates, step, release,
         absl::StrCat("feature gate ", name), "feature-gate-removed",
-        absl::StrFormat("%s -> not registered by kube-apiserver %s (was %s on "
-                        "kube-apiserver %s)",
-                        DescribeGate(a), after.versions.binary.ToString(),
-                        OnOff(a.enabled),
-                        before.versions.binary.MajorMinorString()),
+        absl::StrFormat("%s on kube-apiserver %s -> not registered by "
+                        "kube-apiserver %s",
+                        DescribeGate(a),
+                        before.versions.binary.MajorMinorString(),
+                        after.versions.binary.MajorMinorString()),
         a.enabled
             ? absl::StrFormat(
                   "none to set: what %s gated is the new binary's own "
