@@ -198,13 +198,14 @@ TEST_F(PlanUpgradeServerTest, BinariesWithoutALineOrBackwardsAreRefused) {
 
 TEST_F(PlanUpgradeServerTest, ErrorsNameTheEnd) {
   v1::PlanUpgradeRequest request;
-  request.mutable_from()->set_binary_version("1.33");
+  request.mutable_from()->set_binary_version("1.30");
   v1::PlanUpgradeResponse response;
   grpc::Status status = Plan(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(),
-              AllOf(HasSubstr("from.binary_version \"1.33\""),
-                    HasSubstr("1.33 to 1.36 are accepted")));
+              AllOf(HasSubstr("from.binary_version \"1.30\": no catalog "
+                              "describes kube-apiserver 1.30"),
+                    HasSubstr("1.31, 1.32, 1.33, 1.34, 1.35, 1.36")));
   request.Clear();
   request.mutable_to()->set_feature_gates(std::string(5000, 'A'));
   status = Plan(request, &response);
