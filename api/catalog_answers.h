@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "compatd/v1/compatd.pb.h"
 #include "engine/catalog.h"
+#include "engine/catalog_set.h"
 #include "engine/effective_version.h"
 #include "runtime/serving_snapshot.h"
 
@@ -37,12 +38,18 @@ struct UpgradeTargetAnswers {
   absl::flat_hash_set<std::string> served;
   // Blocking plan items by kind: "flags", "apis" (both always present).
   std::vector<std::pair<std::string, int64_t>> blockers;
+  // The target's line: an index into the set's lines, and its catalog
+  // (owned by the set, which the snapshot holds).
+  size_t line = 0;
+  const engine::Catalog* catalog = nullptr;
 };
 
 // The target of `catalog` (present = false when it has none). Runs
 // engine::PlanUpgrade from the cluster section to the target, and
-// ListServedAPIs at the target with its flags.
-UpgradeTargetAnswers DeriveUpgradeTarget(const engine::Catalog& catalog);
+// ListServedAPIs at the target with its flags, on the catalog of the line
+// the target's binary version selects in `set`.
+UpgradeTargetAnswers DeriveUpgradeTarget(const engine::CatalogSet& set,
+                                         const engine::Catalog& catalog);
 
 struct CatalogAnswers final : runtime::DerivedAnswers {
   absl::Status list_api_versions_status;
@@ -62,6 +69,7 @@ struct CatalogAnswers final : runtime::DerivedAnswers {
       const override {
     return target.blockers;
   }
+  size_t UpgradeTargetLine() const override { return target.line; }
 };
 
 }  // namespace compatd::api

@@ -37,25 +37,34 @@ void FillObservedClient(const runtime::ObservedClientInfo& info,
 // section and to its step.
 void FillUpgradePlan(engine::UpgradePlan plan, v1::PlanUpgradeResponse* out);
 
+// The answering catalog's digest, release and source.
+template <typename Response>
+void FillCatalogIdentity(const engine::Catalog& catalog, Response* response) {
+  response->set_catalog_digest(catalog.digest);
+  response->set_catalog_release(catalog.binary_version.ToString());
+  response->set_catalog_source(catalog.source);
+}
+
 // The google.rpc.Status form of an error (Evaluate's per-item errors).
 void ToRpcStatus(const absl::Status& status, google::rpc::Status* out);
 
 // "INVALID_ARGUMENT", "NOT_FOUND", ... (the canonical code names).
 std::string CodeName(absl::StatusCode code);
 
-// Every response carries the versions it was answered at, a reason, and the
-// catalog's generation and digest.
+// Every response carries the versions it was answered at, a reason, the
+// snapshot's generation, and the catalog that answered: its digest, the
+// release it describes (line and patch) and its source.
 // This form leaves the reason to the caller (decisions that write their own
 // reason straight into the response).
 template <typename Response>
-void FillCommon(const runtime::ServingSnapshot& snapshot,
+void FillCommon(const runtime::ServingLine& line,
                 const engine::EffectiveVersions& versions, Response* response) {
   FillVersions(versions, response->mutable_versions());
-  response->set_catalog_generation(snapshot.generation);
-  response->set_catalog_digest(snapshot.catalog->digest);
+  response->set_catalog_generation(line.generation);
+  FillCatalogIdentity(*line.catalog, response);
 }
 template <typename Response>
-void FillCommon(const runtime::ServingSnapshot& snapshot,
+void FillCommon(const runtime::ServingLine& snapshot,
                 const engine::EffectiveVersions& versions, std::string reason,
                 Response* response) {
   FillCommon(snapshot, versions, response);

@@ -13,8 +13,6 @@
 #include "api/convert.h"
 #include "api/scan.h"
 #include "base/status_macros.h"
-#include "catalog/catalog_loader.h"
-#include "catalog/embedded_catalog.h"
 #include "engine/api_availability.h"
 #include "engine/catalog_lint.h"
 #include "engine/catalog_set.h"
@@ -57,14 +55,35 @@ void FillDecision(const engine::FeatureDecision& d, v1::FeatureDecision* out) {
   d.AppendReason(out->mutable_reason());
 }
 
+// A request that names a patch of the line the catalog does not describe,
+// where the line's patchChanges record that an earlier patch had this gate
+// otherwise: the reason says which patch it answered for. Nothing when the
+// catalog records no change (most lines) or the request names no patch.
+void AppendPatchNote(const Catalog& catalog, absl::string_view binary_version,
+                     absl::string_view feature, std::string* reason) {
+  if (catalog.patch_changes.empty() || binary_version.empty()) return;
+  absl::StatusOr<engine::Version> binary =
+      engine::Version::Parse(binary_version);
+  if (!binary.ok() || binary->components().size() < 3) return;
+  for (const engine::PatchChange& change : catalog.patch_changes) {
+    if (change.feature != feature || *binary >= change.since) continue;
+    absl::StrAppend(reason,
+                    "; note: this answer is from the catalog of "
+                    "kube-apiserver ",
+                    catalog.binary_version.ToString(), ", and ",
+                    change.since.ToString(),
+                    " changed this gate: kube-apiserver ", binary->ToString(),
+                    " had it ", change.before);
+  }
+}
+
 // Each RPC's logic against one snapshot and one (already merged) version
 // context.
 
-absl::Status Answer(const runtime::ServingSnapshot& snapshot,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::GetFeatureRequest& request,
                     v1::GetFeatureResponse* response) {
-  const Catalog& catalog = *snapshot.catalog;
+  const Catalog& catalog = *line.catalog;
   if (request.name().empty()) {
     return Required("name", "\"WatchList\" (a gate's --feature-gates name)");
   }
@@ -73,8 +92,10 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   COMPATD_ASSIGN_OR_RETURN(
       engine::FeatureDecision d,
       engine::DecideFeature(catalog, versions, query, request.name()));
-  FillCommon(snapshot, versions, response);
+  FillCommon(line, versions, response);
   d.AppendReason(response->mutable_reason());
+  AppendPatchNote(catalog, query.binary_version, d.feature->name,
+                  response->mutable_reason());
   response->set_name(d.feature->name);
   response->set_enabled(d.enabled);
   response->set_stage(ToProtoStage(d.stage));
@@ -88,11 +109,10 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingSnapshot& snapshot,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::ListFeaturesRequest& request,
                     v1::ListFeaturesResponse* response) {
-  const Catalog& catalog = *snapshot.catalog;
+  const Catalog& catalog = *line.catalog;
   COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
                            engine::ResolveEffectiveVersions(catalog, query));
   COMPATD_ASSIGN_OR_RETURN(
@@ -105,7 +125,7 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
     if (d.enabled) ++enabled;
   }
   FillCommon(
-      snapshot, versions,
+      line, versions,
       absl::StrFormat("%d feature gates%s at emulation version %s, %d enabled",
                       decisions.size(),
                       request.component().empty()
@@ -116,11 +136,10 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingSnapshot& snapshot,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::GetStorageVersionRequest& request,
                     v1::GetStorageVersionResponse* response) {
-  const Catalog& catalog = *snapshot.catalog;
+  const Catalog& catalog = *line.catalog;
   if (request.resource().empty()) {
     return Required("resource", "\"deployments\" (plural, lowercase)");
   }
@@ -130,7 +149,7 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
       engine::StorageVersionDecision d,
       engine::DecideStorageVersion(catalog, versions, request.group(),
                                    request.resource()));
-  FillCommon(snapshot, versions, std::move(d.reason), response);
+  FillCommon(line, versions, std::move(d.reason), response);
   response->set_group(std::move(d.group));
   response->set_resource(std::move(d.resource));
   response->set_kind(std::move(d.kind));
@@ -144,11 +163,10 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingSnapshot& snapshot,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::ListAPIVersionsRequest&,
                     v1::ListAPIVersionsResponse* response) {
-  const Catalog& catalog = *snapshot.catalog;
+  const Catalog& catalog = *line.catalog;
   COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
                            engine::ResolveEffectiveVersions(catalog, query));
   COMPATD_ASSIGN_OR_RETURN(std::vector<engine::ServedGroupVersion> served,
@@ -162,7 +180,7 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
     for (std::string& r : gv.resources) out->add_resources(std::move(r));
     out->set_reason(std::move(gv.reason));
   }
-  FillCommon(snapshot, versions,
+  FillCommon(line, versions,
              absl::StrFormat("%d group-versions serving %d resources at "
                              "emulation version %s",
                              served.size(), resources,
@@ -171,11 +189,10 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingSnapshot& snapshot,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::CheckSkewRequest& request,
                     v1::CheckSkewResponse* response) {
-  const Catalog& catalog = *snapshot.catalog;
+  const Catalog& catalog = *line.catalog;
   if (request.component().empty()) {
     return Required("component", "\"kubelet\"");
   }
@@ -188,7 +205,7 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
       engine::SkewDecision d,
       engine::CheckSkew(catalog, versions, request.component(),
                         request.client_version()));
-  FillCommon(snapshot, versions, response);
+  FillCommon(line, versions, response);
   d.AppendReason(response->mutable_reason());
   response->set_allowed(d.verdict == engine::SkewVerdict::kAllowed);
   response->set_verdict(ToProtoVerdict(d.verdict));
@@ -197,14 +214,13 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingSnapshot& snapshot,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::ResolveVersionsRequest&,
                     v1::ResolveVersionsResponse* response) {
-  const Catalog& catalog = *snapshot.catalog;
+  const Catalog& catalog = *line.catalog;
   COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
                            engine::ResolveEffectiveVersions(catalog, query));
-  FillCommon(snapshot, versions,
+  FillCommon(line, versions,
              absl::StrFormat("binary %s emulating %s, compatible down to %s",
                              versions.binary.ToString(),
                              versions.emulation.MajorMinorString(),
@@ -222,11 +238,10 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingSnapshot& snapshot,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::ComputeStorageVersionAgreementRequest& request,
                     v1::ComputeStorageVersionAgreementResponse* response) {
-  const Catalog& catalog = *snapshot.catalog;
+  const Catalog& catalog = *line.catalog;
   COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
                            engine::ResolveEffectiveVersions(catalog, query));
   std::vector<engine::ServerStorageVersion> reports;
@@ -246,7 +261,7 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
       engine::StorageVersionAgreement a,
       engine::ComputeStorageVersionAgreement(
           reports, participants, request.group(), request.resource()));
-  FillCommon(snapshot, versions, std::move(a.reason), response);
+  FillCommon(line, versions, std::move(a.reason), response);
   response->set_common_encoding_version(a.common_encoding_version);
   v1::StorageVersionCondition* condition = response->mutable_condition();
   condition->set_type(a.condition_type);
@@ -309,11 +324,10 @@ absl::StatusOr<engine::CRDHistory> HistoryFromProto(
   return h;
 }
 
-absl::Status Answer(const runtime::ServingSnapshot& snapshot,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::PlanVersionRemovalRequest& request,
                     v1::PlanVersionRemovalResponse* response) {
-  const Catalog& catalog = *snapshot.catalog;
+  const Catalog& catalog = *line.catalog;
   if (request.version().empty()) {
     return Required("version", "\"v1beta1\" (the CRD version to retire)");
   }
@@ -359,7 +373,7 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
   COMPATD_ASSIGN_OR_RETURN(
       engine::CRDRemovalPlan plan,
       engine::PlanCRDVersionRemoval(*history, request.version()));
-  FillCommon(snapshot, versions, std::move(plan.reason), response);
+  FillCommon(line, versions, std::move(plan.reason), response);
   response->set_crd(plan.crd);
   response->set_version(plan.version);
   response->set_replacement(plan.replacement);
@@ -376,47 +390,6 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
         absl::StrCat(v.release, ": ", v.message, " (rule ", v.rule, ")"));
   }
   return absl::OkStatus();
-}
-
-// The embedded release lines, parsed on first use (only plans across
-// binaries need the lines besides the one serving). An embedded catalog that
-// does not parse is left out (tests/catalog holds every one to loading).
-const std::vector<std::shared_ptr<const Catalog>>& EmbeddedLines() {
-  static const auto* lines = [] {
-    auto* out = new std::vector<std::shared_ptr<const Catalog>>();
-    for (const catalog::EmbeddedCatalog& embedded :
-         catalog::EmbeddedCatalogs()) {
-      absl::StatusOr<std::unique_ptr<Catalog>> parsed =
-          catalog::ParseCatalog(embedded.bytes, embedded.name);
-      if (parsed.ok()) out->push_back(std::move(*parsed));
-    }
-    return out;
-  }();
-  return *lines;
-}
-
-// Every release line a plan can reach from this snapshot. A user's own
-// catalog is one binary; the embedded catalog serves with every embedded
-// line beside it (the snapshot's own catalog for its line).
-std::shared_ptr<const engine::CatalogSet> LinesOf(
-    const runtime::ServingSnapshot& snapshot) {
-  const Catalog& serving = *snapshot.catalog;
-  const catalog::EmbeddedCatalog* own =
-      catalog::FindEmbeddedCatalog(serving.binary_version.MajorMinorString());
-  if (own == nullptr || own->name != serving.source) {
-    return engine::CatalogSet::Single(snapshot.catalog);
-  }
-  std::vector<std::shared_ptr<const Catalog>> lines;
-  for (const std::shared_ptr<const Catalog>& line : EmbeddedLines()) {
-    lines.push_back(
-        line->binary_version.CompareMajorMinor(serving.binary_version) == 0
-            ? snapshot.catalog
-            : line);
-  }
-  absl::StatusOr<std::shared_ptr<const engine::CatalogSet>> set =
-      engine::CatalogSet::Make(std::move(lines), serving.binary_version);
-  return set.ok() ? *std::move(set)
-                  : engine::CatalogSet::Single(snapshot.catalog);
 }
 
 // PlanUpgrade: `shared` (the request's versions, under an Evaluate batch's)
@@ -449,13 +422,17 @@ absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
       ++recorded;
     }
   }
-  const std::shared_ptr<const engine::CatalogSet> lines = LinesOf(snapshot);
+  // Every line the snapshot serves: each step answers from its binary's
+  // (engine/upgrade_plan.h); the response names the target's.
   COMPATD_ASSIGN_OR_RETURN(engine::UpgradePlan plan,
-                           engine::PlanUpgrade(*lines, query));
+                           engine::PlanUpgrade(*snapshot.catalogs, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      const runtime::ServingLine* line,
+      snapshot.Line(to.binary_version(), "to.binary_version"));
   const engine::EffectiveVersions target = plan.to;
   std::string reason = plan.path.reason;
   FillUpgradePlan(std::move(plan), response);
-  FillCommon(snapshot, target, std::move(reason), response);
+  FillCommon(*line, target, std::move(reason), response);
   response->set_clients_checked(
       clients != nullptr
           ? absl::StrFormat("%d recorded by this server (ListClients), %d "
@@ -473,41 +450,50 @@ v1::LintSeverity ToProtoSeverity(engine::LintSeverity severity) {
                                                   : v1::LINT_SEVERITY_WARNING;
 }
 
+// Every line's catalog is linted; the findings name their catalog.
 absl::Status Answer(const runtime::ServingSnapshot& snapshot,
                     v1::LintCatalogResponse* response) {
-  const Catalog& catalog = *snapshot.catalog;
+  const runtime::ServingLine& default_line = snapshot.default_line();
   COMPATD_ASSIGN_OR_RETURN(
       EffectiveVersions versions,
-      engine::ResolveEffectiveVersions(catalog, VersionQuery{}));
-  engine::LintReport report = engine::LintCatalog(catalog);
-  response->mutable_findings()->Reserve(
-      static_cast<int>(report.findings.size()));
-  for (engine::LintFinding& f : report.findings) {
-    v1::LintFinding* out = response->add_findings();
-    out->set_severity(ToProtoSeverity(f.severity));
-    out->set_rule(std::move(f.rule));
-    out->set_subject(std::move(f.subject));
-    out->set_release(std::move(f.release));
-    out->set_message(std::move(f.message));
-    out->set_exception(std::move(f.exception));
-    out->set_line(f.line);
+      engine::ResolveEffectiveVersions(*default_line.catalog, VersionQuery{}));
+  size_t errors = 0, warnings = 0, exceptions = 0;
+  std::vector<absl::string_view> sources;
+  for (const runtime::ServingLine& line : snapshot.lines) {
+    const Catalog& catalog = *line.catalog;
+    sources.push_back(catalog.source);
+    engine::LintReport report = engine::LintCatalog(catalog);
+    response->mutable_findings()->Reserve(
+        response->findings_size() + static_cast<int>(report.findings.size()));
+    for (engine::LintFinding& f : report.findings) {
+      v1::LintFinding* out = response->add_findings();
+      out->set_severity(ToProtoSeverity(f.severity));
+      out->set_rule(std::move(f.rule));
+      out->set_subject(std::move(f.subject));
+      out->set_release(std::move(f.release));
+      out->set_message(std::move(f.message));
+      out->set_exception(std::move(f.exception));
+      out->set_line(f.line);
+      out->set_source(catalog.source);
+    }
+    errors += report.errors;
+    warnings += report.warnings;
+    exceptions += report.exceptions;
   }
-  response->set_errors(static_cast<uint32_t>(report.errors));
-  response->set_warnings(static_cast<uint32_t>(report.warnings));
-  response->set_exceptions(static_cast<uint32_t>(report.exceptions));
-  FillCommon(
-      snapshot, versions,
-      absl::StrFormat(
-          "%s checked against Kubernetes' API change and feature gate "
-          "rules: %d error(s), %d warning(s), %d documented "
-          "exception(s)",
-          catalog.source, report.errors, report.warnings, report.exceptions),
-      response);
+  response->set_errors(static_cast<uint32_t>(errors));
+  response->set_warnings(static_cast<uint32_t>(warnings));
+  response->set_exceptions(static_cast<uint32_t>(exceptions));
+  FillCommon(default_line, versions,
+             absl::StrFormat(
+                 "%s checked against Kubernetes' API change and feature gate "
+                 "rules: %d error(s), %d warning(s), %d documented "
+                 "exception(s)",
+                 absl::StrJoin(sources, ", "), errors, warnings, exceptions),
+             response);
   return absl::OkStatus();
 }
 
-absl::Status Answer(const runtime::ServingSnapshot& snapshot,
-                    const VersionQuery& query,
+absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
                     const v1::ScanObjectsRequest& request,
                     v1::ScanObjectsResponse* response) {
   std::vector<ScanText> texts;
@@ -520,7 +506,7 @@ absl::Status Answer(const runtime::ServingSnapshot& snapshot,
         ScanText{source.name().empty() ? std::string("objects") : source.name(),
                  source.text()});
   }
-  return ScanManifests(snapshot, query, request.target(), texts, response);
+  return ScanManifests(line, query, request.target(), texts, response);
 }
 
 // Evaluate: one item against the batch's snapshot. The item's own versions
@@ -535,7 +521,11 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
     const VersionQuery query = ToQuery(merged);
     absl::Status status = ValidateRequest(request);
     if (!status.ok()) return ToRpcStatus(status, result->mutable_error());
-    status = Answer(snapshot, query, request, response);
+    // Each item picks its own line (its binary version, else the batch's).
+    absl::StatusOr<const runtime::ServingLine*> line =
+        snapshot.Line(merged.binary_version());
+    if (!line.ok()) return ToRpcStatus(line.status(), result->mutable_error());
+    status = Answer(**line, query, request, response);
     if (!status.ok()) ToRpcStatus(status, result->mutable_error());
   };
   switch (item.request_case()) {
@@ -587,10 +577,10 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
 }  // namespace
 
 std::shared_ptr<const runtime::DerivedAnswers> DeriveAnswers(
-    const engine::Catalog& catalog) {
-  // The answers need a snapshot only for its generation, which FillCommon
-  // writes; each call overwrites it with the caller's (AnswerFromDerived).
-  runtime::ServingSnapshot unborn;
+    const engine::CatalogSet& set, const engine::Catalog& catalog) {
+  // The answers need a line only for its generation, which FillCommon
+  // writes; each call overwrites it with the caller's (CopyDerived).
+  runtime::ServingLine unborn;
   unborn.catalog =
       std::shared_ptr<const Catalog>(&catalog, [](const Catalog*) {});
   auto answers = std::make_shared<CatalogAnswers>();
@@ -608,7 +598,7 @@ std::shared_ptr<const runtime::DerivedAnswers> DeriveAnswers(
     }
     return absl::OkStatus();
   }();
-  answers->target = DeriveUpgradeTarget(catalog);
+  answers->target = DeriveUpgradeTarget(set, catalog);
   answers->list_api_versions_status =
       Answer(unborn, VersionQuery{}, v1::ListAPIVersionsRequest(),
              &answers->list_api_versions);
@@ -634,7 +624,10 @@ PolicyHandlers::PolicyHandlers(const runtime::CatalogEvents* events,
                                     const v1::Name##Request& request,         \
                                     v1::Name##Response* response) const {     \
     COMPATD_RETURN_IF_ERROR(ValidateRequest(request));                        \
-    return Answer(snapshot, ToQuery(request.versions()), request, response);  \
+    COMPATD_ASSIGN_OR_RETURN(                                                 \
+        const runtime::ServingLine* line,                                     \
+        snapshot.Line(request.versions().binary_version()));                  \
+    return Answer(*line, ToQuery(request.versions()), request, response);     \
   }
 
 COMPATD_UNARY_HANDLER(GetFeature)
@@ -651,7 +644,7 @@ namespace {
 
 // A derived answer copied into the reply, with the caller's generation.
 template <typename Response>
-absl::Status CopyDerived(const runtime::ServingSnapshot& snapshot,
+absl::Status CopyDerived(const runtime::ServingLine& snapshot,
                          const absl::Status& status, const Response& answer,
                          Response* response) {
   COMPATD_RETURN_IF_ERROR(status);
@@ -675,12 +668,16 @@ absl::Status PolicyHandlers::ListAPIVersions(
     const v1::ListAPIVersionsRequest& request,
     v1::ListAPIVersionsResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
-  if (request.versions().ByteSizeLong() == 0 && snapshot.derived != nullptr) {
-    const auto& answers = static_cast<const CatalogAnswers&>(*snapshot.derived);
-    return CopyDerived(snapshot, answers.list_api_versions_status,
+  if (request.versions().ByteSizeLong() == 0 &&
+      snapshot.default_line().derived != nullptr) {
+    const runtime::ServingLine& line = snapshot.default_line();
+    const auto& answers = static_cast<const CatalogAnswers&>(*line.derived);
+    return CopyDerived(line, answers.list_api_versions_status,
                        answers.list_api_versions, response);
   }
-  return Answer(snapshot, ToQuery(request.versions()), request, response);
+  COMPATD_ASSIGN_OR_RETURN(const runtime::ServingLine* line,
+                           snapshot.Line(request.versions().binary_version()));
+  return Answer(*line, ToQuery(request.versions()), request, response);
 }
 
 absl::Status PolicyHandlers::ListFeatures(
@@ -689,12 +686,15 @@ absl::Status PolicyHandlers::ListFeatures(
     v1::ListFeaturesResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
   if (request.versions().ByteSizeLong() == 0 && request.component().empty() &&
-      snapshot.derived != nullptr) {
-    const auto& answers = static_cast<const CatalogAnswers&>(*snapshot.derived);
-    return CopyDerived(snapshot, answers.list_features_status,
+      snapshot.default_line().derived != nullptr) {
+    const runtime::ServingLine& line = snapshot.default_line();
+    const auto& answers = static_cast<const CatalogAnswers&>(*line.derived);
+    return CopyDerived(line, answers.list_features_status,
                        answers.list_features, response);
   }
-  return Answer(snapshot, ToQuery(request.versions()), request, response);
+  COMPATD_ASSIGN_OR_RETURN(const runtime::ServingLine* line,
+                           snapshot.Line(request.versions().binary_version()));
+  return Answer(*line, ToQuery(request.versions()), request, response);
 }
 
 // The request has no fields to check: the lint runs on the whole snapshot.
@@ -708,9 +708,12 @@ absl::Status PolicyHandlers::Evaluate(const runtime::ServingSnapshot& snapshot,
                                       const v1::EvaluateRequest& request,
                                       v1::EvaluateResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request, limits_));
-  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
-                           engine::ResolveEffectiveVersions(
-                               *snapshot.catalog, ToQuery(request.versions())));
+  COMPATD_ASSIGN_OR_RETURN(const runtime::ServingLine* batch_line,
+                           snapshot.Line(request.versions().binary_version()));
+  COMPATD_ASSIGN_OR_RETURN(
+      EffectiveVersions versions,
+      engine::ResolveEffectiveVersions(*batch_line->catalog,
+                                       ToQuery(request.versions())));
   int failed = 0;
   size_t answer_bytes = 0;
   response->mutable_results()->Reserve(request.items_size());
@@ -730,7 +733,7 @@ absl::Status PolicyHandlers::Evaluate(const runtime::ServingSnapshot& snapshot,
           index, answer_bytes, limits_.max_answer_bytes));
     }
   }
-  FillCommon(snapshot, versions,
+  FillCommon(*batch_line, versions,
              absl::StrFormat("%d items answered from one catalog snapshot, %d "
                              "with an error",
                              request.items_size(), failed),
@@ -738,23 +741,9 @@ absl::Status PolicyHandlers::Evaluate(const runtime::ServingSnapshot& snapshot,
   return absl::OkStatus();
 }
 
-void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
-                                     v1::GetCatalogResponse* response) const {
-  const Catalog& catalog = *snapshot.catalog;
-  // The cluster section was validated when the catalog was loaded.
-  absl::StatusOr<EffectiveVersions> versions =
-      engine::ResolveEffectiveVersions(catalog, VersionQuery{});
-  if (versions.ok()) {
-    FillVersions(*versions, response->mutable_versions());
-  }
-  response->set_catalog_generation(snapshot.generation);
-  response->set_catalog_digest(catalog.digest);
-  response->set_generation(snapshot.generation);
-  response->set_digest(catalog.digest);
-  response->set_source(catalog.source);
-  response->set_binary_version(catalog.binary_version.ToString());
-  SetTimestamp(snapshot.loaded_at, response->mutable_loaded_at());
-  v1::CatalogCounts* counts = response->mutable_counts();
+namespace {
+
+void FillCounts(const Catalog& catalog, v1::CatalogCounts* counts) {
   counts->set_features(static_cast<uint32_t>(catalog.features.size()));
   counts->set_group_versions(static_cast<uint32_t>(catalog.apis.size()));
   uint32_t resources = 0;
@@ -767,28 +756,87 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
   counts->set_skew_rules(
       static_cast<uint32_t>(engine::SkewRulesInForce(catalog).size()));
   counts->set_crds(static_cast<uint32_t>(catalog.crds.size()));
+  counts->set_api_history(static_cast<uint32_t>(catalog.api_history.size()));
+}
+
+void FillTarget(const engine::UpgradeTarget& t, v1::VersionContext* target) {
+  target->set_binary_version(t.binary_version);
+  target->set_emulation_version(t.emulation_version);
+  target->set_min_compatibility_version(t.min_compatibility_version);
+  target->set_feature_gates(t.feature_gates);
+  target->set_runtime_config(t.runtime_config);
+  if (t.emulation_forward_compatible.has_value()) {
+    target->set_emulation_forward_compatible(*t.emulation_forward_compatible);
+  }
+  if (t.runtime_config_emulation_forward_compatible.has_value()) {
+    target->set_runtime_config_emulation_forward_compatible(
+        *t.runtime_config_emulation_forward_compatible);
+  }
+}
+
+}  // namespace
+
+void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
+                                     v1::GetCatalogResponse* response) const {
+  const runtime::ServingLine& default_line = snapshot.default_line();
+  const Catalog& catalog = *default_line.catalog;
+  // The cluster section was validated when the catalog was loaded.
+  absl::StatusOr<EffectiveVersions> versions =
+      engine::ResolveEffectiveVersions(catalog, VersionQuery{});
+  if (versions.ok()) {
+    FillVersions(*versions, response->mutable_versions());
+  }
+  response->set_catalog_generation(snapshot.generation);
+  response->set_catalog_digest(catalog.digest);
+  response->set_catalog_release(catalog.binary_version.ToString());
+  response->set_catalog_source(catalog.source);
+  response->set_generation(snapshot.generation);
+  response->set_digest(catalog.digest);
+  response->set_source(catalog.source);
+  response->set_binary_version(catalog.binary_version.ToString());
+  SetTimestamp(default_line.loaded_at, response->mutable_loaded_at());
+  FillCounts(catalog, response->mutable_counts());
   if (catalog.cluster.upgrade_target.has_value()) {
-    const engine::UpgradeTarget& t = *catalog.cluster.upgrade_target;
-    v1::VersionContext* target = response->mutable_upgrade_target();
-    target->set_binary_version(t.binary_version);
-    target->set_emulation_version(t.emulation_version);
-    target->set_min_compatibility_version(t.min_compatibility_version);
-    target->set_feature_gates(t.feature_gates);
-    target->set_runtime_config(t.runtime_config);
-    if (t.emulation_forward_compatible.has_value()) {
-      target->set_emulation_forward_compatible(*t.emulation_forward_compatible);
+    FillTarget(*catalog.cluster.upgrade_target,
+               response->mutable_upgrade_target());
+  }
+  std::vector<std::string> rejected;
+  for (const runtime::ServingLine& line : snapshot.lines) {
+    const Catalog& c = *line.catalog;
+    v1::CatalogLine* out = response->add_lines();
+    out->set_line(c.binary_version.MajorMinorString());
+    out->set_release(c.binary_version.ToString());
+    out->set_source(c.source);
+    out->set_digest(c.digest);
+    out->set_default_line(&line == &default_line);
+    SetTimestamp(line.loaded_at, out->mutable_loaded_at());
+    FillCounts(c, out->mutable_counts());
+    absl::StatusOr<EffectiveVersions> line_versions =
+        engine::ResolveEffectiveVersions(c, VersionQuery{});
+    if (line_versions.ok())
+      FillVersions(*line_versions, out->mutable_versions());
+    if (c.cluster.upgrade_target.has_value()) {
+      FillTarget(*c.cluster.upgrade_target, out->mutable_upgrade_target());
     }
-    if (t.runtime_config_emulation_forward_compatible.has_value()) {
-      target->set_runtime_config_emulation_forward_compatible(
-          *t.runtime_config_emulation_forward_compatible);
+    if (events_ != nullptr) {
+      runtime::CatalogEvents::Error error = events_->LastError(c.source);
+      // A rejection older than the catalog being served was superseded by its
+      // load (see below).
+      if (!error.message.empty() && error.at >= line.loaded_at) {
+        out->set_last_error(error.message);
+        SetTimestamp(error.at, out->mutable_last_error_at());
+        rejected.push_back(c.source);
+      }
     }
   }
-  counts->set_api_history(static_cast<uint32_t>(catalog.api_history.size()));
-  std::string reason =
-      absl::StrFormat("catalog generation %d from %s, loaded %s",
-                      snapshot.generation, catalog.source,
-                      absl::FormatTime(absl::RFC3339_sec, snapshot.loaded_at,
-                                       absl::UTCTimeZone()));
+  std::string reason = absl::StrFormat(
+      "catalog generation %d: %d release line(s) (%s), default %s from %s, "
+      "loaded %s",
+      snapshot.generation, snapshot.lines.size(),
+      snapshot.catalogs->line_names(),
+      catalog.binary_version.MajorMinorString(), catalog.source,
+      absl::FormatTime(absl::RFC3339_sec, default_line.loaded_at,
+                       absl::UTCTimeZone()));
   if (events_ != nullptr) {
     runtime::CatalogEvents::Error error = events_->LastError();
     // A rejection older than the catalog being served was superseded by its
@@ -796,10 +844,13 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
     // clear the error, and a call in between must not report both.
     if (!error.message.empty() && error.at >= snapshot.loaded_at) {
       absl::StrAppend(&reason,
-                      "; the last reload was rejected and this "
-                      "catalog keeps serving");
+                      "; the last reload was rejected and the catalog "
+                      "before it keeps serving");
       response->set_last_error(error.message);
       SetTimestamp(error.at, response->mutable_last_error_at());
+    } else if (!rejected.empty()) {
+      absl::StrAppend(&reason, "; a reload of ", absl::StrJoin(rejected, ", "),
+                      " was rejected and the catalog before it keeps serving");
     }
   }
   response->set_reason(std::move(reason));
@@ -819,16 +870,16 @@ absl::Status PolicyHandlers::ListClients(
     const v1::ListClientsRequest& request,
     v1::ListClientsResponse* response) const {
   COMPATD_RETURN_IF_ERROR(ValidateRequest(request));
-  COMPATD_ASSIGN_OR_RETURN(
-      EffectiveVersions versions,
-      engine::ResolveEffectiveVersions(*snapshot.catalog, VersionQuery{}));
+  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions versions,
+                           engine::ResolveEffectiveVersions(
+                               snapshot.default_catalog(), VersionQuery{}));
   if (clients_ != nullptr) {
     for (const runtime::ObservedClientInfo& info :
          clients_->List(snapshot, request.component())) {
       FillObservedClient(info, response->add_clients());
     }
   }
-  FillCommon(snapshot, versions,
+  FillCommon(snapshot.default_line(), versions,
              clients_ != nullptr
                  ? absl::StrFormat(
                        "%d client component/version pairs seen, verdicts at "

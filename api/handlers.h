@@ -12,6 +12,7 @@
 #include "api/rpcs.h"
 #include "compatd/v1/compatd.pb.h"
 #include "engine/catalog.h"
+#include "engine/catalog_set.h"
 #include "engine/query.h"
 #include "runtime/catalog_events.h"
 #include "runtime/client_tracker.h"
@@ -20,10 +21,12 @@
 namespace compatd::api {
 
 // The answers ListFeatures and ListAPIVersions give without versions or
-// component, built once per snapshot: the catalog pipeline's deriver
-// (runtime::CatalogPipeline::Options::derive) in every process that serves.
+// component, and those at the line's upgrade target (whose binary version
+// picks its line in `set`), built once per published catalog: the catalog
+// pipeline's deriver (runtime::CatalogPipeline::Options::derive) in every
+// process that serves.
 std::shared_ptr<const runtime::DerivedAnswers> DeriveAnswers(
-    const engine::Catalog& catalog);
+    const engine::CatalogSet& set, const engine::Catalog& catalog);
 
 // UNAVAILABLE when no snapshot is published yet (`snapshot` is null), else
 // OK: what every transport answers before the first catalog.
@@ -42,7 +45,10 @@ class PolicyHandlers final {
   const RequestLimits& limits() const { return limits_; }
 
   // Each answers from `snapshot` alone: the caller takes one snapshot per
-  // call (and uses the same one for its client verdict and metrics).
+  // call (and uses the same one for its client verdict and metrics). The
+  // request's versions.binaryVersion picks the release line once (empty: the
+  // default line); a line the snapshot has no catalog of is
+  // INVALID_ARGUMENT naming the lines it has.
 #define COMPATD_HANDLER_DECLARATION(Name)                     \
   absl::Status Name(const runtime::ServingSnapshot& snapshot, \
                     const v1::Name##Request& request,         \

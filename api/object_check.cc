@@ -60,10 +60,30 @@ const engine::APIResource* FindResource(const engine::Catalog& catalog,
 
 }  // namespace
 
-UpgradeTargetAnswers DeriveUpgradeTarget(const engine::Catalog& catalog) {
+UpgradeTargetAnswers DeriveUpgradeTarget(const engine::CatalogSet& set,
+                                         const engine::Catalog& catalog) {
   UpgradeTargetAnswers out;
   if (!catalog.cluster.upgrade_target.has_value()) return out;
   out.present = true;
+  // The target's binary version picks its line (empty: this catalog's own).
+  const std::string& target_binary =
+      catalog.cluster.upgrade_target->binary_version;
+  const engine::Catalog* target_catalog = &catalog;
+  if (!target_binary.empty()) {
+    absl::StatusOr<size_t> line =
+        set.ResolveIndex(target_binary, "cluster.upgradeTarget.binaryVersion");
+    if (!line.ok()) {
+      out.status = line.status();
+      return out;
+    }
+    out.line = *line;
+    target_catalog = set.lines()[*line].get();
+  } else {
+    for (size_t i = 0; i < set.lines().size(); ++i) {
+      if (set.lines()[i].get() == &catalog) out.line = i;
+    }
+  }
+  out.catalog = target_catalog;
   const engine::UpgradePlanQuery query = engine::UpgradeTargetQuery(catalog);
   absl::StatusOr<engine::UpgradePlan> plan =
       engine::PlanUpgrade(catalog, query);
@@ -82,13 +102,13 @@ UpgradeTargetAnswers DeriveUpgradeTarget(const engine::Catalog& catalog) {
   // The target's own flags on top of the cluster section's; flags it refuses
   // (the plan's blockers) are left out, as the plan says to remove them.
   absl::StatusOr<std::vector<engine::ServedGroupVersion>> served =
-      engine::ListServedAPIs(catalog, out.versions, query.to);
+      engine::ListServedAPIs(*target_catalog, out.versions, query.to);
   if (!served.ok()) {
     engine::VersionQuery without = query.to;
     without.runtime_config = {};
     without.emulation_forward_compatible.reset();
     without.runtime_config_emulation_forward_compatible.reset();
-    served = engine::ListServedAPIs(catalog, out.versions, without);
+    served = engine::ListServedAPIs(*target_catalog, out.versions, without);
   }
   if (!served.ok()) {
     out.status = served.status();
@@ -102,7 +122,7 @@ UpgradeTargetAnswers DeriveUpgradeTarget(const engine::Catalog& catalog) {
   return out;
 }
 
-absl::Status ResolveObjectApiContext(const runtime::ServingSnapshot& snapshot,
+absl::Status ResolveObjectApiContext(const runtime::ServingLine& snapshot,
                                      const engine::VersionQuery& query,
                                      ObjectApiContext* context) {
   const engine::Catalog& catalog = *snapshot.catalog;
@@ -138,7 +158,7 @@ absl::Status ResolveObjectApiContext(const runtime::ServingSnapshot& snapshot,
 }
 
 absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
-    const runtime::ServingSnapshot& snapshot, const engine::VersionQuery& query,
+    const runtime::ServingLine& snapshot, const engine::VersionQuery& query,
     absl::string_view group, absl::string_view version,
     absl::string_view kind) {
   ObjectApiContext context;
@@ -155,8 +175,12 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
   verdict.upgrade_target_message =
       answers != nullptr
           ? TargetMessage(answers->target, group, version, kind, *resource)
-          : TargetMessage(DeriveUpgradeTarget(catalog), group, version, kind,
-                          *resource);
+          : TargetMessage(
+                DeriveUpgradeTarget(*engine::CatalogSet::Single(
+                                        std::shared_ptr<const engine::Catalog>(
+                                            snapshot.catalog, &catalog)),
+                                    catalog),
+                group, version, kind, *resource);
   return verdict;
 }
 
@@ -233,6 +257,15 @@ ObjectApiVerdict CheckObjectApiIn(const engine::Catalog& catalog,
   verdict.message = absl::StrCat(
       gv, " ", kind, " is served at emulation version ", verdict.emulation);
   return verdict;
+}
+
+absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
+    const runtime::ServingSnapshot& snapshot, const engine::VersionQuery& query,
+    absl::string_view group, absl::string_view version,
+    absl::string_view kind) {
+  COMPATD_ASSIGN_OR_RETURN(const runtime::ServingLine* line,
+                           snapshot.Line(query.binary_version));
+  return CheckObjectApi(*line, query, group, version, kind);
 }
 
 }  // namespace compatd::api

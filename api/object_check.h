@@ -46,9 +46,10 @@ struct ObjectApiVerdict {
 };
 
 // The versions and the served resources one query resolves to: computed once,
-// then used for many objects (a manifest scan). Borrows the snapshot's
-// derived answers when the query has no override; the snapshot must outlive
-// it.
+// then used for many objects (a manifest scan). Borrows the line's derived
+// answers when the query has no override; the snapshot must outlive it. The
+// caller picked the line from the query's binary version
+// (runtime::ServingSnapshot::Line).
 struct ObjectApiContext {
   engine::EffectiveVersions versions;
   // ServedKey(group, version, resource) of every served resource: `own`, or
@@ -62,7 +63,7 @@ struct ObjectApiContext {
 };
 
 // INVALID_ARGUMENT for versions or flags the query cannot resolve.
-absl::Status ResolveObjectApiContext(const runtime::ServingSnapshot& snapshot,
+absl::Status ResolveObjectApiContext(const runtime::ServingLine& snapshot,
                                      const engine::VersionQuery& query,
                                      ObjectApiContext* context);
 
@@ -74,9 +75,14 @@ ObjectApiVerdict CheckObjectApiIn(const engine::Catalog& catalog,
                                   absl::string_view kind);
 
 // `group` is "" for the core group. INVALID_ARGUMENT for versions the query
-// cannot resolve (as every RPC). Pure and thread-safe.
+// cannot resolve (as every RPC). Pure and thread-safe. The snapshot form picks
+// the line from query.binary_version (INVALID_ARGUMENT for a line it has no
+// catalog of).
 absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
     const runtime::ServingSnapshot& snapshot, const engine::VersionQuery& query,
+    absl::string_view group, absl::string_view version, absl::string_view kind);
+absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
+    const runtime::ServingLine& snapshot, const engine::VersionQuery& query,
     absl::string_view group, absl::string_view version, absl::string_view kind);
 
 }  // namespace compatd::api

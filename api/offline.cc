@@ -29,6 +29,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "runtime/catalog_file.h"
 #include "runtime/catalog_pipeline.h"
+#include "runtime/catalog_source.h"
 
 namespace compatd::api {
 namespace {
@@ -96,27 +97,57 @@ const std::vector<UnaryRunner>& UnaryRunners() {
   return *runners;
 }
 
-// Loads the catalog for an offline command; prints errors like --check-catalog.
-std::unique_ptr<engine::Catalog> LoadForOffline(const std::string& path,
+// Loads one catalog for an offline command; prints errors like
+// --check-catalog.
+std::unique_ptr<engine::Catalog> LoadForOffline(absl::string_view source,
+                                                absl::string_view yaml,
+                                                const std::string& path,
                                                 std::ostream& err) {
   catalog::CatalogErrors errors;
   absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
-      path.empty() ? catalog::ParseCatalog(
-                         compatd::catalog::EmbeddedCatalogYaml(),
-                         compatd::catalog::EmbeddedCatalogSource(), &errors)
+      path.empty() ? catalog::ParseCatalog(yaml, source, &errors)
                    : runtime::LoadCatalogFile(path, &errors);
   if (catalog.ok()) return *std::move(catalog);
   if (errors.errors.empty()) {
     err << catalog.status().message() << "\n";
   } else {
-    err << errors.Format(path.empty()
-                             ? compatd::catalog::EmbeddedCatalogSource()
-                             : absl::string_view(path))
+    err << errors.Format(path.empty() ? source : absl::string_view(path))
         << "\n";
     err << errors.errors.size()
         << (errors.errors.size() == 1 ? " error" : " errors") << "\n";
   }
   return nullptr;
+}
+
+// Every catalog an offline command answers from: the files (or directories)
+// `paths` name, else the embedded ones. Empty after printing the errors.
+std::vector<std::unique_ptr<engine::Catalog>> LoadAllForOffline(
+    const std::vector<std::string>& paths, std::ostream& err) {
+  std::vector<std::unique_ptr<engine::Catalog>> catalogs;
+  bool ok = true;
+  if (paths.empty()) {
+    for (const catalog::EmbeddedCatalog& entry : catalog::EmbeddedCatalogs()) {
+      auto c = LoadForOffline(entry.name, entry.bytes, "", err);
+      if (c == nullptr) ok = false;
+      catalogs.push_back(std::move(c));
+    }
+  }
+  for (const std::string& path : paths) {
+    absl::StatusOr<std::vector<std::string>> files =
+        runtime::ListCatalogFiles(path);
+    if (!files.ok()) {
+      err << files.status().message() << "\n";
+      ok = false;
+      continue;
+    }
+    for (const std::string& file : *files) {
+      auto c = LoadForOffline("", "", file, err);
+      if (c == nullptr) ok = false;
+      catalogs.push_back(std::move(c));
+    }
+  }
+  if (!ok) catalogs.clear();
+  return catalogs;
 }
 
 // The runner of `rpc`, or null after printing the usage error on `err`.
@@ -147,14 +178,29 @@ const UnaryRunner* FindRunner(absl::string_view rpc, std::ostream& err) {
 }
 
 // The snapshot an offline command answers from: the one pipeline every
-// process publishes through.
+// process publishes through. Null after printing why the catalogs do not
+// make a set (two of one line, an upgrade target's line missing).
 std::shared_ptr<const runtime::ServingSnapshot> Serve(
-    std::unique_ptr<engine::Catalog> catalog) {
+    std::vector<std::unique_ptr<engine::Catalog>> catalogs, std::ostream& err) {
+  if (catalogs.empty()) return nullptr;
   runtime::CatalogPipeline::Options options;
   options.derive = DeriveAnswers;
+  options.sources = catalogs.size();
   runtime::CatalogPipeline pipeline(std::move(options));
-  pipeline.Publish(std::move(catalog), /*initial=*/true);
+  for (size_t i = 0; i < catalogs.size(); ++i) {
+    absl::StatusOr<std::shared_ptr<const runtime::ServingSnapshot>> published =
+        pipeline.PublishLine(i, std::move(catalogs[i]), /*initial=*/true);
+    if (!published.ok()) {
+      err << published.status().message() << "\n";
+      return nullptr;
+    }
+  }
   return pipeline.Current();
+}
+
+std::shared_ptr<const runtime::ServingSnapshot> ServeOffline(
+    const std::vector<std::string>& paths, std::ostream& err) {
+  return Serve(LoadAllForOffline(paths, err), err);
 }
 
 // A manifest file of a scanned directory.
@@ -346,31 +392,30 @@ int EvalRequest(const PolicyHandlers& handlers,
 int RunEval(const EvalOptions& options, std::ostream& out, std::ostream& err) {
   // An unknown RPC is a usage error whatever the catalog: check it first.
   if (FindRunner(options.rpc, err) == nullptr) return kExitUsage;
-  std::unique_ptr<engine::Catalog> catalog =
-      LoadForOffline(options.catalog_path, err);
-  if (catalog == nullptr) return kExitError;
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      ServeOffline(options.catalog_paths, err);
+  if (snapshot == nullptr) return kExitError;
   const PolicyHandlers handlers;
-  return EvalRequest(handlers, *Serve(std::move(catalog)), options.rpc,
-                     options.request_json, out, err);
+  return EvalRequest(handlers, *snapshot, options.rpc, options.request_json,
+                     out, err);
 }
 
-int RunLint(const std::string& path, std::ostream& out, std::ostream& err) {
-  std::unique_ptr<engine::Catalog> catalog = LoadForOffline(path, err);
-  if (catalog == nullptr) return kExitError;
-  const std::string source =
-      path.empty() ? std::string(compatd::catalog::EmbeddedCatalogSource())
-                   : path;
+int RunLint(const std::vector<std::string>& paths, std::ostream& out,
+            std::ostream& err) {
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      ServeOffline(paths, err);
+  if (snapshot == nullptr) return kExitError;
   const PolicyHandlers handlers;
   v1::LintCatalogResponse response;
-  if (const absl::Status status = handlers.LintCatalog(
-          *Serve(std::move(catalog)), v1::LintCatalogRequest(), &response);
+  if (const absl::Status status =
+          handlers.LintCatalog(*snapshot, v1::LintCatalogRequest(), &response);
       !status.ok()) {
     err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
         << "\n";
     return kExitError;
   }
   for (const v1::LintFinding& f : response.findings()) {
-    out << source;
+    out << f.source();
     if (f.line() > 0) out << ":" << f.line();
     out << ": "
         << (!f.exception().empty()
@@ -384,9 +429,13 @@ int RunLint(const std::string& path, std::ostream& out, std::ostream& err) {
     }
     out << "\n";
   }
-  out << source << ": " << response.errors() << " error(s), "
-      << response.warnings() << " warning(s), " << response.exceptions()
-      << " documented exception(s)\n";
+  std::vector<absl::string_view> sources;
+  for (const runtime::ServingLine& line : snapshot->lines) {
+    sources.push_back(line.catalog->source);
+  }
+  out << absl::StrJoin(sources, ", ") << ": " << response.errors()
+      << " error(s), " << response.warnings() << " warning(s), "
+      << response.exceptions() << " documented exception(s)\n";
   return response.errors() > 0 ? kExitError : kExitOk;
 }
 
@@ -477,14 +526,13 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
       client->set_version(kv.second);
     }
   }
-  std::unique_ptr<engine::Catalog> catalog =
-      LoadForOffline(options.catalog_path, err);
-  if (catalog == nullptr) return kExitError;
-  const std::string source = catalog->source;
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      ServeOffline(options.catalog_paths, err);
+  if (snapshot == nullptr) return kExitError;
   const PolicyHandlers handlers;
   v1::PlanUpgradeResponse plan;
   if (const absl::Status status =
-          handlers.PlanUpgrade(*Serve(std::move(catalog)), request, &plan);
+          handlers.PlanUpgrade(*snapshot, request, &plan);
       !status.ok()) {
     err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
         << "\n";
@@ -504,8 +552,9 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
         << plan.to().min_compatibility_version() << "\n";
   } else {
     out << "Upgrade plan on kube-apiserver " << plan.to().binary_version()
-        << " (" << source << "): emulation " << plan.from().emulation_version()
-        << " -> " << plan.to().emulation_version() << ", min-compatibility "
+        << " (" << plan.catalog_source() << "): emulation "
+        << plan.from().emulation_version() << " -> "
+        << plan.to().emulation_version() << ", min-compatibility "
         << plan.from().min_compatibility_version() << " -> "
         << plan.to().min_compatibility_version() << "\n";
   }
@@ -559,20 +608,19 @@ int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
            "scan -\n";
     return kScanExitError;
   }
-  std::unique_ptr<engine::Catalog> catalog =
-      LoadForOffline(options.catalog_path, err);
-  if (catalog == nullptr) return kScanExitError;
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      ServeOffline(options.catalog_paths, err);
+  if (snapshot == nullptr) return kScanExitError;
   const ScanInputs inputs = ReadScanInputs(options.paths, in);
   std::vector<ScanText> texts;
   texts.reserve(inputs.texts.size());
   for (size_t i = 0; i < inputs.texts.size(); ++i) {
     texts.push_back(ScanText{inputs.names[i], inputs.texts[i]});
   }
-  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
-      Serve(std::move(catalog));
   v1::ScanObjectsResponse response;
-  if (const absl::Status status = ScanManifests(
-          *snapshot, engine::VersionQuery{}, options.target, texts, &response);
+  if (const absl::Status status =
+          ScanManifests(snapshot->default_line(), engine::VersionQuery{},
+                        options.target, texts, &response);
       !status.ok()) {
     err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
         << "\n";
@@ -606,22 +654,35 @@ int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
   return code;
 }
 
-int RunCheckCatalog(const std::string& path, std::ostream& out,
+int RunCheckCatalog(const std::vector<std::string>& paths, std::ostream& out,
                     std::ostream& err) {
-  std::unique_ptr<engine::Catalog> catalog = LoadForOffline(path, err);
-  if (catalog == nullptr) return kExitError;
-  size_t resources = 0;
-  for (const engine::APIGroupVersion& gv : catalog->apis) {
-    resources += gv.resources.size();
+  std::vector<std::unique_ptr<engine::Catalog>> catalogs =
+      LoadAllForOffline(paths, err);
+  if (catalogs.empty()) return kExitError;
+  for (const auto& catalog : catalogs) {
+    size_t resources = 0;
+    for (const engine::APIGroupVersion& gv : catalog->apis) {
+      resources += gv.resources.size();
+    }
+    out << catalog->source << ": OK: binaryVersion "
+        << catalog->binary_version.ToString() << ", "
+        << catalog->features.size() << " features, " << catalog->apis.size()
+        << " group-versions, " << resources << " resources, "
+        << catalog->storage_overrides.size() << " storage overrides, "
+        << engine::SkewRulesInForce(*catalog).size() << " skew rules, "
+        << catalog->crds.size() << " CRDs, " << catalog->api_history.size()
+        << " API history entries; digest " << catalog->digest << "\n";
   }
-  out << path << ": OK: binaryVersion " << catalog->binary_version.ToString()
-      << ", " << catalog->features.size() << " features, "
-      << catalog->apis.size() << " group-versions, " << resources
-      << " resources, " << catalog->storage_overrides.size()
-      << " storage overrides, " << engine::SkewRulesInForce(*catalog).size()
-      << " skew rules, " << catalog->crds.size() << " CRDs, "
-      << catalog->api_history.size() << " API history entries; digest "
-      << catalog->digest << "\n";
+  if (catalogs.size() > 1) {
+    // The files must make one set: one per release line.
+    const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+        Serve(std::move(catalogs), err);
+    if (snapshot == nullptr) return kExitError;
+    out << "OK: " << snapshot->lines.size() << " release lines ("
+        << snapshot->catalogs->line_names() << "); default "
+        << snapshot->default_catalog().binary_version.MajorMinorString()
+        << "\n";
+  }
   return kExitOk;
 }
 

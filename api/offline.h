@@ -22,7 +22,9 @@ inline constexpr int kExitUsage =
     2;  // bad usage: unknown RPC, bad JSON, missing flag
 
 struct EvalOptions {
-  std::string catalog_path;  // empty: the embedded catalog
+  // Catalog files or directories of them, one release line per file (as
+  // --catalog); empty: the embedded catalogs.
+  std::vector<std::string> catalog_paths;
   std::string
       rpc;  // "GetFeature" (or "compatd.v1.CompatibilityPolicy/GetFeature")
   std::string request_json;  // the request message as JSON; empty = {}
@@ -47,10 +49,15 @@ int EvalRequest(const PolicyHandlers& handlers,
 // exception: <rule>: <subject> (<release>): <message>", then a summary, on
 // `out`. Exit 0 without errors (warnings and documented exceptions allowed),
 // 1 with errors or a catalog that does not load.
-int RunLint(const std::string& path, std::ostream& out, std::ostream& err);
+// Several catalogs (one per release line): each line's findings, under its
+// own file name.
+int RunLint(const std::vector<std::string>& paths, std::ostream& out,
+            std::ostream& err);
 
 struct PlanOptions {
-  std::string catalog_path;  // empty: the embedded catalog
+  // Catalog files or directories of them, one release line per file (as
+  // --catalog); empty: the embedded catalogs.
+  std::vector<std::string> catalog_paths;
   // A bare version: a kube-apiserver binary at its defaults ("1.33"); each
   // binary's line answers from its catalog.
   std::string from;
@@ -80,8 +87,10 @@ inline constexpr int kScanExitRemoved = 3;  // removed, not served, not yet
                                             // introduced, unknown, CRD rules
 
 struct ScanOptions {
-  std::string catalog_path;  // empty: the embedded catalog
-  std::string target;        // empty: the catalog's binary version
+  // Catalog files or directories of them, one release line per file (as
+  // --catalog); empty: the embedded catalogs.
+  std::vector<std::string> catalog_paths;
+  std::string target;  // empty: the catalog's binary version
   // Files, directories (read recursively: *.yaml, *.yml, *.json) and "-"
   // (stdin).
   std::vector<std::string> paths;
@@ -100,10 +109,11 @@ struct ScanOptions {
 int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
             std::ostream& err);
 
-// Validates a catalog file: on success prints its counts and digest on `out`
-// (exit 0); otherwise every error, "<file>:<line>: <message>", on `err` (exit
-// 1).
-int RunCheckCatalog(const std::string& path, std::ostream& out,
+// Validates catalog files (or directories of them): on success prints each
+// one's counts and digest on `out` (exit 0); otherwise every error,
+// "<file>:<line>: <message>", on `err` (exit 1). Several files must make one
+// set: one file per kube-apiserver release line.
+int RunCheckCatalog(const std::vector<std::string>& paths, std::ostream& out,
                     std::ostream& err);
 
 }  // namespace compatd::api

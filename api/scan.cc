@@ -374,7 +374,7 @@ bool IsBlocking(v1::ScanStatus status) {
          status != v1::SCAN_STATUS_UNSPECIFIED;
 }
 
-absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
+absl::Status ScanManifests(const runtime::ServingLine& snapshot,
                            const engine::VersionQuery& base,
                            absl::string_view target,
                            absl::Span<const ScanText> texts,

@@ -43,7 +43,8 @@ struct ScanText {
 // a malformed or too old target, or versions/flags the catalog refuses.
 // Bad documents are problems in the response, not errors. Pure and
 // thread-safe.
-absl::Status ScanManifests(const runtime::ServingSnapshot& snapshot,
+// `line`: the release line the query's binary version picked.
+absl::Status ScanManifests(const runtime::ServingLine& line,
                            const engine::VersionQuery& query,
                            absl::string_view target,
                            absl::Span<const ScanText> texts,

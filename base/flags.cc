@@ -20,6 +20,17 @@ void FlagTable::AddString(std::string name, std::string* value,
                         }});
 }
 
+void FlagTable::AddStringList(std::string name,
+                              std::vector<std::string>* values,
+                              std::string help) {
+  flags_.push_back(Flag{std::move(name), std::move(help), "none",
+                        "STRING (repeatable)",
+                        [values](absl::string_view text) {
+                          values->push_back(std::string(text));
+                          return absl::OkStatus();
+                        }});
+}
+
 void FlagTable::AddDuration(std::string name, absl::Duration* value,
                             std::string help) {
   const std::string flag_name = name;

@@ -19,6 +19,9 @@ namespace compatd::base {
 class FlagTable final {
  public:
   void AddString(std::string name, std::string* value, std::string help);
+  // A flag that may be given several times: each value is appended.
+  void AddStringList(std::string name, std::vector<std::string>* values,
+                     std::string help);
   void AddDuration(std::string name, absl::Duration* value, std::string help);
   void AddInt(std::string name, int* value, int min, int max, std::string help);
   void AddBool(std::string name, bool* value, std::string help);

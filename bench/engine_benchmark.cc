@@ -172,7 +172,7 @@ World& TheWorld() {
     w->pipeline =
         std::make_unique<runtime::CatalogPipeline>(std::move(options));
     w->pipeline->Publish(*std::move(parsed), /*initial=*/true);
-    w->catalog = w->pipeline->Current()->catalog;
+    w->catalog = w->pipeline->Current()->default_line().catalog;
     w->handlers = std::make_unique<api::PolicyHandlers>();
     absl::StatusOr<EffectiveVersions> versions =
         engine::ResolveEffectiveVersions(*w->catalog, VersionQuery{});
@@ -309,19 +309,26 @@ void BM_DecideFeature_FeatureGates(benchmark::State& state) {
 }
 BENCHMARK(BM_DecideFeature_FeatureGates);
 
-// What the engine does per GetFeature request: resolve the versions, decide.
+// What the engine does per GetFeature request: pick the release line from the
+// request's binary version (binary_version=0: none given, the default line;
+// 1: "v1.36.2"), resolve the versions, decide.
 void BM_GetFeature_Engine(benchmark::State& state) {
   World& w = TheWorld();
   VersionQuery query;
+  if (state.range(0) == 1) query.binary_version = "v1.36.2";
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      w.pipeline->Current();
   AllocCounter allocs;
   for (auto _ : state) {
-    auto versions = engine::ResolveEffectiveVersions(*w.catalog, query);
-    auto d = engine::DecideFeature(*w.catalog, *versions, query, "WatchList");
+    auto line = snapshot->Line(query.binary_version);
+    const Catalog& catalog = *(*line)->catalog;
+    auto versions = engine::ResolveEffectiveVersions(catalog, query);
+    auto d = engine::DecideFeature(catalog, *versions, query, "WatchList");
     benchmark::DoNotOptimize(d);
   }
   allocs.Report(state);
 }
-BENCHMARK(BM_GetFeature_Engine);
+BENCHMARK(BM_GetFeature_Engine)->ArgName("binary_version")->Arg(0)->Arg(1);
 
 // api::PolicyHandlers::GetFeature: a request minus the transport. Each
 // iteration fills a fresh response message, as the server does for each call

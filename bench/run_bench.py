@@ -707,15 +707,20 @@ def full_run(args):
     rows = []
     # Engine rows are judged on CPU time (the thread's own): on a shared
     # machine, wall time also counts the time other processes held the core.
-    gf = engine["BM_GetFeature_Engine"]
+    gf = engine["BM_GetFeature_Engine/binary_version:0"]
+    gf_line = engine["BM_GetFeature_Engine/binary_version:1"]
     df = engine["BM_DecideFeature"]
     cs = engine["BM_CheckSkew/too_old:0"]
     cs_old = engine["BM_CheckSkew/too_old:1"]
-    row(rows, "engine GetFeature (resolve versions + DecideFeature), 1 thread",
+    row(rows, "engine GetFeature (pick the release line + resolve versions + "
+        "DecideFeature), 1 thread",
         "median <= 100 ns, 0 heap allocations per query",
-        "%s CPU (wall %s), %.0f alloc/op; DecideFeature alone %s" % (
-            fmt_ns(gf["cpu_ns"]), fmt_ns(gf["ns"]), gf["allocs"], fmt_ns(df["cpu_ns"])),
-        gf["cpu_ns"] <= 100 and gf["allocs"] == 0,
+        "%s CPU (wall %s), %.0f alloc/op; with binaryVersion v1.36.2 %s CPU, "
+        "%.0f alloc/op; DecideFeature alone %s" % (
+            fmt_ns(gf["cpu_ns"]), fmt_ns(gf["ns"]), gf["allocs"],
+            fmt_ns(gf_line["cpu_ns"]), gf_line["allocs"], fmt_ns(df["cpu_ns"])),
+        max(gf["cpu_ns"], gf_line["cpu_ns"]) <= 100 and gf["allocs"] == 0
+        and gf_line["allocs"] == 0,
         "the reason sentence is written later, straight into the reply")
     row(rows, "engine CheckSkew (kubelet 1.34 allowed; 1.30 too old), 1 thread",
         "median <= 100 ns, 0 heap allocations per query",

@@ -204,8 +204,9 @@ void BM_ScanManifests(benchmark::State& state, const char* target) {
       compatd::api::ScanText{"chart.yaml", Input()}};
   auto scan = [&] {
     compatd::v1::ScanObjectsResponse response;
-    if (!compatd::api::ScanManifests(*snapshot, compatd::engine::VersionQuery{},
-                                     target, texts, &response)
+    if (!compatd::api::ScanManifests(snapshot->default_line(),
+                                     compatd::engine::VersionQuery{}, target,
+                                     texts, &response)
              .ok()) {
       std::abort();
     }

@@ -83,24 +83,36 @@ const Catalog* CatalogSet::Find(const Version& binary) const {
 
 absl::StatusOr<const Catalog*> CatalogSet::Resolve(
     absl::string_view binary_version, absl::string_view field) const {
-  if (binary_version.empty()) return &default_catalog();
-  absl::StatusOr<Version> version = Version::Parse(binary_version);
-  if (!version.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " \"", binary_version, "\" is not a version (",
-                     version.status().message(),
-                     "); give a kube-apiserver binary version such as \"",
-                     default_catalog().binary_version.ToMajorMinor().ToString(),
-                     "\" or \"v", default_catalog().binary_version.ToString(),
-                     "\", one of the lines ", line_names_));
+  absl::StatusOr<size_t> index = ResolveIndex(binary_version, field);
+  if (!index.ok()) return index.status();
+  return lines_[*index].get();
+}
+
+absl::StatusOr<size_t> CatalogSet::ResolveIndex(
+    absl::string_view binary_version, absl::string_view field) const {
+  if (binary_version.empty()) return default_index_;
+  uint64_t major = 0;
+  uint64_t minor = 0;
+  if (Version::ParseMajorMinorNoAlloc(binary_version, &major, &minor)) {
+    for (size_t i = 0; i < lines_.size(); ++i) {
+      const Version& v = lines_[i]->binary_version;
+      if (v.major() == major && v.minor() == minor) return i;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " \"", binary_version,
+        "\": no catalog describes kube-apiserver ", major, ".", minor,
+        ", so compatd cannot answer for that binary; the release lines it "
+        "has are ",
+        line_names_));
   }
-  if (const Catalog* catalog = Find(*version)) return catalog;
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, " \"", binary_version, "\": no catalog describes kube-apiserver ",
-      version->ToMajorMinor().ToString(),
-      ", so compatd cannot answer for that binary; the release lines it has "
-      "are ",
-      line_names_));
+  absl::StatusOr<Version> version = Version::Parse(binary_version);
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " \"", binary_version, "\" is not a version (",
+                   version.ok() ? "no major.minor" : version.status().message(),
+                   "); give a kube-apiserver binary version such as \"",
+                   default_catalog().binary_version.ToMajorMinor().ToString(),
+                   "\" or \"v", default_catalog().binary_version.ToString(),
+                   "\", one of the lines ", line_names_));
 }
 
 }  // namespace compatd::engine

@@ -45,11 +45,18 @@ class CatalogSet final {
   absl::StatusOr<const Catalog*> Resolve(
       absl::string_view binary_version,
       absl::string_view field = "versions.binaryVersion") const;
+  // The same, as an index into lines(). Allocates nothing when it succeeds
+  // (the hot path of every call): the line is found from the major.minor
+  // numbers alone (Version::ParseMajorMinorNoAlloc).
+  absl::StatusOr<size_t> ResolveIndex(
+      absl::string_view binary_version,
+      absl::string_view field = "versions.binaryVersion") const;
 
   // The catalog of `binary`'s major.minor, or null.
   const Catalog* Find(const Version& binary) const;
 
   const Catalog& default_catalog() const { return *lines_[default_index_]; }
+  size_t default_index() const { return default_index_; }
   const std::shared_ptr<const Catalog>& default_shared() const {
     return lines_[default_index_];
   }

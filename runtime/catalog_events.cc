@@ -5,30 +5,42 @@
 
 namespace compatd::runtime {
 
-void CatalogEvents::Published(std::shared_ptr<const ServingSnapshot> snapshot) {
+void CatalogEvents::Published(std::shared_ptr<const ServingSnapshot> snapshot,
+                              absl::string_view source) {
   std::vector<std::shared_ptr<Subscriber>> subscribers;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    last_error_ = Error{};
+    last_errors_.erase(source);
     subscribers = subscribers_;
   }
   // Outside the lock: a subscriber may unsubscribe from within its callback.
   for (const auto& subscriber : subscribers) subscriber->OnPublished(snapshot);
 }
 
-void CatalogEvents::Unchanged() {
+void CatalogEvents::Unchanged(absl::string_view source) {
   std::lock_guard<std::mutex> lock(mu_);
-  last_error_ = Error{};
+  last_errors_.erase(source);
 }
 
-void CatalogEvents::Rejected(std::string message, absl::Time at) {
+void CatalogEvents::Rejected(std::string message, absl::Time at,
+                             absl::string_view source) {
   std::lock_guard<std::mutex> lock(mu_);
-  last_error_ = Error{std::move(message), at};
+  last_errors_[source] = Error{std::move(message), at};
 }
 
 CatalogEvents::Error CatalogEvents::LastError() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return last_error_;
+  Error latest;
+  for (const auto& [source, error] : last_errors_) {
+    if (latest.message.empty() || error.at > latest.at) latest = error;
+  }
+  return latest;
+}
+
+CatalogEvents::Error CatalogEvents::LastError(absl::string_view source) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = last_errors_.find(source);
+  return it == last_errors_.end() ? Error{} : it->second;
 }
 
 bool CatalogEvents::Subscribe(std::shared_ptr<Subscriber> subscriber) {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "runtime/serving_snapshot.h"
 
@@ -38,15 +40,22 @@ class CatalogEvents final {
   CatalogEvents(const CatalogEvents&) = delete;
   CatalogEvents& operator=(const CatalogEvents&) = delete;
 
-  // A snapshot was published: clears the last error and notifies every
-  // subscriber.
-  void Published(std::shared_ptr<const ServingSnapshot> snapshot);
-  // The file on disk is the catalog now serving again: clears the last error.
-  void Unchanged();
-  // A reload was rejected; the previous catalog keeps serving.
-  void Rejected(std::string message, absl::Time at);
+  // A snapshot was published from `source` (a catalog's name; one process
+  // may serve several files, one per release line): clears that source's
+  // last error and notifies every subscriber.
+  void Published(std::shared_ptr<const ServingSnapshot> snapshot,
+                 absl::string_view source = "");
+  // The file on disk is the catalog now serving again: clears its last error.
+  void Unchanged(absl::string_view source = "");
+  // A reload of `source` was rejected; its previous catalog keeps serving.
+  void Rejected(std::string message, absl::Time at,
+                absl::string_view source = "");
 
+  // The latest rejection of any source (empty when every source's last
+  // reload succeeded).
   Error LastError() const;
+  // The last rejection of one source.
+  Error LastError(absl::string_view source) const;
 
   // False once closed (the subscriber is then not added).
   bool Subscribe(std::shared_ptr<Subscriber> subscriber);
@@ -56,7 +65,8 @@ class CatalogEvents final {
 
  private:
   mutable std::mutex mu_;
-  Error last_error_ ABSL_GUARDED_BY(mu_);
+  // By source name; an entry is erased when its source loads again.
+  absl::flat_hash_map<std::string, Error> last_errors_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::shared_ptr<Subscriber>> subscribers_ ABSL_GUARDED_BY(mu_);
 };

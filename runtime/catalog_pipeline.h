@@ -1,11 +1,18 @@
 #pragma once
 
 // The one way a catalog becomes what compatd serves. Every source (the
-// embedded catalog, a watched file; runtime/catalog_source.h) ends here, as
+// embedded catalogs, watched files; runtime/catalog_source.h) ends here, as
 // Envoy's runtime ends every layer in one loadNewSnapshot(): only the pipeline
 // numbers generations, stamps load times, derives the answers that depend on
-// the catalog alone, publishes the whole ServingSnapshot with one swap, and
+// the catalogs alone, publishes the whole ServingSnapshot with one swap, and
 // tells the metrics and WatchCatalog (CatalogEvents) what happened.
+//
+// A pipeline serves `Options::sources` catalogs, one per kube-apiserver
+// release line (one slot per source, each reloaded on its own). Nothing is
+// published until every slot has a catalog; after that, a slot's new catalog
+// is published only if the set it makes is valid (no two catalogs of one
+// line, the default line and every upgrade target's line present): otherwise
+// it is refused and the slot's previous catalog keeps serving.
 //
 //   CatalogPipeline pipeline({.derive = api::DeriveAnswers,
 //                             .metrics = metrics, .events = &events});
@@ -16,12 +23,17 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "engine/catalog.h"
+#include "engine/catalog_set.h"
+#include "engine/version.h"
 #include "runtime/catalog_events.h"
 #include "runtime/reload_result.h"
 #include "runtime/service_metrics.h"
@@ -32,10 +44,17 @@ namespace compatd::runtime {
 class CatalogPipeline final {
  public:
   struct Options {
-    // Builds the answers derived from a catalog alone, once per snapshot
-    // (ServingSnapshot::derived). Optional; must not fail or block.
-    std::function<std::shared_ptr<const DerivedAnswers>(const engine::Catalog&)>
+    // Builds the answers derived from one line's catalog (and, for its
+    // upgrade target, the set it is in), once per published catalog
+    // (ServingLine::derived). Optional; must not fail or block.
+    std::function<std::shared_ptr<const DerivedAnswers>(
+        const engine::CatalogSet&, const engine::Catalog&)>
         derive;
+    // How many catalogs (slots) make the set: one per source.
+    size_t sources = 1;
+    // The release line answered when a request names no binary version
+    // (--binary-version); absent: the newest line served.
+    std::optional<engine::Version> default_line;
     // Told of every publish and reload result; either may be null. Both must
     // outlive the pipeline.
     const ServiceMetrics* metrics = nullptr;
@@ -55,19 +74,29 @@ class CatalogPipeline final {
   CatalogPipeline(const CatalogPipeline&) = delete;
   CatalogPipeline& operator=(const CatalogPipeline&) = delete;
 
-  // Publishes `catalog` as the next generation and returns the snapshot it
-  // replaced (null for the first), for the caller to free on its own thread.
-  // `initial`: the start-up load, which is not a reload (no reload counted,
-  // no WatchCatalog message: no stream can exist yet). Thread-safe;
-  // publishes are serialized.
+  // Puts `catalog` in slot `source` and, once every slot has one, publishes
+  // the set as the next generation. Returns the snapshot it replaced (null
+  // for the first, or while slots are still empty), for the caller to free
+  // on its own thread. `initial`: a start-up load, which is not a reload (no
+  // reload counted, no WatchCatalog message: no stream can exist yet).
+  // INVALID_ARGUMENT when the set it would make is not valid (two catalogs of
+  // one line, the default line or an upgrade target's line missing): nothing
+  // changes and nothing is recorded (the caller rejects the reload).
+  // Thread-safe; publishes are serialized.
+  absl::StatusOr<std::shared_ptr<const ServingSnapshot>> PublishLine(
+      size_t source, std::unique_ptr<engine::Catalog> catalog, bool initial);
+
+  // PublishLine(0, ...) for a one-source pipeline, which cannot fail but by
+  // a catalog whose upgrade target's line it does not have (then nothing is
+  // published and null is returned).
   std::shared_ptr<const ServingSnapshot> Publish(
       std::unique_ptr<engine::Catalog> catalog, bool initial = false);
 
-  // A reload found the catalog in force again.
-  void Unchanged();
+  // A reload of `source` (its name: `name`) found the catalog in force again.
+  void Unchanged(absl::string_view name = "");
   // A reload was rejected; the snapshot in force keeps serving. `error` is
   // valid UTF-8 (GetCatalog returns it in a proto3 string).
-  void Rejected(absl::string_view error);
+  void Rejected(absl::string_view error, absl::string_view name = "");
 
   const SnapshotStore& store() const { return store_; }
   std::shared_ptr<const ServingSnapshot> Current() const {
@@ -81,6 +110,12 @@ class CatalogPipeline final {
   SnapshotStore store_;
   std::mutex publish_mu_;  // serializes Publish(): generations are ordered
   uint64_t generation_ ABSL_GUARDED_BY(publish_mu_) = 0;
+  // The catalog of each source and what was derived from it (null catalog:
+  // not loaded yet).
+  std::vector<ServingLine> slots_ ABSL_GUARDED_BY(publish_mu_);
+  // The lines of the last published set ("1.33, 1.36"): when they change,
+  // every line is derived again (an upgrade target's line may have moved).
+  std::string line_names_ ABSL_GUARDED_BY(publish_mu_);
 };
 
 }  // namespace compatd::runtime

@@ -126,7 +126,9 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
   }
   read_error_.clear();
 
-  if (!initial && *bytes == last_loaded_) {
+  // A static source (an embedded catalog) never changes: its bytes are not
+  // kept for the comparison (they are in the binary already).
+  if (!initial && (static_loaded_ || *bytes == last_loaded_)) {
     has_rejected_bytes_ = false;
     rejected_bytes_.clear();
     {
@@ -134,7 +136,7 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
       ++status_.unchanged;
       status_.last_result = ReloadResult::kUnchanged;
     }
-    pipeline_->Unchanged();
+    pipeline_->Unchanged(options_.source->name());
     return false;
   }
 
@@ -158,12 +160,28 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
   const size_t features = catalog->features.size();
   const size_t group_versions = catalog->apis.size();
   const std::string digest = catalog->digest;
-  if (std::shared_ptr<const ServingSnapshot> replaced =
-          pipeline_->Publish(std::move(catalog), initial)) {
-    retired_.push_back(Retired{std::move(replaced), absl::Now()});
+  const std::string release = catalog->binary_version.ToString();
+  absl::StatusOr<std::shared_ptr<const ServingSnapshot>> replaced =
+      pipeline_->PublishLine(options_.slot, std::move(catalog), initial);
+  if (!replaced.ok()) {
+    if (initial) return replaced.status();
+    const bool log = replaced.status().message() != set_error_;
+    set_error_ = std::string(replaced.status().message());
+    return Reject(replaced.status(), log);
   }
-  generation_ = pipeline_->Current()->generation;
-  last_loaded_ = *std::move(bytes);
+  set_error_.clear();
+  if (*replaced != nullptr) {
+    retired_.push_back(Retired{*std::move(replaced), absl::Now()});
+  }
+  // Null while other sources are still loading (start-up).
+  if (std::shared_ptr<const ServingSnapshot> now = pipeline_->Current()) {
+    generation_ = now->generation;
+  }
+  if (options_.source->WatchDir().empty()) {
+    static_loaded_ = true;
+  } else {
+    last_loaded_ = *std::move(bytes);
+  }
   {
     std::lock_guard<std::mutex> lock(status_mu_);
     ++status_.loaded;
@@ -171,10 +189,10 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
     status_.last_result = ReloadResult::kLoaded;
   }
   if (!initial) {
-    base::LogInfo(absl::StrCat("catalog reloaded: ", options_.source->name(),
-                               " generation ", generation_, " ", digest, " (",
-                               features, " features, ", group_versions,
-                               " group-versions)"));
+    base::LogInfo(absl::StrCat(
+        "catalog reloaded: ", options_.source->name(), " (kube-apiserver ",
+        release, ") generation ", generation_, " ", digest, " (", features,
+        " features, ", group_versions, " group-versions)"));
   }
   return true;
 }
@@ -201,7 +219,7 @@ absl::Status CatalogReloader::Reject(absl::Status error, bool log) {
         absl::StrCat("catalog reload rejected, still serving generation ",
                      generation_, ": ", OneLine(error.message())));
   }
-  pipeline_->Rejected(error.message());
+  pipeline_->Rejected(error.message(), options_.source->name());
   return error;
 }
 

@@ -76,6 +76,9 @@ class CatalogReloader final {
     // network filesystems). Zero: no periodic check. Ignored for a static
     // source.
     absl::Duration interval = absl::ZeroDuration();
+    // The pipeline's slot this source fills (CatalogPipeline::PublishLine):
+    // one reloader per catalog file, each reloaded on its own.
+    size_t slot = 0;
   };
 
   // Watches the source's directory (if it has one), then loads it
@@ -196,6 +199,8 @@ class CatalogReloader final {
   // The generation this reloader last published (for its log lines).
   uint64_t generation_ ABSL_GUARDED_BY(reload_mu_) = 0;
   std::string last_loaded_ ABSL_GUARDED_BY(reload_mu_);  // bytes in force
+  // A static source's catalog was published (its bytes are not kept).
+  bool static_loaded_ ABSL_GUARDED_BY(reload_mu_) = false;
   // The most recently rejected bytes and their error, so that a bad file
   // sitting there is neither parsed nor logged again on every check.
   bool has_rejected_bytes_ ABSL_GUARDED_BY(reload_mu_) = false;
@@ -203,6 +208,10 @@ class CatalogReloader final {
   absl::Status rejected_status_ ABSL_GUARDED_BY(reload_mu_);
   // The latest read error's message, so that it is logged once.
   std::string read_error_ ABSL_GUARDED_BY(reload_mu_);
+  // The latest refusal of a valid catalog by the set (another file of its
+  // line, say), so that it is logged once. Not cached by bytes: a change of
+  // another file may lift it.
+  std::string set_error_ ABSL_GUARDED_BY(reload_mu_);
   // Whether the current wait for a writer was logged.
   bool logged_being_written_ ABSL_GUARDED_BY(reload_mu_) = false;
   struct Retired {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -36,8 +37,18 @@ class CatalogSource {
   virtual std::optional<bool> OpenForWriting() const { return false; }
 };
 
-// The catalog compiled into the binary (catalog/embedded_catalog.h).
+// The catalog compiled into the binary (catalog/embedded_catalog.h) for
+// Kubernetes 1.36.
 std::unique_ptr<CatalogSource> NewEmbeddedCatalogSource();
+// Every catalog compiled into the binary, one per release line.
+std::vector<std::unique_ptr<CatalogSource>> NewEmbeddedCatalogSources();
+
+// The catalog files `path` names: itself when it is a file (or a symlink to
+// one), else every *.yaml, *.yml and *.json entry of the directory (not
+// those whose name starts with "."), sorted. NOT_FOUND / FAILED_PRECONDITION
+// naming the path when it is missing or a directory without catalogs.
+absl::StatusOr<std::vector<std::string>> ListCatalogFiles(
+    const std::string& path);
 
 // A catalog file; a symlink is followed.
 std::unique_ptr<CatalogSource> NewFileCatalogSource(std::string path);

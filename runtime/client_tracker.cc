@@ -92,12 +92,14 @@ ClientTracker::ClientTracker(const SnapshotStore* store,
         [this]() -> std::vector<std::pair<std::string, int64_t>> {
           if (store_ == nullptr) return {};
           std::shared_ptr<const ServingSnapshot> snapshot = store_->Current();
-          if (snapshot == nullptr || snapshot->derived == nullptr ||
-              snapshot->derived->UpgradeTargetVersions() == nullptr) {
+          if (snapshot == nullptr ||
+              snapshot->default_line().derived == nullptr ||
+              snapshot->default_line().derived->UpgradeTargetVersions() ==
+                  nullptr) {
             return {};
           }
           std::vector<std::pair<std::string, int64_t>> blockers =
-              snapshot->derived->UpgradeBlockers();
+              snapshot->default_line().derived->UpgradeBlockers();
           int64_t clients = 0;
           for (const auto& [component, count] :
                OutOfAllowanceAtTarget(*snapshot)) {
@@ -134,7 +136,7 @@ absl::StatusOr<engine::EffectiveVersions> ClientTracker::ClusterVersions(
   if (!versions_valid_ || versions_generation_ != snapshot.generation) {
     // An empty query: the catalog's cluster section, then Kubernetes'
     // defaults.
-    versions_ = engine::ResolveEffectiveVersions(*snapshot.catalog,
+    versions_ = engine::ResolveEffectiveVersions(snapshot.default_catalog(),
                                                  engine::VersionQuery{});
     versions_generation_ = snapshot.generation;
     versions_valid_ = true;
@@ -152,8 +154,8 @@ ClientTracker::Judgement ClientTracker::Judge(const ServingSnapshot& snapshot,
       ClusterVersions(snapshot);
   if (!versions.ok()) return judgement;
   // INVALID_ARGUMENT (no rule names the component) means "unknown".
-  absl::StatusOr<engine::SkewDecision> decision =
-      engine::CheckSkew(*snapshot.catalog, *versions, component, version);
+  absl::StatusOr<engine::SkewDecision> decision = engine::CheckSkew(
+      snapshot.default_catalog(), *versions, component, version);
   if (!decision.ok()) return judgement;
   judgement.verdict = decision->verdict;
   judgement.min_version = decision->min_version.MajorMinorString();
@@ -353,7 +355,7 @@ std::vector<std::pair<std::string, int64_t>> ClientTracker::OutOfAllowance(
   const absl::Time now = Now();
   std::map<std::string, int64_t, std::less<>> counts;
   for (const engine::SkewRule& rule :
-       engine::SkewRulesInForce(*snapshot.catalog)) {
+       engine::SkewRulesInForce(snapshot.default_catalog())) {
     for (const std::string& name : rule.components) counts.emplace(name, 0);
   }
   for (const Shard& shard : shards_) {
@@ -370,14 +372,17 @@ std::vector<std::pair<std::string, int64_t>> ClientTracker::OutOfAllowance(
 
 std::vector<std::pair<std::string, int64_t>>
 ClientTracker::OutOfAllowanceAtTarget(const ServingSnapshot& snapshot) const {
-  if (snapshot.derived == nullptr) return {};
-  const engine::EffectiveVersions* target =
-      snapshot.derived->UpgradeTargetVersions();
+  const DerivedAnswers* derived = snapshot.default_line().derived.get();
+  if (derived == nullptr) return {};
+  const engine::EffectiveVersions* target = derived->UpgradeTargetVersions();
   if (target == nullptr) return {};
+  // The target's binary version picked its line: its skew rules judge there.
+  const engine::Catalog& target_catalog =
+      *snapshot.lines[derived->UpgradeTargetLine()].catalog;
   const absl::Time now = Now();
   std::map<std::string, int64_t, std::less<>> counts;
   for (const engine::SkewRule& rule :
-       engine::SkewRulesInForce(*snapshot.catalog)) {
+       engine::SkewRulesInForce(target_catalog)) {
     for (const std::string& name : rule.components) counts.emplace(name, 0);
   }
   for (const Shard& shard : shards_) {
@@ -388,7 +393,7 @@ ClientTracker::OutOfAllowanceAtTarget(const ServingSnapshot& snapshot) const {
       auto it = counts.find(entry->component);
       if (it == counts.end()) continue;
       absl::StatusOr<engine::SkewDecision> d = engine::CheckSkew(
-          *snapshot.catalog, *target, entry->component, entry->version);
+          target_catalog, *target, entry->component, entry->version);
       if (d.ok() && d->verdict != engine::SkewVerdict::kAllowed) ++it->second;
     }
   }

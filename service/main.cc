@@ -91,9 +91,15 @@ void AddServerFlags(compatd::base::FlagTable* flags,
                 1000000,
                 "open connections per HTTP port (--http-listen, "
                 "--metrics-listen); more are closed at once");
-  flags->AddString("catalog", &server->catalog_path,
-                   "catalog file (YAML or JSON) to serve and watch; empty "
-                   "serves the embedded Kubernetes 1.36 catalog");
+  flags->AddStringList(
+      "catalog", &server->catalog_paths,
+      "catalog file (YAML or JSON) or directory of them to serve and watch, "
+      "one kube-apiserver release line per file; repeat it for several. "
+      "None: the embedded catalogs of every release line compatd ships");
+  flags->AddString("binary-version", &server->binary_version,
+                   "the cluster's kube-apiserver release line (\"1.34\"): "
+                   "answered when a request names no versions.binaryVersion; "
+                   "empty: the newest line served");
   flags->AddDuration("reload-interval", &server->reload_interval,
                      "periodic content check of --catalog besides inotify and "
                      "SIGHUP; 0 disables it");
@@ -169,13 +175,15 @@ struct Commands {
   compatd::api::PlanOptions plan;
   compatd::api::ScanOptions scan;
   std::string output;  // -o / --output, for plan and scan
-  std::string check_catalog;
+  std::vector<std::string> check_catalog;
 };
 
 void AddCommandFlags(compatd::base::FlagTable* flags, Commands* commands) {
-  flags->AddString("check-catalog", &commands->check_catalog,
-                   "validate this catalog file, print every error or its "
-                   "counts and digest, and exit (0 valid, 1 invalid)");
+  flags->AddStringList(
+      "check-catalog", &commands->check_catalog,
+      "validate this catalog file (or directory of them; repeat it for "
+      "several, one release line per file), print every error or the "
+      "counts and digests, and exit (0 valid, 1 invalid)");
   flags->AddString("rpc", &commands->eval.rpc,
                    "eval: the RPC to run, e.g. GetFeature");
   flags->AddString("request", &commands->eval.request_json,
@@ -215,11 +223,11 @@ void AddCommandFlags(compatd::base::FlagTable* flags, Commands* commands) {
 // --check-catalog), or returns -1 when there is none (serve). Flags that go
 // with another command than the one given are usage errors.
 int RunCommand(const std::vector<std::string>& positional,
-               const std::string& catalog_path, Commands& c) {
+               const std::vector<std::string>& catalog_path, Commands& c) {
   using compatd::api::kExitUsage;
   const std::string command = positional.empty() ? "" : positional[0];
   if (command == "scan") {
-    c.scan.catalog_path = catalog_path;
+    c.scan.catalog_paths = catalog_path;
     if (!c.output.empty()) c.scan.output = c.output;
     c.scan.paths.assign(positional.begin() + 1, positional.end());
     return compatd::api::RunScan(c.scan, std::cin, std::cout, std::cerr);
@@ -261,11 +269,11 @@ int RunCommand(const std::vector<std::string>& positional,
     return kExitUsage;
   }
   if (command == "eval") {
-    c.eval.catalog_path = catalog_path;
+    c.eval.catalog_paths = catalog_path;
     return compatd::api::RunEval(c.eval, std::cout, std::cerr);
   }
   if (command == "plan") {
-    c.plan.catalog_path = catalog_path;
+    c.plan.catalog_paths = catalog_path;
     c.plan.output = c.output;
     return compatd::api::RunPlan(c.plan, std::cout, std::cerr);
   }
@@ -307,7 +315,7 @@ int main(int argc, char** argv) {
               << ")\n";
     return 0;
   }
-  const int code = RunCommand(positional, server.catalog_path, commands);
+  const int code = RunCommand(positional, server.catalog_paths, commands);
   if (code >= 0) return code;
   return compatd::service::RunServer(server);
 }

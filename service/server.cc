@@ -93,9 +93,9 @@ class ServerImpl final : public Server {
   }
 
   void TriggerReload() override {
-    if (options_.catalog_path.empty()) return;  // the embedded catalog
+    if (options_.catalog_paths.empty()) return;  // the embedded catalogs
     base::LogInfo("SIGHUP: reloading the catalog");
-    reloader_->TriggerReload();
+    for (const auto& reloader : reloaders_) reloader->TriggerReload();
   }
 
   void Shutdown() override {
@@ -114,7 +114,7 @@ class ServerImpl final : public Server {
                     options_.shutdown_grace);
     if (health_only_ != nullptr) health_only_->Shutdown();
     if (tls_monitor_ != nullptr) tls_monitor_->Stop();
-    if (reloader_ != nullptr) reloader_->Stop();
+    for (const auto& reloader : reloaders_) reloader->Stop();
     if (http_server_ != nullptr) http_server_->Stop();
     if (metrics_server_ != nullptr) metrics_server_->Stop();
     base::LogInfo("stopped");
@@ -136,6 +136,34 @@ class ServerImpl final : public Server {
     metrics_ = *std::move(created);
     runtime::CatalogPipeline::Options pipeline_options;
     pipeline_options.derive = api::DeriveAnswers;
+    if (options_.catalog_paths.empty()) {
+      sources_ = runtime::NewEmbeddedCatalogSources();
+    } else {
+      for (const std::string& path : options_.catalog_paths) {
+        absl::StatusOr<std::vector<std::string>> files =
+            runtime::ListCatalogFiles(path);
+        if (!files.ok()) {
+          return absl::Status(
+              files.status().code(),
+              absl::StrCat("--catalog: ", files.status().message()));
+        }
+        for (std::string& file : *files) {
+          sources_.push_back(runtime::NewFileCatalogSource(std::move(file)));
+        }
+      }
+    }
+    pipeline_options.sources = sources_.size();
+    if (!options_.binary_version.empty()) {
+      uint64_t major = 0, minor = 0;
+      if (!engine::Version::ParseMajorMinorNoAlloc(options_.binary_version,
+                                                   &major, &minor)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--binary-version \"", options_.binary_version,
+            "\": not a version; expected a kube-apiserver release line such "
+            "as \"1.34\""));
+      }
+      pipeline_options.default_line = engine::Version::MajorMinor(major, minor);
+    }
     pipeline_options.metrics = metrics_.get();
     pipeline_options.events = &events_;
     pipeline_ =
@@ -150,9 +178,13 @@ class ServerImpl final : public Server {
             [this]() -> std::vector<metrics::CallbackSample> {
               const auto snapshot = pipeline_->Current();
               if (snapshot == nullptr) return {};
-              const engine::Catalog& c = *snapshot->catalog;
-              return {metrics::CallbackSample{
-                  {c.digest, c.source, c.binary_version.ToString()}, 1}};
+              std::vector<metrics::CallbackSample> samples;
+              for (const runtime::ServingLine& line : snapshot->lines) {
+                const engine::Catalog& c = *line.catalog;
+                samples.push_back(metrics::CallbackSample{
+                    {c.digest, c.source, c.binary_version.ToString()}, 1});
+              }
+              return samples;
             });
         !s.ok()) {
       return s;
@@ -472,31 +504,41 @@ class ServerImpl final : public Server {
     return absl::OkStatus();
   }
 
-  // The embedded catalog or the --catalog file, through the one pipeline.
+  // The embedded catalogs or the --catalog files, through the one pipeline.
   absl::Status LoadCatalog() {
-    runtime::CatalogReloader::Options reload_options;
-    reload_options.source =
-        options_.catalog_path.empty()
-            ? runtime::NewEmbeddedCatalogSource()
-            : runtime::NewFileCatalogSource(options_.catalog_path);
-    reload_options.interval = options_.reload_interval;
-    absl::StatusOr<std::unique_ptr<runtime::CatalogReloader>> reloader =
-        runtime::CatalogReloader::Create(std::move(reload_options),
-                                         pipeline_.get());
-    if (!reloader.ok()) {
-      if (options_.catalog_path.empty()) {
-        return absl::InternalError(
-            absl::StrCat("the embedded catalog does not load: ",
-                         reloader.status().message()));
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      runtime::CatalogReloader::Options reload_options;
+      reload_options.source = std::move(sources_[i]);
+      reload_options.interval = options_.reload_interval;
+      reload_options.slot = i;
+      absl::StatusOr<std::unique_ptr<runtime::CatalogReloader>> reloader =
+          runtime::CatalogReloader::Create(std::move(reload_options),
+                                           pipeline_.get());
+      if (!reloader.ok()) {
+        if (options_.catalog_paths.empty()) {
+          return absl::InternalError(
+              absl::StrCat("the embedded catalog does not load: ",
+                           reloader.status().message()));
+        }
+        return reloader.status();
       }
-      return reloader.status();
+      reloaders_.push_back(*std::move(reloader));
     }
-    reloader_ = *std::move(reloader);
-    reloader_->Start();
+    sources_.clear();
+    for (const auto& reloader : reloaders_) reloader->Start();
     const auto current = pipeline_->Current();
-    base::LogInfo(absl::StrCat("serving catalog ", current->catalog->source,
-                               " ", current->catalog->digest, " generation ",
-                               current->generation));
+    if (current == nullptr) {
+      return absl::InternalError("no catalog was published");
+    }
+    for (const runtime::ServingLine& line : current->lines) {
+      base::LogInfo(absl::StrCat(
+          "serving catalog ", line.catalog->source, " (kube-apiserver ",
+          line.catalog->binary_version.ToString(), ") ", line.catalog->digest,
+          line.catalog.get() == &current->default_catalog()
+              ? " (the default line)"
+              : ""));
+    }
+    base::LogInfo(absl::StrCat("generation ", current->generation));
     return absl::OkStatus();
   }
 
@@ -540,7 +582,10 @@ class ServerImpl final : public Server {
   std::unique_ptr<grpc::Server> grpc_server_;
   grpc::HealthCheckServiceInterface* health_ = nullptr;
   std::unique_ptr<HealthOnlyServer> health_only_;
-  std::unique_ptr<runtime::CatalogReloader> reloader_;
+  // The catalog sources until LoadCatalog() hands them to their reloaders.
+  std::vector<std::unique_ptr<runtime::CatalogSource>> sources_;
+  // One per catalog source (file or embedded line).
+  std::vector<std::unique_ptr<runtime::CatalogReloader>> reloaders_;
   std::unique_ptr<TlsMonitor> tls_monitor_;  // reads grpc_tls_, metrics_tls_
   // The TLS listeners' contexts, for the expiry metric (scraped from
   // another thread once /metrics serves).

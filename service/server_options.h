@@ -4,6 +4,7 @@
 // the checks that make a bad value a start-up error naming the flag.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -36,9 +37,13 @@ struct ServerOptions {
   // Bytes of /gatekeeper/v1 answers kept for the serving catalog
   // (gateway/provider_cache.h); 0 keeps none.
   int gatekeeper_cache_bytes = 4 << 20;
-  // Catalog file to load and watch; empty serves the embedded Kubernetes
-  // catalog.
-  std::string catalog_path;
+  // Catalog files (or directories of them) to load and watch, one
+  // kube-apiserver release line per file, each reloaded on its own; empty
+  // serves the embedded catalogs (every line compatd ships).
+  std::vector<std::string> catalog_paths;
+  // The release line answered when a request names no binary version
+  // ("1.34"); empty: the newest line served.
+  std::string binary_version;
   // Backstop content check of the catalog file (besides inotify and SIGHUP); 0
   // disables it.
   absl::Duration reload_interval = absl::Seconds(30);

@@ -5,7 +5,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "engine/catalog_set.h"
 #include "ui/html.h"
 #include "ui/views.h"
 
@@ -16,6 +18,18 @@ extern const std::string_view kStyleCss;
 extern const std::string_view kAppJs;
 
 namespace {
+
+// The value of `key` in a query string ("a=1&binary=1.34"), decoded; empty
+// when absent.
+std::string QueryParameter(absl::string_view query, absl::string_view key) {
+  for (absl::string_view pair : absl::StrSplit(query, '&')) {
+    absl::string_view value = pair;
+    if (absl::ConsumePrefix(&value, key) && absl::ConsumePrefix(&value, "=")) {
+      return PercentDecode(value, true);
+    }
+  }
+  return "";
+}
 
 constexpr absl::string_view kHtml = "text/html; charset=utf-8";
 
@@ -113,6 +127,31 @@ void StatusPage::Handle(const http::Request& request,
                                    "this page works once it has.");
     }
     return;
+  }
+  // ?binary=1.34: every view answers as that line's binary would, by making
+  // the chosen line the default of a view of the snapshot.
+  runtime::ServingSnapshot chosen;
+  if (const std::string binary = QueryParameter(request.query, "binary");
+      !binary.empty() && path != "/ui/status.json") {
+    absl::StatusOr<size_t> line =
+        snapshot->catalogs->ResolveIndex(binary, "binary");
+    absl::StatusOr<std::shared_ptr<const engine::CatalogSet>> set =
+        line.ok() ? engine::CatalogSet::Make(
+                        snapshot->catalogs->lines(),
+                        snapshot->catalogs->lines()[*line]->binary_version)
+                  : absl::StatusOr<std::shared_ptr<const engine::CatalogSet>>(
+                        line.status());
+    if (!set.ok()) {
+      const PageContext context{snapshot, handlers_, now, options_.started};
+      response->status = 400;
+      response->content_type = std::string(kHtml);
+      response->body =
+          RenderError(&context, "No such binary", set.status().message());
+      return;
+    }
+    chosen = *snapshot;
+    chosen.catalogs = *std::move(set);
+    snapshot = &chosen;
   }
   const PageContext context{snapshot, handlers_, now, options_.started};
   if (path == "/ui/status.json") {

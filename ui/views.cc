@@ -87,10 +87,28 @@ void AppendHead(std::string* out, absl::string_view title, View active,
                     link.text, "</a>");
   }
   out->append("</nav>");
+  if (context != nullptr && context->snapshot->lines.size() > 1) {
+    // The binary picker: every page answers as the chosen line's
+    // kube-apiserver would (?binary=1.34; a plain GET form, no script).
+    out->append(
+        "<form class=\"picker\" method=\"get\" id=\"binary-picker\">"
+        "<label for=\"binary\">kube-apiserver</label> "
+        "<select name=\"binary\" id=\"binary\">");
+    const engine::Catalog& chosen = context->snapshot->default_catalog();
+    for (const runtime::ServingLine& line : context->snapshot->lines) {
+      const std::string name = line.catalog->binary_version.MajorMinorString();
+      absl::StrAppend(out, "<option value=\"", name, "\"",
+                      line.catalog.get() == &chosen ? " selected" : "", ">");
+      AppendEscaped(out, line.catalog->binary_version.ToString());
+      out->append("</option>");
+    }
+    out->append("</select> <button type=\"submit\">show</button></form>");
+  }
   if (context != nullptr) {
     absl::StrAppend(out, "<span class=\"gen\">generation ",
                     context->snapshot->generation, " \xC2\xB7 <code>");
-    AppendEscaped(out, ShortDigest(context->snapshot->catalog->digest));
+    AppendEscaped(out,
+                  ShortDigest(context->snapshot->default_catalog().digest));
     out->append("</code></span>");
   }
   out->append("</header><main>");
@@ -285,7 +303,7 @@ struct Row {
 absl::Status AllowedSpan(const PageContext& context,
                          const v1::VersionContext* versions, uint64_t* lo,
                          uint64_t* hi) {
-  const engine::Catalog& catalog = *context.snapshot->catalog;
+  const engine::Catalog& catalog = context.snapshot->default_catalog();
   for (const engine::SkewRule& rule : engine::SkewRulesInForce(catalog)) {
     for (const std::string& component : rule.components) {
       v1::CheckSkewRequest request;
@@ -329,7 +347,7 @@ absl::Status AppendClientMatrix(std::string* out, const PageContext& context,
                                 const v1::VersionContext* versions,
                                 absl::string_view id, uint64_t span_lo,
                                 uint64_t span_hi) {
-  const engine::Catalog& catalog = *context.snapshot->catalog;
+  const engine::Catalog& catalog = context.snapshot->default_catalog();
   const uint64_t major = catalog.binary_version.major();
   std::vector<std::string> components;
   absl::flat_hash_set<std::string> known;
@@ -745,7 +763,7 @@ std::string HumanDuration(absl::Duration duration) {
 std::string StatusJson(const runtime::ServingSnapshot& snapshot) {
   // The digest is "sha256:" and hex (the loader's): nothing to escape.
   return absl::StrCat("{\"generation\":", snapshot.generation, ",\"digest\":\"",
-                      snapshot.catalog->digest, "\"}");
+                      snapshot.default_catalog().digest, "\"}");
 }
 
 std::string RenderError(const PageContext* context, absl::string_view title,
@@ -842,7 +860,37 @@ absl::StatusOr<std::string> RenderOverview(const PageContext& context) {
                   catalog.last_error().empty()
                       ? "<span class=\"ok\">no error</span>"
                       : "<span class=\"bad\">rejected (above)</span>",
-                  "</dd></dl></section>");
+                  "</dd></dl>");
+  if (catalog.lines_size() > 1) {
+    // Every release line served; the picker in the header shows the pages
+    // as another line's binary would answer.
+    out.append(
+        "<h3>Release lines</h3><table class=\"list\" id=\"lines\"><thead><tr>"
+        "<th scope=\"col\">binary</th><th scope=\"col\">source</th>"
+        "<th scope=\"col\">gates</th><th scope=\"col\">last reload</th>"
+        "</tr></thead><tbody>");
+    for (const v1::CatalogLine& line : catalog.lines()) {
+      out.append("<tr><td><a href=\"/ui/?binary=");
+      AppendEscaped(&out, line.line());
+      out.append("\">");
+      AppendEscaped(&out, line.release());
+      out.append("</a>");
+      if (line.default_line()) out.append(" (shown)");
+      out.append("</td><td>");
+      AppendEscaped(&out, line.source());
+      absl::StrAppend(&out, "</td><td>", line.counts().features(), "</td><td>");
+      if (line.last_error().empty()) {
+        out.append("<span class=\"ok\">no error</span>");
+      } else {
+        out.append("<span class=\"bad\">rejected: ");
+        AppendEscaped(&out, line.last_error());
+        out.append("</span>");
+      }
+      out.append("</td></tr>");
+    }
+    out.append("</tbody></table>");
+  }
+  out.append("</section>");
 
   // Clients: how many, how many out of allowance.
   uint64_t out_of_allowance = 0, unknown = 0, requests = 0;
@@ -992,7 +1040,7 @@ absl::StatusOr<std::string> RenderClients(const PageContext& context) {
 
 absl::StatusOr<std::string> RenderFeatures(const PageContext& context,
                                            const FeatureFilter& filter) {
-  const engine::Catalog& catalog = *context.snapshot->catalog;
+  const engine::Catalog& catalog = context.snapshot->default_catalog();
   v1::ListFeaturesResponse features;
   if (absl::Status s = context.handlers->ListFeatures(
           *context.snapshot, v1::ListFeaturesRequest(), &features);
@@ -1153,9 +1201,46 @@ absl::StatusOr<std::string> RenderFeatures(const PageContext& context,
   return out;
 }
 
+namespace {
+
+// A gate's spec history as each release line's binary has it (Kubernetes
+// rewrote histories between releases, and removed gates): one row per line.
+void AppendLineHistories(std::string* out, const PageContext& context,
+                         absl::string_view name) {
+  if (context.snapshot->lines.size() < 2) return;
+  out->append(
+      "<h2>By kube-apiserver release line</h2><div class=\"scroll\">"
+      "<table class=\"list\" id=\"lines\"><thead><tr>"
+      "<th scope=\"col\">binary</th><th scope=\"col\">versioned specs "
+      "(version: stage, default, locked)</th></tr></thead><tbody>");
+  for (const runtime::ServingLine& line : context.snapshot->lines) {
+    out->append("<tr><td>");
+    AppendEscaped(out, line.catalog->binary_version.ToString());
+    out->append("</td><td>");
+    const engine::Feature* feature = line.catalog->FindFeature(name);
+    if (feature == nullptr) {
+      out->append("<em>not registered by this binary</em>");
+    } else {
+      bool first = true;
+      for (const engine::FeatureSpec& spec : feature->specs) {
+        if (!first) out->append("; ");
+        first = false;
+        absl::StrAppend(out, spec.version.MajorMinorString(), ": ",
+                        StageTitle(spec.pre_release), ", ",
+                        spec.default_enabled ? "on" : "off",
+                        spec.lock_to_default ? ", locked" : "");
+      }
+    }
+    out->append("</td></tr>");
+  }
+  out->append("</tbody></table></div>");
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> RenderFeature(const PageContext& context,
                                           absl::string_view name) {
-  const engine::Catalog& catalog = *context.snapshot->catalog;
+  const engine::Catalog& catalog = context.snapshot->default_catalog();
   const engine::Feature* feature = catalog.FindFeature(name);
   if (feature == nullptr) {
     return absl::NotFoundError(
@@ -1241,12 +1326,13 @@ absl::StatusOr<std::string> RenderFeature(const PageContext& context,
                     "</td></tr>");
   }
   out.append("</tbody></table></div>");
+  AppendLineHistories(&out, context, feature->name);
   AppendFoot(&out, &context);
   return out;
 }
 
 absl::StatusOr<std::string> RenderApis(const PageContext& context) {
-  const engine::Catalog& catalog = *context.snapshot->catalog;
+  const engine::Catalog& catalog = context.snapshot->default_catalog();
   v1::ListAPIVersionsResponse apis;
   if (absl::Status s = context.handlers->ListAPIVersions(
           *context.snapshot, v1::ListAPIVersionsRequest(), &apis);

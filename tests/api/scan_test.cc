@@ -53,8 +53,9 @@ class ScanTest : public ::testing::Test {
                                       const std::string& text) {
     v1::ScanObjectsResponse response;
     const std::vector<ScanText> texts = {ScanText{"objects", text}};
-    const absl::Status status = ScanManifests(
-        Snapshot(), engine::VersionQuery{}, target, texts, &response);
+    const absl::Status status =
+        ScanManifests(Snapshot().default_line(), engine::VersionQuery{}, target,
+                      texts, &response);
     EXPECT_TRUE(status.ok()) << status;
     return response;
   }
@@ -99,7 +100,8 @@ TEST_F(ScanTest, InsideTheWindowAScanAgreesWithTheAdmissionWebhook) {
     engine::VersionQuery query;
     query.emulation_version = target;
     query.min_compatibility_version = target;
-    for (const engine::APIGroupVersion& gv : Snapshot().catalog->apis) {
+    for (const engine::APIGroupVersion& gv :
+         Snapshot().default_catalog().apis) {
       for (const engine::APIResource& r : gv.resources) {
         const std::string api_version =
             engine::GroupVersionString(gv.group, gv.version);
@@ -201,8 +203,8 @@ TEST_F(ScanTest, CustomResourcesAgainstTheirCrdInTheSet) {
                               "---\n" + Object("example.com/v2", "Widget");
   const std::vector<ScanText> texts = {ScanText{"widgets.yaml", objects},
                                        ScanText{"crds.yaml", crd}};
-  ASSERT_OK(
-      ScanManifests(Snapshot(), engine::VersionQuery{}, "", texts, &response));
+  ASSERT_OK(ScanManifests(Snapshot().default_line(), engine::VersionQuery{}, "",
+                          texts, &response));
   ASSERT_THAT(response.findings(), SizeIs(2));
   EXPECT_EQ(response.findings(0).status(), v1::SCAN_STATUS_NOT_SERVED);
   EXPECT_EQ(response.findings(0).source(), "widgets.yaml");
@@ -227,12 +229,12 @@ TEST_F(ScanTest, BadDocumentsAreProblemsAndTheRestIsScanned) {
 TEST_F(ScanTest, TargetsBefore116AndMalformedOnesAreRefused) {
   v1::ScanObjectsResponse response;
   const std::vector<ScanText> texts = {ScanText{"x", Object("v1", "Pod")}};
-  EXPECT_THAT(ScanManifests(Snapshot(), engine::VersionQuery{}, "1.15", texts,
-                            &response),
+  EXPECT_THAT(ScanManifests(Snapshot().default_line(), engine::VersionQuery{},
+                            "1.15", texts, &response),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("scans cover Kubernetes 1.16 and later")));
-  EXPECT_THAT(ScanManifests(Snapshot(), engine::VersionQuery{}, "one.37", texts,
-                            &response),
+  EXPECT_THAT(ScanManifests(Snapshot().default_line(), engine::VersionQuery{},
+                            "one.37", texts, &response),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("target \"one.37\"")));
 }

@@ -3,7 +3,10 @@
 
 #include "engine/catalog_set.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -11,6 +14,22 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+
+// Counts heap allocations, to hold the line's resolution (done once per call,
+// on every call) to none. The replacement pair is malloc/free, as in
+// skew_test.cc.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+namespace {
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace compatd::engine {
 namespace {
@@ -77,7 +96,38 @@ TEST(CatalogSetTest, TwoCatalogsOfOneLineAreRefused) {
       StatusIs(absl::StatusCode::kInvalidArgument,
                HasSubstr("two catalogs describe kube-apiserver 1.34: a.yaml")));
   EXPECT_THAT(CatalogSet::Make({}),
-              StatusIs(absl::StatusCode::kInvalidArgument));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("needs at least one catalog")));
+}
+
+TEST(CatalogSetTest, ResolvingALineAllocatesNothing) {
+  auto set = CatalogSet::Make(ThreeLines()).value();
+  size_t found = 0;
+  const long before = g_allocations.load();
+  for (int i = 0; i < 1000; ++i) {
+    for (absl::string_view binary :
+         {"", "1.33", "v1.34.1", "1.36.0-alpha.1", " 1.34.7+build"}) {
+      absl::StatusOr<size_t> index = set->ResolveIndex(binary);
+      if (index.ok()) found += *index;
+    }
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_EQ(found, 1000u * (2 + 0 + 1 + 2 + 1));
+}
+
+TEST(CatalogSetTest, ResolveIndexAgreesWithResolve) {
+  auto set = CatalogSet::Make(ThreeLines()).value();
+  for (absl::string_view binary :
+       {"", "1.33", "v1.34.1", "1.36.0", "1.35", "1.2a.3", "x", "01.33"}) {
+    absl::StatusOr<size_t> index = set->ResolveIndex(binary);
+    absl::StatusOr<const Catalog*> catalog = set->Resolve(binary);
+    ASSERT_EQ(index.ok(), catalog.ok()) << binary;
+    if (index.ok()) {
+      EXPECT_EQ(set->lines()[*index].get(), *catalog) << binary;
+    } else {
+      EXPECT_EQ(index.status(), catalog.status()) << binary;
+    }
+  }
 }
 
 TEST(CatalogSetTest, SingleHoldsOneLine) {

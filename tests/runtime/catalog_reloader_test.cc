@@ -175,9 +175,9 @@ TEST_F(CatalogReloaderTest, CreatePublishesGenerationOne) {
   std::shared_ptr<const ServingSnapshot> current = pipeline_.Current();
   ASSERT_NE(current, nullptr);
   EXPECT_EQ(current->generation, 1u);
-  EXPECT_EQ(current->catalog->source, path_);
-  EXPECT_EQ(current->catalog->digest, DigestOf(kCatalogV1));
-  EXPECT_THAT(current->catalog->digest, StartsWith("sha256:"));
+  EXPECT_EQ(current->default_catalog().source, path_);
+  EXPECT_EQ(current->default_catalog().digest, DigestOf(kCatalogV1));
+  EXPECT_THAT(current->default_catalog().digest, StartsWith("sha256:"));
   EXPECT_GE(current->loaded_at, before);
   EXPECT_LE(current->loaded_at, absl::Now());
 }
@@ -248,8 +248,8 @@ TEST_F(CatalogReloaderTest, ReloadNowPublishesAChangedFileAsTheNextGeneration) {
   EXPECT_TRUE(published);
   std::shared_ptr<const ServingSnapshot> current = pipeline_.Current();
   EXPECT_EQ(current->generation, 2u);
-  EXPECT_EQ(current->catalog->digest, DigestOf(kCatalogV2));
-  EXPECT_NE(current->catalog->FindFeature("WatchList"), nullptr);
+  EXPECT_EQ(current->default_catalog().digest, DigestOf(kCatalogV2));
+  EXPECT_NE(current->default_catalog().FindFeature("WatchList"), nullptr);
   std::optional<RecordingListener::Record> loaded =
       listener_.Last(ReloadResult::kLoaded);
   ASSERT_TRUE(loaded.has_value());
@@ -301,7 +301,8 @@ TEST_F(CatalogReloaderTest, GoodUpdateAfterABadOneIsTheNextGeneration) {
 
   EXPECT_TRUE(published);
   EXPECT_EQ(Generation(), 2u);
-  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
+  EXPECT_EQ(pipeline_.Current()->default_catalog().digest,
+            DigestOf(kCatalogV2));
 }
 
 TEST_F(CatalogReloaderTest, StatusCountsEveryOutcome) {
@@ -430,7 +431,8 @@ TEST_F(CatalogReloaderTest, ConfigMapUpdateIsServedWithinOneSecond) {
   ASSERT_TRUE(written);
 
   EXPECT_TRUE(PollUntil([&] { return Generation() == 2; }, absl::Seconds(1)));
-  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
+  EXPECT_EQ(pipeline_.Current()->default_catalog().digest,
+            DigestOf(kCatalogV2));
   // The listener hears right after the store has it.
   ASSERT_TRUE(PollUntil(
       [&] { return listener_.Last(ReloadResult::kLoaded).has_value(); }));
@@ -473,7 +475,8 @@ TEST_F(CatalogReloaderTest, ConfigMapBadUpdateThenGoodUpdate) {
 
   ASSERT_OK(volume.Write({{"catalog.yaml", std::string(kCatalogV2)}}));
   ASSERT_TRUE(PollUntil([&] { return Generation() == 2; }));
-  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
+  EXPECT_EQ(pipeline_.Current()->default_catalog().digest,
+            DigestOf(kCatalogV2));
 }
 
 // How editors and `kubectl cp`-style tools replace a file.
@@ -525,7 +528,8 @@ TEST_F(CatalogReloaderTest, FileWrittenInPartsIsPublishedOnlyOnceClosed) {
   ASSERT_EQ(close(fd), 0);
 
   EXPECT_TRUE(PollUntil([&] { return Generation() == 2; }));
-  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
+  EXPECT_EQ(pipeline_.Current()->default_catalog().digest,
+            DigestOf(kCatalogV2));
   EXPECT_FALSE(listener_.Last(ReloadResult::kRejected).has_value())
       << listener_.Last(ReloadResult::kRejected)->error;
 }
@@ -549,7 +553,8 @@ TEST_F(CatalogReloaderTest, PeriodicCheckWaitsForTheWriterToClose) {
   ASSERT_EQ(close(fd), 0);
 
   EXPECT_TRUE(PollUntil([&] { return Generation() == 2; }));
-  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
+  EXPECT_EQ(pipeline_.Current()->default_catalog().digest,
+            DigestOf(kCatalogV2));
 }
 
 // A deleted catalog is not a reload by itself (its replacement's close is):
@@ -583,7 +588,8 @@ TEST_F(CatalogReloaderTest, CreateWaitsForTheWriterToClose) {
   CreateReloader();
   writer.join();
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(250));
-  EXPECT_EQ(pipeline_.Current()->catalog->digest, DigestOf(kCatalogV2));
+  EXPECT_EQ(pipeline_.Current()->default_catalog().digest,
+            DigestOf(kCatalogV2));
 }
 
 // `path` is a symlink into another directory: a change there is invisible to
@@ -704,15 +710,17 @@ TEST_F(CatalogReloaderTest, ReadersSeeWholeCatalogsWhileTheFileIsSwapped) {
       while (!done.load()) {
         std::shared_ptr<const ServingSnapshot> c = pipeline_.Current();
         snapshots.fetch_add(1);
-        const bool whole_v1 = c != nullptr && c->catalog->digest == digest_v1 &&
-                              c->catalog->features.empty() &&
-                              c->catalog->FindFeature("WatchList") == nullptr;
+        const bool whole_v1 =
+            c != nullptr && c->default_catalog().digest == digest_v1 &&
+            c->default_catalog().features.empty() &&
+            c->default_catalog().FindFeature("WatchList") == nullptr;
         const bool whole_v2 =
-            c != nullptr && c->catalog->digest == digest_v2 &&
-            c->catalog->features.size() == 1 &&
-            c->catalog->features[0].name == "WatchList" &&
-            c->catalog->FindFeature("WatchList") == &c->catalog->features[0];
-        if (!(whole_v1 || whole_v2) || c->catalog->source != path_ ||
+            c != nullptr && c->default_catalog().digest == digest_v2 &&
+            c->default_catalog().features.size() == 1 &&
+            c->default_catalog().features[0].name == "WatchList" &&
+            c->default_catalog().FindFeature("WatchList") ==
+                &c->default_catalog().features[0];
+        if (!(whole_v1 || whole_v2) || c->default_catalog().source != path_ ||
             c->generation < last_generation) {
           failures.fetch_add(1);
         }
@@ -741,7 +749,8 @@ TEST_F(CatalogReloaderTest, ReadersSeeWholeCatalogsWhileTheFileIsSwapped) {
   EXPECT_EQ(failures.load(), 0);
   EXPECT_GT(snapshots.load(), 0);
   EXPECT_EQ(Generation(), static_cast<uint64_t>(kSwaps + 1));
-  EXPECT_EQ(pipeline_.Current()->catalog->digest, digest_v1);  // kSwaps is even
+  EXPECT_EQ(pipeline_.Current()->default_catalog().digest,
+            digest_v1);  // kSwaps is even
 }
 
 // A request still holding the replaced catalog when the reload publishes is
@@ -753,7 +762,8 @@ TEST_F(CatalogReloaderTest, ReplacedCatalogIsFreedByTheWatcherThread) {
   CreateReloader();
   reloader_->Start();
   std::shared_ptr<const ServingSnapshot> request_snapshot = pipeline_.Current();
-  std::weak_ptr<const engine::Catalog> old = request_snapshot->catalog;
+  std::weak_ptr<const engine::Catalog> old =
+      request_snapshot->default_line().catalog;
 
   ASSERT_OK(WriteFileContents(path_, kCatalogV2));
   reloader_->TriggerReload();

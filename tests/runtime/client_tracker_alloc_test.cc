@@ -45,9 +45,7 @@ TEST(ClientTrackerAllocTest, KnownClientCallingAgainDoesNotAllocate) {
                        runtime::ServiceMetrics::Create(&registry, options));
   auto catalog_data = std::make_shared<engine::Catalog>();
   catalog_data->binary_version = *engine::Version::Parse("1.36");
-  ServingSnapshot catalog;
-  catalog.catalog = catalog_data;
-  catalog.generation = 1;
+  const ServingSnapshot catalog = *SingleLineSnapshot(catalog_data, 1);
   ClientTracker tracker(nullptr, metrics.get(), {});
   const std::string user_agent =
       "kube-controller-manager/v1.36.3 (linux/amd64) "

@@ -41,10 +41,7 @@ std::shared_ptr<engine::Catalog> NewCatalog(std::string emulation = "") {
 
 std::shared_ptr<ServingSnapshot> Serve(
     std::shared_ptr<const engine::Catalog> catalog, uint64_t generation) {
-  auto snapshot = std::make_shared<ServingSnapshot>();
-  snapshot->catalog = std::move(catalog);
-  snapshot->generation = generation;
-  return snapshot;
+  return SingleLineSnapshot(std::move(catalog), generation);
 }
 
 std::shared_ptr<ServingSnapshot> MakeCatalog(uint64_t generation,

@@ -113,7 +113,9 @@ TEST_F(StatusPageTest, OverviewShowsVersionsCatalogAndUptime) {
               HasSubstr("<dd id=\"min-compatibility-version\">1.35</dd>"));
   EXPECT_THAT(r.body, HasSubstr("<dd id=\"generation\">1</dd>"));
   EXPECT_THAT(r.body, HasSubstr("<dd id=\"source\">embedded:kubernetes-1.36"));
-  EXPECT_THAT(r.body, HasSubstr(pipeline_->store().Current()->catalog->digest));
+  EXPECT_THAT(
+      r.body,
+      HasSubstr(pipeline_->store().Current()->default_catalog().digest));
   EXPECT_THAT(r.body, HasSubstr("240 feature gates"));
   EXPECT_THAT(r.body, HasSubstr("<dd id=\"uptime\">1d 2h</dd>"));
   EXPECT_THAT(r.body, HasSubstr("<span class=\"ok\">no error</span>"));
@@ -275,7 +277,8 @@ TEST_F(StatusPageTest, RedirectsAssetsAndErrors) {
   EXPECT_EQ(r.content_type, "application/json");
   EXPECT_EQ(r.body,
             absl::StrCat("{\"generation\":1,\"digest\":\"",
-                         pipeline_->store().Current()->catalog->digest, "\"}"));
+                         pipeline_->store().Current()->default_catalog().digest,
+                         "\"}"));
   EXPECT_EQ(HeaderOf(r, "Cache-Control"), "no-store");
 
   r = Get("/ui/nope");
@@ -429,6 +432,72 @@ TEST(HumanDurationTest, Units) {
   EXPECT_EQ(HumanDuration(absl::Minutes(125)), "2h 5m");
   EXPECT_EQ(HumanDuration(absl::Hours(99)), "4d 3h");
   EXPECT_EQ(HumanDuration(-absl::Seconds(5)), "0s");
+}
+
+// Two release lines: the embedded 1.36 catalog and a small 1.34 one (its
+// WatchList as kube_features.go has it at v1.34.7).
+class StatusPageLinesTest : public StatusPageTest {
+ protected:
+  void SetUp() override {
+    runtime::CatalogPipeline::Options options;
+    options.derive = api::DeriveAnswers;
+    options.sources = 2;
+    clients_.reset();
+    pipeline_ = std::make_unique<runtime::CatalogPipeline>(std::move(options));
+    clients_ = std::make_unique<runtime::ClientTracker>(
+        &pipeline_->store(), nullptr, runtime::ClientTracker::Options());
+    handlers_ = std::make_unique<api::PolicyHandlers>(&events_, clients_.get());
+    StatusPage::Options page_options;
+    page_options.clock = [this] { return now_; };
+    page_ = std::make_unique<StatusPage>(handlers_.get(), page_options);
+    absl::StatusOr<std::unique_ptr<engine::Catalog>> embedded =
+        catalog::ParseCatalog(catalog::EmbeddedCatalogYaml(),
+                              catalog::EmbeddedCatalogSource());
+    ASSERT_TRUE(embedded.ok()) << embedded.status();
+    absl::StatusOr<std::unique_ptr<engine::Catalog>> line34 =
+        catalog::ParseCatalog(
+            "binaryVersion: \"1.34.7\"\nfeatures:\n  - name: WatchList\n"
+            "    versionedSpecs:\n"
+            "      - {version: \"1.27\", default: false, preRelease: Alpha}\n"
+            "      - {version: \"1.32\", default: true, preRelease: Beta}\n"
+            "      - {version: \"1.33\", default: false, preRelease: Beta}\n"
+            "      - {version: \"1.34\", default: true, preRelease: Beta}\n",
+            "line-1.34.yaml");
+    ASSERT_TRUE(line34.ok()) << line34.status();
+    ASSERT_TRUE(pipeline_->PublishLine(0, *std::move(embedded), true).ok());
+    ASSERT_TRUE(pipeline_->PublishLine(1, *std::move(line34), true).ok());
+  }
+};
+
+TEST_F(StatusPageLinesTest, TheOverviewListsTheLinesAndThePickerChoosesOne) {
+  const http::Response r = Get("/ui/");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("id=\"binary-picker\""));
+  EXPECT_THAT(r.body, HasSubstr("<option value=\"1.34\">1.34.7</option>"));
+  EXPECT_THAT(r.body, HasSubstr("<a href=\"/ui/?binary=1.34\">1.34.7</a>"));
+  EXPECT_THAT(r.body, HasSubstr("<dd id=\"binary-version\">1.36</dd>"));
+  const http::Response picked = Get("/ui/?binary=1.34");
+  ASSERT_EQ(picked.status, 200) << picked.body;
+  EXPECT_THAT(picked.body, HasSubstr("<dd id=\"binary-version\">1.34</dd>"));
+  EXPECT_THAT(picked.body,
+              HasSubstr("<option value=\"1.34\" selected>1.34.7</option>"));
+  const http::Response none = Get("/ui/?binary=1.30");
+  EXPECT_EQ(none.status, 400);
+  EXPECT_THAT(none.body, HasSubstr("no catalog describes kube-apiserver 1.30"));
+}
+
+TEST_F(StatusPageLinesTest, AGatePageShowsItsHistoryAsEachLineHasIt) {
+  const http::Response r = Get("/ui/features/WatchList?binary=1.34");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("By kube-apiserver release line"));
+  EXPECT_THAT(r.body, HasSubstr("<tr><td>1.34.7</td><td>1.27: Alpha, off; "
+                                "1.32: Beta, on; 1.33: Beta, off; 1.34: "
+                                "Beta, on</td></tr>"));
+  // A gate of the 1.36 catalog that the small 1.34 one does not register.
+  const http::Response other = Get("/ui/features/APIResponseCompression");
+  ASSERT_EQ(other.status, 200) << other.body;
+  EXPECT_THAT(other.body, HasSubstr("<tr><td>1.34.7</td><td><em>not "
+                                    "registered by this binary</em>"));
 }
 
 }  // namespace
