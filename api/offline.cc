@@ -541,8 +541,7 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   if (options.output == "json") {
     return PrintJson(plan, "plan", out, err) ? kExitOk : kExitError;
   }
-  const bool across =
-      plan.from().binary_version() != plan.to().binary_version();
+  const bool across = plan.path().name() != "one binary";
   if (across) {
     out << "Upgrade plan from kube-apiserver " << plan.from().binary_version()
         << " to " << plan.to().binary_version() << " (each step on its "
