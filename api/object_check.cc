@@ -14,15 +14,32 @@
 namespace compatd::api {
 namespace {
 
-// The warning for an API the upgrade target does not serve; empty when it is
-// served there (or there is no target).
-std::string TargetMessage(const UpgradeTargetAnswers& target,
-                          absl::string_view group, absl::string_view version,
-                          absl::string_view kind,
-                          const engine::APIResource& resource) {
-  if (!target.present || !target.status.ok()) return "";
+// The kind that replaces `kind` in `resource`'s replacement: the catalog's
+// replacementKind (apis, else apiHistory), else the same kind.
+std::string ReplacementKind(const engine::Catalog& catalog,
+                            absl::string_view group, absl::string_view version,
+                            absl::string_view kind,
+                            const engine::APIResource& resource) {
+  if (!resource.replacement_kind.empty()) return resource.replacement_kind;
+  const engine::APIHistoryEntry* entry =
+      catalog.FindHistory(group, version, kind);
+  if (entry != nullptr && !entry->replacement_kind.empty() &&
+      entry->replacement == resource.replacement) {
+    return entry->replacement_kind;
+  }
+  return std::string(kind);
+}
+
+// Fills the verdict's upgrade-target facts and its one-sentence warning for
+// an API the upgrade target does not serve; nothing when it is served there
+// (or there is no target).
+void TargetFacts(const UpgradeTargetAnswers& target, absl::string_view group,
+                 absl::string_view version, absl::string_view kind,
+                 const engine::APIResource& resource,
+                 ObjectApiVerdict* verdict) {
+  if (!target.present || !target.status.ok()) return;
   if (target.served.contains(ServedKey(group, version, resource.resource))) {
-    return "";
+    return;
   }
   const engine::Version& emulation = target.versions.emulation;
   std::string why;
@@ -32,15 +49,18 @@ std::string TargetMessage(const UpgradeTargetAnswers& target,
   } else {
     why = "not enabled there by default or by the target's --runtime-config";
   }
-  return absl::StrCat(
+  verdict->target_not_served = true;
+  verdict->target_emulation = emulation.MajorMinorString();
+  verdict->target_why = why;
+  verdict->upgrade_target_message = absl::StrCat(
       engine::GroupVersionString(group, version), " ", kind,
       " will not be served at the cluster's upgrade target (emulation ",
       emulation.MajorMinorString(), ", min-compatibility ",
       target.versions.min_compatibility.MajorMinorString(), "): ", why,
-      resource.replacement.empty()
+      verdict->replacement.empty()
           ? std::string()
-          : absl::StrCat("; use ", resource.replacement, " ", kind,
-                         " instead"));
+          : absl::StrCat("; use ", verdict->replacement, " ",
+                         verdict->replacement_kind, " instead"));
 }
 
 // The catalog's entry for group/version/kind, or null.
@@ -172,15 +192,15 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
   if (resource == nullptr) return verdict;
   const auto* answers =
       static_cast<const CatalogAnswers*>(snapshot.derived.get());
-  verdict.upgrade_target_message =
-      answers != nullptr
-          ? TargetMessage(answers->target, group, version, kind, *resource)
-          : TargetMessage(
-                DeriveUpgradeTarget(*engine::CatalogSet::Single(
+  if (answers != nullptr) {
+    TargetFacts(answers->target, group, version, kind, *resource, &verdict);
+  } else {
+    TargetFacts(DeriveUpgradeTarget(*engine::CatalogSet::Single(
                                         std::shared_ptr<const engine::Catalog>(
                                             snapshot.catalog, &catalog)),
                                     catalog),
-                group, version, kind, *resource);
+                group, version, kind, *resource, &verdict);
+  }
   return verdict;
 }
 
@@ -209,12 +229,17 @@ ObjectApiVerdict CheckObjectApiIn(const engine::Catalog& catalog,
     verdict.removed = resource->removed->MajorMinorString();
   }
   verdict.replacement = resource->replacement;
+  if (!verdict.replacement.empty()) {
+    verdict.replacement_kind =
+        ReplacementKind(catalog, group, version, kind, *resource);
+  }
   const bool is_served =
       context.served->contains(ServedKey(group, version, resource->resource));
   const std::string replacement =
       verdict.replacement.empty()
           ? std::string()
-          : absl::StrCat("; use ", verdict.replacement, " ", kind, " instead");
+          : absl::StrCat("; use ", verdict.replacement, " ",
+                         verdict.replacement_kind, " instead");
   if (!is_served) {
     verdict.state = ObjectApiVerdict::State::kNotServed;
     if (resource->removed.has_value() &&

@@ -36,13 +36,24 @@ struct ObjectApiVerdict {
   std::string deprecated;   // "1.33", when deprecated
   std::string removed;      // "1.36", when removal is planned or done
   std::string replacement;  // "group/version", when known
-  std::string emulation;    // the emulation version decided at
+  // The replacement's kind (the same kind unless the catalog's apis or
+  // apiHistory says otherwise: v1 Endpoints -> EndpointSlice); set with
+  // `replacement`.
+  std::string replacement_kind;
+  std::string emulation;  // the emulation version decided at
   // One sentence naming the rule and the release, for kubectl's warnings and
   // AdmissionReview's status.message.
   std::string message;
   // Set when the catalog has a cluster.upgradeTarget at which this known API
   // is not served: one sentence for a warning (never a denial).
   std::string upgrade_target_message;
+  // The same fact in parts, for callers that word it themselves (the
+  // admission webhook's short warnings): whether the target does not serve
+  // it, the target's emulation version, and why ("removed in Kubernetes
+  // 1.25", "not enabled by default").
+  bool target_not_served = false;
+  std::string target_emulation;
+  std::string target_why;
 };
 
 // The versions and the served resources one query resolves to: computed once,

@@ -23,6 +23,7 @@
 #include "api/convert.h"
 #include "api/handlers.h"
 #include "api/scan.h"
+#include "api/scan_sarif.h"
 #include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
 #include "engine/skew.h"
@@ -203,10 +204,16 @@ std::shared_ptr<const runtime::ServingSnapshot> ServeOffline(
   return Serve(LoadAllForOffline(paths, err), err);
 }
 
-// A manifest file of a scanned directory.
+// A manifest file of a scanned directory: *.yaml, *.yml, *.json, and files
+// named just ".yaml" (which kubectl and Pluto read; std::filesystem sees no
+// extension in a name that starts with its only dot).
 bool IsManifestFile(const std::filesystem::path& path) {
   const std::string ext = absl::AsciiStrToLower(path.extension().string());
-  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+  const std::string name = absl::AsciiStrToLower(path.filename().string());
+  const auto manifest = [](const std::string& e) {
+    return e == ".yaml" || e == ".yml" || e == ".json";
+  };
+  return manifest(ext) || manifest(name);
 }
 
 // The texts `compatd scan` reads, in argument order (a directory's files
@@ -329,6 +336,12 @@ void PrintScanYaml(const v1::ScanObjectsResponse& r, std::ostream& out) {
     out << "  - source: " << Quote(p.source()) << "\n"
         << "    line: " << p.line() << "\n"
         << "    message: " << Quote(p.message()) << "\n";
+  }
+  out << "warnings:" << (r.warnings().empty() ? " []\n" : "\n");
+  for (const v1::ScanProblem& w : r.warnings()) {
+    out << "  - source: " << Quote(w.source()) << "\n"
+        << "    line: " << w.line() << "\n"
+        << "    message: " << Quote(w.message()) << "\n";
   }
 }
 
@@ -596,9 +609,9 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
 int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
             std::ostream& err) {
   if (options.output != "table" && options.output != "json" &&
-      options.output != "yaml") {
+      options.output != "yaml" && options.output != "sarif") {
     err << "compatd scan: -o \"" << options.output
-        << "\": accepted: table, json, yaml\n";
+        << "\": accepted: table, json, yaml, sarif\n";
     return kScanExitError;
   }
   if (options.paths.empty()) {
@@ -634,12 +647,21 @@ int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
     if (!PrintJson(response, "response", out, err)) return kScanExitError;
   } else if (options.output == "yaml") {
     PrintScanYaml(response, out);
+  } else if (options.output == "sarif") {
+    PrintScanSarif(response, out);
   } else {
     PrintScanTable(response, out);
     for (const v1::ScanProblem& p : response.problems()) {
       err << p.source();
       if (p.line() > 0) err << ":" << p.line();
       err << ": " << p.message() << "\n";
+    }
+  }
+  if (options.output != "json" && options.output != "yaml") {
+    for (const v1::ScanProblem& w : response.warnings()) {
+      err << w.source();
+      if (w.line() > 0) err << ":" << w.line();
+      err << ": warning: " << w.message() << "\n";
     }
   }
   int code = kScanExitClean;

@@ -94,7 +94,7 @@ struct ScanOptions {
   // Files, directories (read recursively: *.yaml, *.yml, *.json) and "-"
   // (stdin).
   std::vector<std::string> paths;
-  std::string output = "table";  // table, json or yaml
+  std::string output = "table";  // table, json, yaml or sarif
   // Pluto's flags: leave deprecated (exit 2) or removed (exit 3) findings
   // out of the exit code; they are still printed.
   bool ignore_deprecations = false;

@@ -144,7 +144,7 @@ class Scanner {
       for (const manifest::ManifestObject& object : contents.back().objects) {
         if (object.crd.has_value() && !object.crd->group.empty() &&
             !object.crd->kind.empty()) {
-          crds_[CrdKey(object.crd->group, object.crd->kind)] = &object;
+          AddCrd(text.name, object);
         }
       }
     }
@@ -164,12 +164,54 @@ class Scanner {
       for (; p < problems.size(); ++p) {
         AddProblem(source, problems[p].line, problems[p].message);
       }
+      for (const manifest::ManifestProblem& w : contents[i].warnings) {
+        AddWarning(source, w.line, w.message);
+      }
+    }
+    for (auto& [source, line, message] : crd_warnings_) {
+      AddWarning(source, line, message);
     }
   }
 
  private:
   static std::string CrdKey(absl::string_view group, absl::string_view kind) {
     return absl::StrCat(group, "/", kind);
+  }
+
+  // A CRD of the scanned set, by its group and kind. Two of one name (or
+  // of one group and kind): the later one is used, and the scan says so.
+  void AddCrd(const std::string& source,
+              const manifest::ManifestObject& object) {
+    const std::string key = CrdKey(object.crd->group, object.crd->kind);
+    const Located* earlier = nullptr;
+    if (auto it = crd_names_.find(object.name);
+        !object.name.empty() && it != crd_names_.end()) {
+      earlier = &it->second;
+    } else if (auto k = crd_at_.find(key); k != crd_at_.end()) {
+      earlier = &k->second;
+    }
+    if (earlier != nullptr) {
+      crd_warnings_.push_back(
+          {source, object.line,
+           absl::StrFormat("CustomResourceDefinition %s (%s %s) is defined "
+                           "twice: at %s:%d and at %s:%d; the scan checks "
+                           "custom resources against the one at %s:%d",
+                           object.name, object.crd->group, object.crd->kind,
+                           earlier->source, earlier->line, source, object.line,
+                           source, object.line)});
+    }
+    const Located here{source, object.line};
+    crd_names_[object.name] = here;
+    crd_at_[key] = here;
+    crds_[key] = &object;
+  }
+
+  void AddWarning(const std::string& source, int line,
+                  const std::string& message) {
+    v1::ScanProblem* warning = response_->add_warnings();
+    warning->set_source(source);
+    warning->set_line(line);
+    warning->set_message(message);
   }
 
   void AddProblem(const std::string& source, int line,
@@ -278,7 +320,7 @@ class Scanner {
       FillLifecycle(*entry, finding);
     } else if (!verdict.replacement.empty()) {
       finding->set_replacement(
-          absl::StrCat(verdict.replacement, " ", object.kind));
+          absl::StrCat(verdict.replacement, " ", verdict.replacement_kind));
     }
     // The catalog's values decided: they win over the history's.
     if (!verdict.deprecated.empty()) {
@@ -346,6 +388,19 @@ class Scanner {
   absl::flat_hash_set<std::string> builtin_groups_;
   // CrdKey(spec.group, spec.names.kind) -> the CRD object (in `contents`).
   absl::flat_hash_map<std::string, const manifest::ManifestObject*> crds_;
+  struct Located {
+    std::string source;
+    int line = 0;
+  };
+  // Where each CRD name and each CrdKey was last defined.
+  absl::flat_hash_map<std::string, Located> crd_names_;
+  absl::flat_hash_map<std::string, Located> crd_at_;
+  struct Warning {
+    std::string source;
+    int line = 0;
+    std::string message;
+  };
+  std::vector<Warning> crd_warnings_;
 };
 
 }  // namespace

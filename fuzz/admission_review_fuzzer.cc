@@ -16,8 +16,9 @@
 //     echoes request.uid (non-empty in the request), with allowed a bool,
 //     and status.code 403 with a message exactly when it denies;
 //   - its verdict is the DOM reading's: denied when a CRD UPDATE drops a
-//     stored version, or when ?mode=enforce and the object's API is not
-//     served; allowed otherwise.
+//     stored version, or when ?mode=enforce and the catalog's upgrade target
+//     does not serve the object's API (a subresource's: its resource's);
+//     allowed otherwise.
 
 #include <cstddef>
 #include <cstdint>
@@ -114,6 +115,37 @@ Gvk GvkAt(dom::element request, std::string_view key) {
           StringAt(gvk, "kind")};
 }
 
+// A subresource's review is judged by the resource it was made to
+// (requestResource, else resource): its kind from the catalog's apis, else
+// its apiHistory.
+Gvk ResourceGvk(dom::element request, const compatd::engine::Catalog& catalog) {
+  dom::element chosen;
+  for (const char* key : {"requestResource", "resource"}) {
+    dom::element e;
+    if (request[key].get(e) != simdjson::SUCCESS) continue;
+    if (!StringAt(e, "version").empty() && !StringAt(e, "resource").empty()) {
+      chosen = e;
+      break;
+    }
+    if (std::string_view(key) == "resource") chosen = e;
+  }
+  Gvk gvk{StringAt(chosen, "group"), StringAt(chosen, "version"), ""};
+  const std::string resource = StringAt(chosen, "resource");
+  for (const auto& gv : catalog.apis) {
+    if (gv.group != gvk.group || gv.version != gvk.version) continue;
+    for (const auto& r : gv.resources) {
+      if (r.resource == resource) return {gvk.group, gvk.version, r.kind};
+    }
+  }
+  for (const auto& entry : catalog.api_history) {
+    if (entry.group == gvk.group && entry.version == gvk.version &&
+        entry.resource == resource) {
+      return {gvk.group, gvk.version, entry.kind};
+    }
+  }
+  return gvk;
+}
+
 // The verdict the webhook must give a review it answered 200, from the DOM.
 bool ExpectedAllowed(dom::element request, const gateway::UrlVersions& url,
                      const compatd::runtime::ServingSnapshot& snapshot) {
@@ -122,7 +154,11 @@ bool ExpectedAllowed(dom::element request, const gateway::UrlVersions& url,
   Facts old_object = ReadFacts(request, "oldObject");
   Gvk gvk = GvkAt(request, "requestKind");
   if (!gvk.set()) gvk = GvkAt(request, "kind");
-  if (!gvk.set()) {
+  const bool subresource = !StringAt(request, "subResource").empty() ||
+                           !StringAt(request, "requestSubResource").empty();
+  if (subresource) {
+    gvk = ResourceGvk(request, *snapshot.catalog);
+  } else if (!gvk.set()) {
     const Facts& o = object.present ? object : old_object;
     const size_t slash = o.api_version.find('/');
     gvk = slash == std::string::npos
@@ -145,8 +181,9 @@ bool ExpectedAllowed(dom::element request, const gateway::UrlVersions& url,
   absl::StatusOr<api::ObjectApiVerdict> verdict = api::CheckObjectApi(
       snapshot, url.Query(), gvk.group, gvk.version, gvk.kind);
   FUZZ_CHECK(verdict.ok(), "answered 200 although the API check failed");
-  return !(url.mode == "enforce" &&
-           verdict->state == api::ObjectApiVerdict::State::kNotServed);
+  // kube-apiserver served it: only what the upgrade target will not serve
+  // is denied, in enforce mode.
+  return !(url.mode == "enforce" && verdict->target_not_served);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 //   - every object has apiVersion and kind, and a line within the input;
 //   - every problem has a line within the input (lines counted as YAML
 //     counts them: a lone CR, NEL, LS and PS end lines too) and a message;
-//   - objects come in input order (lines never decrease).
+//   - objects come in input order (lines never decrease);
+//   - every warning (a key twice, a kustomization skipped) has a line within
+//     the input and a message.
 
 #include <algorithm>
 #include <cstddef>
@@ -60,6 +62,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(problem.line >= 1 && problem.line <= lines,
                "a problem line outside the input");
     FUZZ_CHECK(!problem.message.empty(), "a problem without a message");
+  }
+  for (const compatd::manifest::ManifestProblem& warning : contents.warnings) {
+    FUZZ_CHECK(warning.line >= 1 && warning.line <= lines,
+               "a warning line outside the input");
+    FUZZ_CHECK(!warning.message.empty(), "a warning without a message");
   }
   return 0;
 }

@@ -8,7 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "api/object_check.h"
+#include "engine/api_names.h"
 #include "gateway/json.h"
 #include "gateway/ondemand.h"
 #include "gateway/query.h"
@@ -21,10 +23,13 @@ namespace od = simdjson::ondemand;
 
 absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
 
+// A GroupVersionKind, or (request.resource, request.requestResource) a
+// GroupVersionResource: `resource` instead of `kind`.
 struct Gvk {
   std::string group;
   std::string version;
   std::string kind;
+  std::string resource;
   bool set() const { return !version.empty() && !kind.empty(); }
 };
 
@@ -50,6 +55,10 @@ struct Review {
   std::string operation;
   Gvk request_kind;
   Gvk kind_of_request;
+  Gvk resource;                      // request.resource
+  Gvk request_resource;              // request.requestResource
+  std::string sub_resource;          // request.subResource
+  std::string request_sub_resource;  // request.requestSubResource
   ObjectFacts object;
   ObjectFacts old_object;
 };
@@ -81,8 +90,22 @@ absl::Status Once(std::set<std::string>* seen, std::string_view key,
   return absl::OkStatus();
 }
 
+// Whether `value` is JSON null: Go's decoder (kube-apiserver's, and every
+// client's) takes a null as the field's zero value, so compatd reads it as
+// absent. A malformed atom ("nul") is an error, not false.
+absl::StatusOr<bool> IsNull(od::value& value, absl::string_view where) {
+  bool is_null = false;
+  if (const auto error = value.is_null().get(is_null); error) {
+    return Malformed(where, error);
+  }
+  return is_null;
+}
+
 absl::Status ReadString(od::value value, absl::string_view where,
                         std::string* out) {
+  absl::StatusOr<bool> null = IsNull(value, where);
+  if (!null.ok()) return null.status();
+  if (*null) return absl::OkStatus();
   std::string_view text;
   if (const auto error = value.get_string().get(text); error) {
     return Malformed(where, error);
@@ -92,6 +115,9 @@ absl::Status ReadString(od::value value, absl::string_view where,
 }
 
 absl::Status ReadGvk(od::value value, absl::string_view where, Gvk* out) {
+  absl::StatusOr<bool> null = IsNull(value, where);
+  if (!null.ok()) return null.status();
+  if (*null) return absl::OkStatus();
   od::object object;
   if (const auto error = value.get_object().get(object); error) {
     return Malformed(where, error);
@@ -103,10 +129,11 @@ absl::Status ReadGvk(od::value value, absl::string_view where, Gvk* out) {
       return Malformed(where, error);
     }
     if (absl::Status s = Once(&seen, key, where); !s.ok()) return s;
-    std::string* target = key == "group"     ? &out->group
-                          : key == "version" ? &out->version
-                          : key == "kind"    ? &out->kind
-                                             : nullptr;
+    std::string* target = key == "group"      ? &out->group
+                          : key == "version"  ? &out->version
+                          : key == "kind"     ? &out->kind
+                          : key == "resource" ? &out->resource
+                                              : nullptr;
     absl::Status s = target == nullptr
                          ? Skip(field.value(), where)
                          : ReadString(field.value(), where, target);
@@ -204,11 +231,9 @@ absl::Status ReadObject(od::value value, absl::string_view where,
                         ObjectFacts* out) {
   // is_null() is an error, not false, for a malformed atom ("n", "nul"):
   // taken as a bool, it threw out of the handler and ended the process.
-  bool is_null = false;
-  if (const auto error = value.is_null().get(is_null); error) {
-    return Malformed(where, error);
-  }
-  if (is_null) return absl::OkStatus();
+  absl::StatusOr<bool> null = IsNull(value, where);
+  if (!null.ok()) return null.status();
+  if (*null) return absl::OkStatus();
   od::object object;
   if (const auto error = value.get_object().get(object); error) {
     return Malformed(where, error);
@@ -232,8 +257,15 @@ absl::Status ReadObject(od::value value, absl::string_view where,
         return s;
       }
     } else if (key == "metadata") {
+      od::value metadata_value;
+      if (const auto error = field.value().get(metadata_value); error) {
+        return Malformed("metadata", error);
+      }
+      absl::StatusOr<bool> null = IsNull(metadata_value, "metadata");
+      if (!null.ok()) return null.status();
+      if (*null) continue;
       od::object metadata;
-      if (const auto error = field.value().get_object().get(metadata); error) {
+      if (const auto error = metadata_value.get_object().get(metadata); error) {
         return Malformed("metadata", error);
       }
       for (auto m : metadata) {
@@ -284,6 +316,9 @@ absl::Status ReadObject(od::value value, absl::string_view where,
 }
 
 absl::Status ReadRequest(od::value value, Review* review) {
+  absl::StatusOr<bool> null = IsNull(value, "request");
+  if (!null.ok()) return null.status();
+  if (*null) return absl::OkStatus();  // then: no request.uid to answer
   od::object object;
   if (const auto error = value.get_object().get(object); error) {
     return Malformed("request", error);
@@ -304,6 +339,17 @@ absl::Status ReadRequest(od::value value, Review* review) {
       s = ReadGvk(field.value(), "request.kind", &review->kind_of_request);
     } else if (key == "requestKind") {
       s = ReadGvk(field.value(), "request.requestKind", &review->request_kind);
+    } else if (key == "resource") {
+      s = ReadGvk(field.value(), "request.resource", &review->resource);
+    } else if (key == "requestResource") {
+      s = ReadGvk(field.value(), "request.requestResource",
+                  &review->request_resource);
+    } else if (key == "subResource") {
+      s = ReadString(field.value(), "request.subResource",
+                     &review->sub_resource);
+    } else if (key == "requestSubResource") {
+      s = ReadString(field.value(), "request.requestSubResource",
+                     &review->request_sub_resource);
     } else if (key == "object") {
       s = ReadObject(field.value(), "request.object", &review->object);
     } else if (key == "oldObject") {
@@ -368,7 +414,42 @@ absl::Status ReadReview(const std::string& body, Review* review) {
   return absl::OkStatus();
 }
 
-Gvk ObjectGvk(const Review& review) {
+// The kind of `resource` (a plural) in group/version: the catalog's apis,
+// else its apiHistory; empty when neither has it.
+std::string KindOfResource(const engine::Catalog& catalog,
+                           absl::string_view group, absl::string_view version,
+                           absl::string_view resource) {
+  for (const engine::APIGroupVersion& gv : catalog.apis) {
+    if (gv.group != group || gv.version != version) continue;
+    for (const engine::APIResource& r : gv.resources) {
+      if (r.resource == resource) return r.kind;
+    }
+  }
+  for (const engine::APIHistoryEntry& entry : catalog.api_history) {
+    if (entry.group == group && entry.version == version &&
+        entry.resource == resource) {
+      return entry.kind;
+    }
+  }
+  return "";
+}
+
+// What the review is judged by. A subresource (deployments/scale,
+// deployments/status) by the resource it was made to, requestResource (the
+// request as the client sent it) else resource: the Scale kind of
+// request.kind says nothing of whether apps/v1beta1 deployments is served.
+// Otherwise request.requestKind, else request.kind, else the object's
+// apiVersion/kind.
+Gvk ObjectGvk(const Review& review, const engine::Catalog& catalog) {
+  if (!review.sub_resource.empty() || !review.request_sub_resource.empty()) {
+    const Gvk& gvr = !review.request_resource.version.empty() &&
+                             !review.request_resource.resource.empty()
+                         ? review.request_resource
+                         : review.resource;
+    Gvk gvk = gvr;
+    gvk.kind = KindOfResource(catalog, gvr.group, gvr.version, gvr.resource);
+    return gvk;
+  }
   if (review.request_kind.set()) return review.request_kind;
   if (review.kind_of_request.set()) return review.kind_of_request;
   Gvk gvk;
@@ -432,18 +513,106 @@ std::string Answer(const std::string& uid, bool allowed,
   return response;
 }
 
+// kube-apiserver keeps at most 4096 characters of a response's warnings and
+// then cuts each warning past 256 characters, the last ones first
+// (apiserver pkg/warning, DefaultWarningRecorder): every warning is kept
+// within 256, the replacement in its first words.
+constexpr size_t kMaxWarning = 256;
+
+std::string Bounded(std::string warning) {
+  if (warning.size() <= kMaxWarning) return warning;
+  size_t cut = kMaxWarning - 3;
+  // Not inside a UTF-8 sequence.
+  while (cut > 0 && (static_cast<unsigned char>(warning[cut]) & 0xC0) == 0x80) {
+    --cut;
+  }
+  warning.resize(cut);
+  warning += "...";
+  return warning;
+}
+
+// "compatd: use discovery.k8s.io/v1 EndpointSlice, not v1 Endpoints: " when
+// there is a replacement (first, so that no cut loses it), else
+// "compatd: v1 Endpoints is ".
+std::string Lead(const Gvk& gvk, const api::ObjectApiVerdict& verdict) {
+  const std::string api = absl::StrCat(
+      engine::GroupVersionString(gvk.group, gvk.version), " ", gvk.kind);
+  if (verdict.replacement.empty())
+    return absl::StrCat("compatd: ", api, " is ");
+  return absl::StrCat("compatd: use ", verdict.replacement, " ",
+                      verdict.replacement_kind, ", not ", api, ": ");
+}
+
+// "compatd: use discovery.k8s.io/v1 EndpointSlice, not v1 Endpoints:
+// deprecated since Kubernetes 1.33".
+std::string DeprecationWarning(const Gvk& gvk,
+                               const api::ObjectApiVerdict& verdict) {
+  return Bounded(absl::StrCat(
+      Lead(gvk, verdict), "deprecated since Kubernetes ", verdict.deprecated,
+      verdict.removed.empty()
+          ? std::string()
+          : absl::StrCat(", removed in ", verdict.removed)));
+}
+
+// For an API the upgrade target does not serve: the denial's message
+// (enforce) or a warning.
+std::string TargetWarning(const Gvk& gvk,
+                          const api::ObjectApiVerdict& verdict) {
+  return Bounded(absl::StrCat(Lead(gvk, verdict),
+                              "not served at the cluster's upgrade target "
+                              "(emulation ",
+                              verdict.target_emulation,
+                              "): ", verdict.target_why));
+}
+
+// kube-apiserver served the object's API, which the catalog says it does not
+// serve: the catalog, not the object, is wrong.
+std::string MismatchWarning(const Gvk& gvk,
+                            const api::ObjectApiVerdict& verdict) {
+  using NotServed = api::ObjectApiVerdict::NotServed;
+  const absl::string_view why =
+      verdict.not_served == NotServed::kRemoved ? "removed there"
+      : verdict.not_served == NotServed::kNotIntroduced
+          ? "not yet introduced there"
+          : "not enabled there";
+  return Bounded(absl::StrCat(
+      "compatd: catalog mismatch: the cluster served ",
+      engine::GroupVersionString(gvk.group, gvk.version), " ", gvk.kind,
+      ", which the catalog says is ", why, " (emulation ", verdict.emulation,
+      "); check the catalog's cluster section (versions, runtimeConfig)"));
+}
+
+absl::string_view MismatchReason(api::ObjectApiVerdict::NotServed why) {
+  using NotServed = api::ObjectApiVerdict::NotServed;
+  return why == NotServed::kRemoved         ? "removed"
+         : why == NotServed::kNotIntroduced ? "not_introduced"
+                                            : "not_enabled";
+}
+
+// The webhook's options: the path's segments, then the query's.
+absl::Status ReadOptions(const http::Request& request, UrlVersions* url) {
+  absl::string_view rest = request.path;
+  absl::ConsumePrefix(&rest, kAdmissionPath);
+  absl::ConsumePrefix(&rest, "/");
+  if (absl::Status s = ParseUrlPath(rest, url); !s.ok()) return s;
+  UrlVersions query;
+  if (absl::Status s = ParseUrlVersions(request.query, &query); !s.ok()) {
+    return s;
+  }
+  return MergeUrlVersions(query, url);
+}
+
 }  // namespace
 
 void ServeAdmission(const runtime::ServingSnapshot* snapshot,
+                    const runtime::ServiceMetrics* metrics,
                     const http::Request& request, http::Response* response) {
   auto fail = [response](const absl::Status& status) {
     response->status = HttpStatusOf(status.code());
     response->body = StatusJson(status);
   };
   UrlVersions url;
-  if (absl::Status s = ParseUrlVersions(request.query, &url); !s.ok()) {
-    return fail(s);
-  }
+  if (absl::Status s = ReadOptions(request, &url); !s.ok()) return fail(s);
   Review review;
   if (absl::Status s = ReadReview(request.body, &review); !s.ok()) {
     return fail(s);
@@ -452,19 +621,19 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
     return fail(absl::UnavailableError(
         "no catalog is loaded yet; the webhook's failurePolicy decides"));
   }
+  if (absl::Status s = ResolvePathGates(*snapshot->catalog, &url); !s.ok()) {
+    return fail(s);
+  }
   std::vector<std::string> warnings;
-  const Gvk gvk = ObjectGvk(review);
+  const Gvk gvk = ObjectGvk(review, *snapshot->catalog);
   if (const std::string dropped = DroppedStoredVersion(review, gvk);
       !dropped.empty()) {
     response->body =
         Answer(review.uid, false, absl::StrCat("compatd: ", dropped), warnings);
     return;
   }
-  if (review.operation == "DELETE" || review.operation == "CONNECT") {
-    response->body = Answer(review.uid, true, "", warnings);
-    return;
-  }
-  if (!gvk.set()) {
+  if (review.operation == "DELETE" || review.operation == "CONNECT" ||
+      !gvk.set()) {
     response->body = Answer(review.uid, true, "", warnings);
     return;
   }
@@ -472,22 +641,25 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
       *snapshot, url.Query(), gvk.group, gvk.version, gvk.kind);
   if (!verdict.ok()) return fail(verdict.status());
   using State = api::ObjectApiVerdict::State;
+  // kube-apiserver sent the review, so it serves the API: a catalog that
+  // says otherwise is reported, never turned into a denial.
+  if (verdict->state == State::kNotServed) {
+    warnings.push_back(MismatchWarning(gvk, *verdict));
+    if (metrics != nullptr) {
+      metrics->RecordAdmissionMismatch(MismatchReason(verdict->not_served));
+    }
+  } else if (verdict->state == State::kDeprecated) {
+    warnings.push_back(DeprecationWarning(gvk, *verdict));
+  }
   bool allowed = true;
   std::string message;
-  if (verdict->state == State::kDeprecated) {
-    warnings.push_back(verdict->message);
-  } else if (verdict->state == State::kNotServed) {
+  if (verdict->target_not_served) {
     if (url.mode == "enforce") {
       allowed = false;
-      message = absl::StrCat("compatd: ", verdict->message);
+      message = TargetWarning(gvk, *verdict);
     } else {
-      warnings.push_back(verdict->message);
+      warnings.push_back(TargetWarning(gvk, *verdict));
     }
-  }
-  // Served now but not at the catalog's upgrade target: a warning only.
-  if (verdict->state != State::kNotServed &&
-      !verdict->upgrade_target_message.empty()) {
-    warnings.push_back(verdict->upgrade_target_message);
   }
   response->body = Answer(review.uid, allowed, message, warnings);
 }

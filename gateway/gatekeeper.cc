@@ -5,10 +5,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/types/span.h"
 #include "api/object_check.h"
 #include "gateway/json.h"
 #include "gateway/ondemand.h"
@@ -106,6 +108,13 @@ absl::Status ReadKeys(const std::string& body, std::vector<std::string>* keys) {
     }
   }
   if (const auto error = CheckEnd(document); error) return Malformed(error);
+  if (api_version == "externaldata.gatekeeper.sh/v1alpha1" &&
+      kind == "ProviderRequest") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compatd answers externaldata.gatekeeper.sh/v1beta1 ProviderRequests, "
+        "not v1alpha1: a Gatekeeper release that sends ",
+        kProviderApiVersion, " is needed"));
+  }
   if (api_version != kProviderApiVersion || kind != "ProviderRequest") {
     return absl::InvalidArgumentError(
         absl::StrCat("expected apiVersion ", kProviderApiVersion,
@@ -130,14 +139,28 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
                        absl::string_view key, std::string* out) {
   absl::string_view rest = key;
   std::string emulation;
+  // One "@EMULATION" at the end; a second '@' leaves one in `rest`, which
+  // the checks below refuse.
   auto take_emulation = [&rest, &emulation] {
     const size_t at = rest.rfind('@');
     if (at == absl::string_view::npos) return;
     emulation = std::string(rest.substr(at + 1));
     rest = rest.substr(0, at);
   };
+  // A key's name parts: none empty, none with '@' (api:apps/v1/Deployment@
+  // 1.34@1.35 is malformed, not an unknown kind "Deployment@1.34").
+  auto malformed = [key](absl::Span<const absl::string_view> parts) {
+    for (absl::string_view part : parts) {
+      if (part.empty() || absl::StrContains(part, '@')) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
+      }
+    }
+    return absl::OkStatus();
+  };
   if (absl::ConsumePrefix(&rest, "feature:")) {
     take_emulation();
+    if (absl::Status s = malformed({rest}); !s.ok()) return s;
     StackArena arena;
     v1::GetFeatureRequest& request =
         *StackArena::Create<v1::GetFeatureRequest>(arena);
@@ -159,6 +182,7 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
       return absl::InvalidArgumentError(
           absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
     }
+    if (absl::Status s = malformed(parts); !s.ok()) return s;
     const absl::string_view group = parts.size() == 3 ? parts[0] : "";
     engine::VersionQuery query;
     query.emulation_version = emulation;
@@ -191,6 +215,7 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
       return absl::InvalidArgumentError(
           absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
     }
+    if (absl::Status s = malformed(parts); !s.ok()) return s;
     StackArena arena;
     v1::GetStorageVersionRequest& request =
         *StackArena::Create<v1::GetStorageVersionRequest>(arena);
@@ -212,6 +237,11 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
     if (slash == absl::string_view::npos) {
       return absl::InvalidArgumentError(
           absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
+    }
+    if (absl::Status s =
+            malformed({rest.substr(0, slash), rest.substr(slash + 1)});
+        !s.ok()) {
+      return s;
     }
     StackArena arena;
     v1::CheckSkewRequest& request =
@@ -260,14 +290,23 @@ std::string ProviderResponse(const std::string& items,
 
 }  // namespace
 
+void ServeGatekeeperError(absl::string_view system_error,
+                          http::Response* response) {
+  response->status = 200;
+  response->body = ProviderResponse("", system_error);
+}
+
 void ServeGatekeeper(const api::PolicyHandlers& handlers,
                      const runtime::ServingSnapshot* snapshot,
                      ProviderCache* cache, const http::Request& request,
                      http::Response* response) {
   std::vector<std::string> keys;
   if (absl::Status s = ReadKeys(request.body, &keys); !s.ok()) {
-    response->status = HttpStatusOf(s.code());
-    response->body = StatusJson(s);
+    // Gatekeeper decodes any answer as a ProviderResponse and reads a non-200
+    // one as empty (no items, no error: the policy sees nothing wrong): every
+    // answer it can read is a 200 whose systemError says what is wrong, as
+    // Gatekeeper's provider template answers.
+    response->body = ProviderResponse("", s.message());
     return;
   }
   if (snapshot == nullptr) {

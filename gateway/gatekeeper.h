@@ -14,7 +14,8 @@
 //
 // An item's value is the answer as JSON. Gatekeeper caches item errors, so
 // lasting answers (an unknown gate, a malformed key) are item errors, and
-// transient ones (no catalog yet) are the response's systemError. Each
+// transient ones (no catalog yet) are the response's systemError, as is a
+// request compatd cannot read: every answer is a 200 ProviderResponse. Each
 // distinct key is answered once per request, and from `cache` when an
 // earlier request asked it of the same snapshot.
 
@@ -25,10 +26,17 @@
 
 namespace compatd::gateway {
 
-// At most this many keys in one request (RESOURCE_EXHAUSTED, 429, beyond).
+// At most this many keys in one request (a systemError beyond).
 inline constexpr size_t kMaxProviderKeys = 1000;
 
-// `cache` may be null (nothing kept).
+// A 200 ProviderResponse with no items and `system_error` (Gatekeeper reads
+// only 200 answers: a 4xx reaches its policy as an empty response).
+void ServeGatekeeperError(absl::string_view system_error,
+                          http::Response* response);
+
+// `cache` may be null (nothing kept). A body that is not a v1beta1
+// ProviderRequest (not JSON, v1alpha1, more than kMaxProviderKeys keys) is
+// answered 200 with a systemError saying so.
 void ServeGatekeeper(const api::PolicyHandlers& handlers,
                      const runtime::ServingSnapshot* snapshot,
                      ProviderCache* cache, const http::Request& request,

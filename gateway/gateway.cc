@@ -65,6 +65,12 @@ absl::string_view RpcRoute(api::Rpc rpc) {
   return (*routes)[static_cast<size_t>(rpc)];
 }
 
+// /admission/v1/validate, with or without option segments after it.
+bool IsAdmissionPath(absl::string_view path) {
+  return absl::ConsumePrefix(&path, kAdmissionPath) &&
+         (path.empty() || path.front() == '/');
+}
+
 }  // namespace
 
 Gateway::Gateway(const api::PolicyHandlers* handlers,
@@ -148,17 +154,19 @@ void Gateway::Handle(const http::Request& request,
         }
       }
     }
-  } else if (request.path == "/admission/v1/validate") {
+  } else if (IsAdmissionPath(request.path)) {
     route = "/admission/v1/validate";
     if (request.method != "POST") {
       MethodNotAllowed("POST", request.path, response);
     } else {
-      ServeAdmission(snapshot.get(), request, response);
+      ServeAdmission(snapshot.get(), metrics_, request, response);
     }
   } else if (request.path == "/gatekeeper/v1") {
     route = "/gatekeeper/v1";
     if (request.method != "POST") {
-      MethodNotAllowed("POST", request.path, response);
+      ServeGatekeeperError(
+          absl::StrCat("/gatekeeper/v1 takes POST, not ", request.method),
+          response);
     } else {
       ServeGatekeeper(*handlers_, snapshot.get(), &gatekeeper_cache_, request,
                       response);

@@ -2,6 +2,7 @@
 
 // Boost 1.74's asio/awaitable.hpp uses std::exchange without including
 // <utility> (GCC 12, C++20).
+#include <algorithm>
 #include <utility>
 // clang-format: keep <utility> before Boost.
 #include <openssl/ssl.h>
@@ -19,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "base/log.h"
 
 namespace compatd::http {
@@ -95,6 +97,29 @@ struct Server::Impl {
   std::optional<net::io_context> io{std::in_place, 1};
   std::optional<tcp::acceptor> acceptor{std::in_place, *io};
   std::vector<std::thread> threads;
+  // A body bound and the flag that sets it: options.max_body_bytes, then
+  // options.path_body_limits; set by Start().
+  struct BodyLimit {
+    std::string path;
+    size_t bytes = 0;
+    std::string flag;
+  };
+  BodyLimit default_limit;
+  std::vector<BodyLimit> path_limits;
+  size_t largest_body_bytes = 0;
+
+  // The bound of a request target's path.
+  const BodyLimit& LimitFor(absl::string_view target) const {
+    const absl::string_view path = target.substr(0, target.find('?'));
+    for (const BodyLimit& limit : path_limits) {
+      absl::string_view rest = path;
+      if (absl::ConsumePrefix(&rest, limit.path) &&
+          (rest.empty() || rest.front() == '/')) {
+        return limit;
+      }
+    }
+    return default_limit;
+  }
 
   void Accept();
 };
@@ -152,9 +177,12 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
 
   void ReadHeader() {
     parser_.emplace();
+    limit_ = nullptr;
     parser_->header_limit(
         static_cast<uint32_t>(server_->options.max_header_bytes));
-    parser_->body_limit(server_->options.max_body_bytes);
+    // The largest bound until the head names the path (Beast checks a
+    // Content-Length against it while reading the head); OnHeader narrows it.
+    parser_->body_limit(server_->largest_body_bytes);
     bhttp::async_read_header(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code ec, size_t) {
@@ -165,8 +193,15 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
                     std::to_string(self->server_->options.max_header_bytes) +
                     " bytes");
           }
-          // Beast checks Content-Length against body_limit() in the head.
-          if (ec == bhttp::error::body_limit) return self->RefuseBody();
+          // Beast checks Content-Length against body_limit() in the head
+          // (the largest bound; the request line, read by then, names the
+          // path whose bound the answer names).
+          if (ec == bhttp::error::body_limit) {
+            const beast::string_view target = self->parser_->get().target();
+            self->limit_ = &self->server_->LimitFor(
+                absl::string_view(target.data(), target.size()));
+            return self->RefuseBody();
+          }
           if (ec) return self->Close();
           self->OnHeader();
         });
@@ -174,10 +209,15 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
 
   void OnHeader() {
     const auto& request = parser_->get();
+    const beast::string_view target = request.target();
+    limit_ =
+        &server_->LimitFor(absl::string_view(target.data(), target.size()));
     if (const auto length = parser_->content_length();
-        length && *length > server_->options.max_body_bytes) {
+        length && *length > limit_->bytes) {
       return RefuseBody();
     }
+    // No body octet is parsed yet: the bound may change (Beast's rule).
+    parser_->body_limit(limit_->bytes);
     const beast::string_view expect = request[bhttp::field::expect];
     if (absl::EqualsIgnoreCase(absl::string_view(expect.data(), expect.size()),
                                "100-continue")) {
@@ -230,8 +270,10 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void RefuseBody() {
-    Refuse(413, "the request body is larger than --max-http-body-bytes=" +
-                    std::to_string(server_->options.max_body_bytes));
+    const Server::Impl::BodyLimit& limit =
+        limit_ != nullptr ? *limit_ : server_->default_limit;
+    Refuse(413, absl::StrCat("the request body is larger than ", limit.flag,
+                             "=", limit.bytes));
   }
 
   // An error the server answers itself, then closes the connection.
@@ -279,6 +321,8 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
   Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  // The body bound of the request being read (set once its head is in).
+  const Server::Impl::BodyLimit* limit_ = nullptr;
   bhttp::response<bhttp::string_body> response_;
 };
 
@@ -338,6 +382,17 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Options options,
   server->impl_ = std::make_unique<Impl>();
   Impl& impl = *server->impl_;
   impl.options = std::move(options);
+  impl.default_limit = {"", impl.options.max_body_bytes,
+                        "--max-http-body-bytes"};
+  impl.largest_body_bytes = impl.options.max_body_bytes;
+  for (const Options::PathBodyLimit& limit : impl.options.path_body_limits) {
+    if (limit.bytes < 1 || limit.path.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(limit.flag, ": a path's body bound must be positive"));
+    }
+    impl.path_limits.push_back({limit.path, limit.bytes, limit.flag});
+    impl.largest_body_bytes = std::max(impl.largest_body_bytes, limit.bytes);
+  }
   impl.handler = std::move(handler);
   if (impl.options.tls != nullptr) {
     impl.tls.emplace(ssl::context::tls_server);

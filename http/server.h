@@ -11,8 +11,9 @@
 // - a keep-alive connection with no request is closed after `idle_timeout`;
 // - a TLS handshake must finish within `header_timeout`;
 // - heads larger than `max_header_bytes` get 431, bodies larger than
-//   `max_body_bytes` get 413 before the body is read (from Content-Length) or
-//   as soon as a chunked body passes the bound;
+//   `max_body_bytes` (or their path's `path_body_limits` bound) get 413
+//   before the body is read (from Content-Length) or as soon as a chunked
+//   body passes the bound;
 // - at most `max_connections` connections are open; more are closed at once;
 // - the body must arrive within `body_timeout`, the answer be read within it.
 //
@@ -75,6 +76,15 @@ class Server final {
     // Null: plaintext. Must outlive the server.
     TlsFileContext* tls = nullptr;
     size_t max_body_bytes = 3 << 20;
+    // Paths that take a body bound of their own instead of max_body_bytes:
+    // the path itself and every path under it ("/admission/v1/validate",
+    // "/admission/v1/validate/enforce"). `flag` names the bound in a 413.
+    struct PathBodyLimit {
+      std::string path;
+      size_t bytes = 0;
+      std::string flag;
+    };
+    std::vector<PathBodyLimit> path_body_limits;
     size_t max_header_bytes = 16 << 10;
     absl::Duration header_timeout = absl::Seconds(10);
     absl::Duration body_timeout = absl::Seconds(30);

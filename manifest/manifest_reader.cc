@@ -1,6 +1,10 @@
 #include "manifest/manifest_reader.h"
 
 #include <algorithm>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -112,12 +116,300 @@ class Parser final {
   bool have_event_ = false;
 };
 
+bool IsKustomizeField(absl::string_view key);
+
+// ---- Aliases and merge keys -------------------------------------------------
+// kubectl decodes manifests with sigs.k8s.io/yaml, that is go-yaml v2: an
+// alias is its anchor's node again, and a merge key (`<<`, plain) applies
+// its mapping's entries (or, for a sequence of mappings, each one's, the
+// first winning) where it stands. Events resolves both between libyaml and
+// the Walker, which then never sees an alias or a merge key.
+
+// An event kept for replay: what the Walker reads of one.
+struct KeptEvent {
+  yaml_event_type_t type = YAML_NO_EVENT;
+  std::string value;  // scalars
+  yaml_scalar_style_t style = YAML_ANY_SCALAR_STYLE;
+  yaml_mark_t mark{};
+  bool from_merge = false;  // added by a merge key
+};
+
+KeptEvent Keep(const yaml_event_t& event) {
+  KeptEvent kept;
+  kept.type = event.type;
+  kept.mark = event.start_mark;
+  if (event.type == YAML_SCALAR_EVENT) {
+    kept.value = std::string(ScalarText(event));
+    kept.style = event.data.scalar.style;
+  }
+  return kept;
+}
+
+const unsigned char* AnchorOf(const yaml_event_t& event) {
+  switch (event.type) {
+    case YAML_SCALAR_EVENT:
+      return event.data.scalar.anchor;
+    case YAML_SEQUENCE_START_EVENT:
+      return event.data.sequence_start.anchor;
+    case YAML_MAPPING_START_EVENT:
+      return event.data.mapping_start.anchor;
+    default:
+      return nullptr;
+  }
+}
+
+int DepthChange(yaml_event_type_t type) {
+  switch (type) {
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT:
+      return 1;
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+      return -1;
+    default:
+      return 0;
+  }
+}
+
+class Events final {
+ public:
+  Events(Parser& parser, int line_offset)
+      : parser_(parser), line_offset_(line_offset) {}
+
+  // The next event with aliases and merge keys resolved, valid until the
+  // next call; null on a syntax error (the parser's) or when an alias
+  // cannot be resolved (failure()).
+  const yaml_event_t* Next() {
+    while (true) {
+      const yaml_event_t* event = Resolved();
+      if (event == nullptr) return nullptr;
+      if (event->type == YAML_DOCUMENT_START_EVENT) {
+        anchors_.clear();
+        recordings_.clear();
+        levels_.clear();
+        expanded_ = 0;
+      }
+      Level* top = levels_.empty() ? nullptr : &levels_.back();
+      if (top != nullptr && top->mapping && top->at_key &&
+          event->type == YAML_SCALAR_EVENT &&
+          event->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+          ScalarText(*event) == "<<") {
+        if (!Merge(Line(*event))) return nullptr;
+        continue;  // the mapping is at a key again
+      }
+      if (top != nullptr && top->mapping &&
+          event->type != YAML_MAPPING_END_EVENT) {
+        top->at_key = !top->at_key;
+      }
+      if (DepthChange(event->type) > 0) {
+        levels_.push_back(Level{event->type == YAML_MAPPING_START_EVENT, true});
+      } else if (DepthChange(event->type) < 0 && !levels_.empty()) {
+        levels_.pop_back();
+      }
+      return event;
+    }
+  }
+
+  // Whether the last event came from a merge key's mapping.
+  bool from_merge() const { return from_merge_; }
+
+  // Why Next() returned null when libyaml saw no error.
+  const std::optional<ManifestProblem>& failure() const { return failure_; }
+
+ private:
+  struct Level {
+    bool mapping = false;
+    bool at_key = true;  // mappings: the next node is a key
+  };
+  struct Recording {
+    std::string anchor;
+    int depth = 0;
+    std::vector<KeptEvent> events;
+  };
+
+  int Line(const yaml_event_t& event) const {
+    return line_offset_ + static_cast<int>(event.start_mark.line) + 1;
+  }
+
+  bool Fail(int line, std::string message) {
+    failure_ = ManifestProblem{line, std::move(message)};
+    return false;
+  }
+
+  // Counts `events` more expanded events against the document's bound.
+  bool Expand(size_t events, int line) {
+    expanded_ += static_cast<int64_t>(events);
+    if (expanded_ <= kMaxAliasExpansion) return true;
+    return Fail(
+        line, absl::StrFormat("aliases and merge keys expand this document to "
+                              "more than %d nodes; it is not read",
+                              kMaxAliasExpansion));
+  }
+
+  // The next event with aliases replaced by their anchors' events; records
+  // anchored nodes as they pass.
+  const yaml_event_t* Resolved() {
+    while (true) {
+      const yaml_event_t* event;
+      if (!pending_.empty()) {
+        current_ = std::move(pending_.front());
+        pending_.pop_front();
+        std::memset(&replayed_, 0, sizeof(replayed_));
+        replayed_.type = current_.type;
+        replayed_.start_mark = current_.mark;
+        replayed_.end_mark = current_.mark;
+        if (current_.type == YAML_SCALAR_EVENT) {
+          replayed_.data.scalar.value = reinterpret_cast<yaml_char_t*>(
+              const_cast<char*>(current_.value.data()));
+          replayed_.data.scalar.length = current_.value.size();
+          replayed_.data.scalar.style = current_.style;
+          replayed_.data.scalar.plain_implicit = 1;
+        }
+        from_merge_ = current_.from_merge;
+        event = &replayed_;
+      } else {
+        event = parser_.Next();
+        if (event == nullptr) return nullptr;
+        from_merge_ = false;
+        if (event->type == YAML_ALIAS_EVENT) {
+          if (!Replay(*event)) return nullptr;
+          continue;
+        }
+      }
+      // Events a merge key re-adds are not recorded: the anchor keeps the
+      // merge key itself, which its replay resolves again.
+      if (!from_merge_) Record(*event);
+      return event;
+    }
+  }
+
+  void Record(const yaml_event_t& event) {
+    const unsigned char* anchor = AnchorOf(event);
+    if (anchor != nullptr) {
+      recordings_.push_back(
+          Recording{reinterpret_cast<const char*>(anchor), 0, {}});
+    }
+    for (Recording& r : recordings_) {
+      r.events.push_back(Keep(event));
+      r.depth += DepthChange(event.type);
+    }
+    // Finished nodes (a scalar, or a closed collection) become anchors.
+    while (!recordings_.empty() && recordings_.back().depth == 0) {
+      Recording done = std::move(recordings_.back());
+      recordings_.pop_back();
+      anchors_[done.anchor] = std::make_shared<const std::vector<KeptEvent>>(
+          std::move(done.events));
+    }
+  }
+
+  // An alias: its anchor's events, next.
+  bool Replay(const yaml_event_t& alias) {
+    const std::string name(
+        reinterpret_cast<const char*>(alias.data.alias.anchor));
+    auto it = anchors_.find(name);
+    if (it == anchors_.end()) {
+      for (const Recording& r : recordings_) {
+        if (r.anchor == name) {
+          return Fail(Line(alias),
+                      absl::StrFormat("alias *%s is inside its own anchor's "
+                                      "node; kubectl refuses it too",
+                                      name));
+        }
+      }
+      return Fail(Line(alias),
+                  absl::StrFormat("alias *%s names no anchor &%s before it "
+                                  "in this document",
+                                  name, name));
+    }
+    const std::vector<KeptEvent>& events = *it->second;
+    if (!Expand(events.size(), Line(alias))) return false;
+    for (auto e = events.rbegin(); e != events.rend(); ++e) {
+      pending_.push_front(*e);
+      pending_.front().mark = alias.start_mark;
+      pending_.front().from_merge = false;
+    }
+    return true;
+  }
+
+  // One whole node from Resolved(), kept.
+  bool TakeNode(std::vector<KeptEvent>* node) {
+    int depth = 0;
+    do {
+      const yaml_event_t* event = Resolved();
+      if (event == nullptr) return false;
+      node->push_back(Keep(*event));
+      depth += DepthChange(event->type);
+    } while (depth > 0);
+    return true;
+  }
+
+  // A merge key: its value, a mapping or a sequence of mappings, read whole;
+  // their entries are replayed next as the mapping's own, the first mapping
+  // of a sequence last (so that it wins, as go-yaml v2 applies them).
+  bool Merge(int line) {
+    std::vector<KeptEvent> value;
+    if (!TakeNode(&value)) return false;
+    std::vector<std::pair<size_t, size_t>> mappings;  // [begin, end) entries
+    const auto want_map = [this, line] {
+      return Fail(line,
+                  "the merge key << takes a mapping or a sequence of "
+                  "mappings (as kubectl's decoder does); this document is "
+                  "not read");
+    };
+    if (value.front().type == YAML_MAPPING_START_EVENT) {
+      mappings.emplace_back(1, value.size() - 1);
+    } else if (value.front().type == YAML_SEQUENCE_START_EVENT) {
+      size_t i = 1;
+      while (i + 1 < value.size()) {
+        if (value[i].type != YAML_MAPPING_START_EVENT) return want_map();
+        const size_t begin = i;
+        int depth = 0;
+        do {
+          depth += DepthChange(value[i].type);
+          ++i;
+        } while (depth > 0);
+        mappings.emplace_back(begin + 1, i - 1);
+      }
+    } else {
+      return want_map();
+    }
+    size_t added = 0;
+    for (const auto& [begin, end] : mappings) added += end - begin;
+    if (!Expand(added, line)) return false;
+    std::vector<KeptEvent> entries;
+    entries.reserve(added);
+    for (auto m = mappings.rbegin(); m != mappings.rend(); ++m) {
+      for (size_t i = m->first; i < m->second; ++i) {
+        entries.push_back(std::move(value[i]));
+        entries.back().from_merge = true;
+      }
+    }
+    for (auto e = entries.rbegin(); e != entries.rend(); ++e) {
+      pending_.push_front(std::move(*e));
+    }
+    return true;
+  }
+
+  Parser& parser_;
+  int line_offset_;
+  std::deque<KeptEvent> pending_;
+  KeptEvent current_;
+  yaml_event_t replayed_{};
+  bool from_merge_ = false;
+  std::map<std::string, std::shared_ptr<const std::vector<KeptEvent>>> anchors_;
+  std::vector<Recording> recordings_;
+  std::vector<Level> levels_;
+  int64_t expanded_ = 0;
+  std::optional<ManifestProblem> failure_;
+};
+
 // One object mapping as read, before its kind says whether it is a list.
 struct ObjectRead {
   ManifestObject object;
   bool has_api_version = false;
   bool has_kind = false;
-  bool items_seen = false;
+  bool items_seen = false;       // items: a sequence, or null
+  bool kustomize_field = false;  // a field only kustomizations have
   CrdSpec crd;
   std::string legacy_version;  // spec.version (apiextensions v1beta1)
   ManifestContents items;      // the items, flattened, with their problems
@@ -129,8 +421,8 @@ struct ObjectRead {
 // (the walk then stops; the caller resumes at the next document).
 class Walker final {
  public:
-  Walker(Parser& parser, int line_offset, ManifestContents& out)
-      : parser_(parser), line_offset_(line_offset), out_(out) {}
+  Walker(Events& events, int line_offset, ManifestContents& out)
+      : events_(events), line_offset_(line_offset), out_(out) {}
 
   // Set when a document nests deeper than kMaxYamlDepth: the walk stopped
   // there (Stream() returned false) though libyaml saw no error.
@@ -155,7 +447,7 @@ class Walker final {
   }
 
  private:
-  const yaml_event_t* Next() { return parser_.Next(); }
+  const yaml_event_t* Next() { return events_.Next(); }
 
   int Line(const yaml_event_t& event) const {
     return line_offset_ + static_cast<int>(event.start_mark.line) + 1;
@@ -224,6 +516,7 @@ class Walker final {
   // skipped.
   template <typename OnEntry>
   bool Mapping(OnEntry on_entry) {
+    std::vector<std::pair<std::string, int>> seen;  // key, line
     while (true) {
       const yaml_event_t* event = Next();
       if (event == nullptr) return false;
@@ -235,10 +528,30 @@ class Walker final {
         continue;
       }
       const std::string key(ScalarText(*event));
+      // A merge key's entries may repeat a key: that is what merging is.
+      if (!events_.from_merge()) NoteRepeatedKey(key, Line(*event), seen);
       event = Next();
       if (event == nullptr) return false;
       if (!on_entry(key, *event)) return false;
     }
+  }
+
+  // A key written twice in one mapping: go-yaml v2 (kubectl's decoder)
+  // keeps the last value, and so does this reader; the warning names both
+  // lines.
+  void NoteRepeatedKey(const std::string& key, int line,
+                       std::vector<std::pair<std::string, int>>& seen) {
+    for (auto& [name, first] : seen) {
+      if (name != key) continue;
+      out_.warnings.push_back(ManifestProblem{
+          line, absl::StrFormat("key \"%s\" appears twice in one mapping "
+                                "(lines %d and %d); the last one counts, as "
+                                "kubectl reads it",
+                                key, first, line)});
+      first = line;
+      return;
+    }
+    seen.emplace_back(key, line);
   }
 
   // A scalar field's value into `out`; anything else is a problem.
@@ -282,6 +595,12 @@ class Walker final {
         read.items_seen = true;
         return Items(Line(value), nesting, read.items);
       }
+      if (key == "items" && IsNullScalar(value)) {
+        // `items:` or `items: null`: an empty list, as kubectl reads one.
+        read.items_seen = true;
+        return true;
+      }
+      if (nesting == 0 && IsKustomizeField(key)) read.kustomize_field = true;
       if (key == "spec" && value.type == YAML_MAPPING_START_EVENT) {
         return Spec(read);
       }
@@ -410,6 +729,10 @@ class Walker final {
     for (ManifestProblem& problem : read.problems) {
       dest.problems.push_back(std::move(problem));
     }
+    // Items read as objects of a kind that is not a list still warned.
+    for (ManifestProblem& warning : read.items.warnings) {
+      dest.warnings.push_back(std::move(warning));
+    }
     if (is_list) {
       for (ManifestObject& item : read.items.objects) {
         dest.objects.push_back(std::move(item));
@@ -417,6 +740,15 @@ class Walker final {
       for (ManifestProblem& problem : read.items.problems) {
         dest.problems.push_back(std::move(problem));
       }
+      return;
+    }
+    if (object.api_version.empty() && read.kustomize_field &&
+        (object.kind.empty() || object.kind == "Kustomization")) {
+      // kustomize's old form (no apiVersion, no kind); Pluto skips it too.
+      dest.warnings.push_back(ManifestProblem{
+          object.line,
+          "a kustomization without apiVersion (kustomize's old form) is not "
+          "a Kubernetes object: skipped"});
       return;
     }
     if (object.api_version.empty() || object.kind.empty()) {
@@ -444,11 +776,66 @@ class Walker final {
     dest.objects.push_back(std::move(object));
   }
 
-  Parser& parser_;
+  Events& events_;
   int line_offset_;
   ManifestContents& out_;
   std::optional<ManifestProblem> too_deep_;
 };
+
+// Top-level fields of a kustomization that no Kubernetes object has.
+bool IsKustomizeField(absl::string_view key) {
+  static constexpr absl::string_view kFields[] = {"bases",
+                                                  "resources",
+                                                  "patchesStrategicMerge",
+                                                  "patchesJson6902",
+                                                  "namePrefix",
+                                                  "nameSuffix",
+                                                  "commonLabels",
+                                                  "commonAnnotations",
+                                                  "configMapGenerator",
+                                                  "secretGenerator",
+                                                  "generatorOptions",
+                                                  "images",
+                                                  "vars",
+                                                  "crds",
+                                                  "components",
+                                                  "replacements",
+                                                  "helmCharts",
+                                                  "openapi"};
+  for (absl::string_view field : kFields) {
+    if (key == field) return true;
+  }
+  return false;
+}
+
+// The text with a UTF-8 byte-order mark dropped where a later document
+// starts (the line after a `---` line): files joined into one stream keep
+// their marks, and kubectl, which decodes each document on its own, skips
+// them. The marks' bytes are removed, never whole lines, so lines keep
+// their numbers. Returns false (and leaves `out` alone) when there is none.
+bool DropLaterByteOrderMarks(absl::string_view text, std::string* out) {
+  constexpr absl::string_view kBom = "\xEF\xBB\xBF";
+  bool after_start = false;  // the previous line starts a document
+  size_t copied = 0;
+  bool dropped = false;
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find('\n', begin);
+    end = end == absl::string_view::npos ? text.size() : end + 1;
+    absl::string_view line = text.substr(begin, end - begin);
+    if (begin > 0 && absl::StartsWith(line, kBom) &&
+        (after_start || IsDocumentStart(line.substr(kBom.size())))) {
+      absl::StrAppend(out, text.substr(copied, begin - copied));
+      copied = begin + kBom.size();
+      line.remove_prefix(kBom.size());
+      dropped = true;
+    }
+    after_start = IsDocumentStart(line);
+    begin = end;
+  }
+  if (!dropped) return false;
+  absl::StrAppend(out, text.substr(copied));
+  return true;
+}
 
 // The byte offset of every line start, for resuming after a syntax error.
 std::vector<size_t> LineStarts(absl::string_view text) {
@@ -462,6 +849,8 @@ std::vector<size_t> LineStarts(absl::string_view text) {
 }  // namespace
 
 ManifestContents ReadManifests(absl::string_view text) {
+  std::string without_marks;
+  if (DropLaterByteOrderMarks(text, &without_marks)) text = without_marks;
   ManifestContents out;
   std::vector<size_t> line_starts;  // computed on the first syntax error
   int start_line = 0;               // 0-based line the piece starts at
@@ -474,10 +863,14 @@ ManifestContents ReadManifests(absl::string_view text) {
           ManifestProblem{start_line + 1, "cannot start the YAML parser"});
       break;
     }
-    Walker walker(parser, start_line, out);
+    Events events(parser, start_line);
+    Walker walker(events, start_line, out);
     if (walker.Stream()) break;
     int error_line;  // 0-based
-    if (walker.too_deep().has_value()) {
+    if (events.failure().has_value()) {
+      error_line = events.failure()->line - 1;
+      out.problems.push_back(*events.failure());
+    } else if (walker.too_deep().has_value()) {
       error_line = walker.too_deep()->line - 1;
       out.problems.push_back(*walker.too_deep());
     } else {
@@ -501,10 +894,11 @@ ManifestContents ReadManifests(absl::string_view text) {
     if (next >= lines) break;
     start_line = next;
   }
-  std::stable_sort(out.problems.begin(), out.problems.end(),
-                   [](const ManifestProblem& a, const ManifestProblem& b) {
-                     return a.line < b.line;
-                   });
+  const auto by_line = [](const ManifestProblem& a, const ManifestProblem& b) {
+    return a.line < b.line;
+  };
+  std::stable_sort(out.problems.begin(), out.problems.end(), by_line);
+  std::stable_sort(out.warnings.begin(), out.warnings.end(), by_line);
   return out;
 }
 

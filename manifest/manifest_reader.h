@@ -23,6 +23,7 @@
 //
 // Pure and thread-safe.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,9 @@ struct ManifestProblem {
 struct ManifestContents {
   std::vector<ManifestObject> objects;  // in input order, lists flattened
   std::vector<ManifestProblem> problems;
+  // What was read, but not as written: a key given twice (the last counts),
+  // an old kustomization skipped. Not bad input: a scan goes on clean.
+  std::vector<ManifestProblem> warnings;
   int documents = 0;  // non-empty documents read
 };
 
@@ -76,6 +80,17 @@ inline constexpr int kMaxListNesting = 8;
 // hostile "[[[[..." would take minutes; a document deeper than this is a
 // problem and reading resumes at the next document.
 inline constexpr int kMaxYamlDepth = 1000;
+
+// YAML aliases (`apiVersion: *v`) and merge keys (`<<: *base`, `<<: [*a,
+// *b]`) are resolved as kubectl resolves them (sigs.k8s.io/yaml decodes with
+// go-yaml v2): an alias stands for its anchor's node; a merge key's
+// mappings are applied where the key stands, in document order with the
+// mapping's own keys (the later one counts), the first of a list of
+// mappings winning over the ones after it. Each event an alias or a merge
+// key adds counts against this bound per document, so a few lines of nested
+// aliases (a "billion laughs") cannot expand without bound: past it the
+// document is a problem.
+inline constexpr int64_t kMaxAliasExpansion = 100000;
 
 ManifestContents ReadManifests(absl::string_view text);
 

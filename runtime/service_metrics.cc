@@ -241,6 +241,21 @@ absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
                             std::string(ClientVerdictName(std::nullopt))}));
 
   COMPATD_ASSIGN_OR_RETURN(
+      metrics::Family<metrics::Counter>* const mismatch,
+      registry->AddCounterFamily(
+          "compatd_admission_catalog_mismatch_total",
+          "Admission reviews of an API that the catalog says the cluster does "
+          "not serve at its versions: kube-apiserver served it, so the "
+          "catalog or its cluster section does not match the cluster. By the "
+          "catalog's reason.",
+          {"reason"}));
+  for (size_t i = 0; i < kAdmissionMismatchReasons.size(); ++i) {
+    COMPATD_ASSIGN_OR_RETURN(
+        metrics->admission_mismatch_[i],
+        mismatch->Add({std::string(kAdmissionMismatchReasons[i])}));
+  }
+
+  COMPATD_ASSIGN_OR_RETURN(
       metrics->http_requests_,
       registry->AddCounterFamily(
           "compatd_http_requests_total",
@@ -364,6 +379,15 @@ void ServiceMetrics::RecordClient(
     absl::string_view component, absl::string_view version,
     std::optional<engine::SkewVerdict> verdict) const {
   ClientRequests(component, version, verdict)->Increment();
+}
+
+void ServiceMetrics::RecordAdmissionMismatch(absl::string_view reason) const {
+  for (size_t i = 0; i < kAdmissionMismatchReasons.size(); ++i) {
+    if (kAdmissionMismatchReasons[i] == reason) {
+      admission_mismatch_[i]->Increment();
+      return;
+    }
+  }
 }
 
 void ServiceMetrics::RecordHttpRequest(absl::string_view route, int status,

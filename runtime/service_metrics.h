@@ -146,6 +146,14 @@ class ServiceMetrics final {
   void RecordHttpRequest(absl::string_view route, int status,
                          absl::Duration latency) const;
 
+  // An admission review of an API the catalog says the cluster does not
+  // serve (kube-apiserver served it, so the catalog or its cluster section
+  // does not match the cluster): compatd_admission_catalog_mismatch_total
+  // {reason}, reason one of kAdmissionMismatchReasons. Lock-free.
+  static constexpr std::array<absl::string_view, 3> kAdmissionMismatchReasons =
+      {"removed", "not_introduced", "not_enabled"};
+  void RecordAdmissionMismatch(absl::string_view reason) const;
+
   // The out-of-allowance gauge's values at scrape time: (component, count).
   // Replaces any previous source; nullptr removes it (the gauge is then
   // empty). Whoever sets a source must reset it before the source dies.
@@ -178,6 +186,9 @@ class ServiceMetrics final {
   // Used when the table cannot give a handle (never expected: values are
   // sanitized); keeps ClientRequests() non-null.
   metrics::Counter* client_requests_fallback_ = nullptr;
+
+  std::array<metrics::Counter*, kAdmissionMismatchReasons.size()>
+      admission_mismatch_{};
 
   metrics::Family<metrics::Counter>* http_requests_ = nullptr;
   metrics::Family<metrics::Histogram>* http_seconds_ = nullptr;

@@ -9,7 +9,7 @@
 //   compatd lint [--catalog=FILE]     check a catalog against the API rules
 //   compatd plan --from=1.33 --to=1.36 [--catalog=FILE] [-o json]
 //                                     plan an upgrade (PlanUpgrade) offline
-//   compatd scan [--target=1.37] [--catalog=FILE] [-o table|json|yaml]
+//   compatd scan [--target=1.37] [--catalog=FILE] [-o table|json|yaml|sarif]
 //                PATH...|-            check manifests against a release
 // clang-format on
 
@@ -39,7 +39,8 @@ constexpr char kUsage[] =
     "  compatd plan --from=1.33 --to=1.36 [--catalog=FILE] [-o json]\n"
     "                                      plan an upgrade offline "
     "(PlanUpgrade)\n\n"
-    "  compatd scan [--target=1.37] [--catalog=FILE] [-o table|json|yaml]\n"
+    "  compatd scan [--target=1.37] [--catalog=FILE] [-o "
+    "table|json|yaml|sarif]\n"
     "               [--ignore-deprecations] [--ignore-removals] PATH...|-\n"
     "                                      check manifests (files, "
     "directories,\n"
@@ -82,6 +83,14 @@ void AddServerFlags(compatd::base::FlagTable* flags,
                 64 * 1024 * 1024,
                 "largest request body on --http-listen (kube-apiserver's own "
                 "limit is 3 MiB); larger ones get 413 before they are read");
+  flags->AddInt("max-admission-body-bytes", &server->max_admission_body_bytes,
+                1024, 256 * 1024 * 1024,
+                "largest AdmissionReview body on /admission/v1/validate, per "
+                "request (in place of --max-http-body-bytes there): an UPDATE "
+                "carries object and oldObject, each up to etcd's 1.5 MiB as "
+                "protobuf and larger as JSON (base64 of binary data 4/3, "
+                "Go's \\u003c escapes of <, >, & 6x), and a 413 under "
+                "failurePolicy: Ignore lets the object through unchecked");
   flags->AddInt("gatekeeper-cache-bytes", &server->gatekeeper_cache_bytes, 0,
                 1 << 30,
                 "bytes of /gatekeeper/v1 answers kept for the catalog now "
@@ -209,8 +218,8 @@ void AddCommandFlags(compatd::base::FlagTable* flags, Commands* commands) {
                    "later); empty: the catalog's upgrade target, else its "
                    "binary version");
   flags->AddString("output", &commands->output,
-                   "output format: plan: text or json; scan: table, json or "
-                   "yaml");
+                   "output format: plan: text or json; scan: table, json, "
+                   "yaml or sarif (SARIF 2.1.0, for code scanning)");
   flags->AddString("o", &commands->output, "short for --output");
   flags->AddBool("ignore-deprecations", &commands->scan.ignore_deprecations,
                  "scan: deprecated findings do not set the exit code (2)");

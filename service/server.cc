@@ -24,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "api/handlers.h"
 #include "base/log.h"
+#include "gateway/admission.h"
 #include "gateway/gateway.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/grpcpp.h"
@@ -292,6 +293,12 @@ class ServerImpl final : public Server {
     http_options.max_body_bytes =
         static_cast<size_t>(options_.max_http_body_bytes);
     http_options.max_connections = options_.max_http_connections;
+    if (flag == "--http-listen") {
+      http_options.path_body_limits.push_back(
+          {gateway::kAdmissionPath,
+           static_cast<size_t>(options_.max_admission_body_bytes),
+           "--max-admission-body-bytes"});
+    }
     if (files.enabled()) {
       absl::StatusOr<std::unique_ptr<http::TlsFileContext>> context =
           http::TlsFileContext::Create(files, options_.tls_refresh_interval,

@@ -32,6 +32,10 @@ struct ServerOptions {
   // Largest request body on the HTTP front door: 413 beyond (kube-apiserver's
   // own request limit is 3 MiB).
   int max_http_body_bytes = 3 * 1024 * 1024;
+  // Largest AdmissionReview body on /admission/v1/validate[/...]: an UPDATE
+  // carries object and oldObject, each up to etcd's 1.5 MiB as protobuf and
+  // larger as JSON (main.cc's flag help says why 16 MiB).
+  int max_admission_body_bytes = 16 * 1024 * 1024;
   // Open connections per HTTP port (front door, /metrics); more are closed.
   int max_http_connections = 1024;
   // Bytes of /gatekeeper/v1 answers kept for the serving catalog

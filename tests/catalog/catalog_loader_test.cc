@@ -428,7 +428,8 @@ const BadCase kBadCases[] = {
     // The schema (catalog.proto), by json_name.
     {"unknown_top_level_key", 2,
      "unknown key \"featurs\" in the top level; accepted: apiHistory, apis, "
-     "binaryVersion, cluster, crds, features, skewPolicy, storageOverrides"},
+     "binaryVersion, cluster, crds, features, patchChanges, skewPolicy, "
+     "storageOverrides"},
     // A miscased key is unknown, and the key it missed is then missing.
     {"unknown_nested_key", 5,
      "unknown key \"prerelease\" in features[0].versionedSpecs[0]; accepted: "

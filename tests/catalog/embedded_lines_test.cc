@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
 #include "engine/catalog.h"
@@ -150,14 +151,14 @@ TEST(EmbeddedLinesTest, WindowsHostNetworkAsEachBinaryHasIt) {
 // LockToDefault: true}, // remove in 1.33` (v1.31.8); versioned in v1.32.5;
 // gone from v1.33.3's kube_features.go.
 TEST(EmbeddedLinesTest, AppArmorUntil132) {
-  for (const std::string& line : {"1.31", "1.32"}) {
+  for (absl::string_view line : {"1.31", "1.32"}) {
     ASSERT_OK_AND_ASSIGN(engine::FeatureDecision decision,
                          Decide(Line(line), "AppArmor"));
     EXPECT_EQ(decision.stage, PreRelease::kGA) << line;
     EXPECT_TRUE(decision.enabled) << line;
     EXPECT_TRUE(decision.locked_to_default) << line;
   }
-  for (const std::string& line : {"1.33", "1.34", "1.35", "1.36"}) {
+  for (absl::string_view line : {"1.33", "1.34", "1.35", "1.36"}) {
     EXPECT_EQ(Line(line).FindFeature("AppArmor"), nullptr) << line;
   }
 }
@@ -358,7 +359,7 @@ TEST(EmbeddedLinesTest, PatchChanges) {
   EXPECT_EQ(l134.patch_changes[0].since, *Version::Parse("1.34.2"));
   EXPECT_EQ(l134.patch_changes[1].feature,
             "StatefulSetSemanticRevisionComparison");
-  for (const std::string& line : {"1.32", "1.33", "1.35", "1.36"}) {
+  for (absl::string_view line : {"1.32", "1.33", "1.35", "1.36"}) {
     EXPECT_THAT(Line(line).patch_changes, IsEmpty()) << line;
   }
   // What the catalog itself holds is the pinned patch's: SchedulerAsyncAPICalls

@@ -396,10 +396,157 @@ TEST_F(AdmissionKustomizeTest, WebhookCallsTheFrontDoorWithAnInjectedCa) {
   const YAML::Node service = Webhook()["clientConfig"]["service"];
   EXPECT_EQ(service["name"].as<std::string>(), "compatd");
   EXPECT_EQ(service["namespace"].as<std::string>(), kNamespace);
-  EXPECT_EQ(service["path"].as<std::string>(), "/admission/v1/validate");
+  EXPECT_EQ(service["path"].as<std::string>(), "/admission/v1/validate/warn");
   EXPECT_EQ(service["port"].as<int>(), 8443);
-  // No query: kube-apiserver forbids one in webhook URLs.
-  EXPECT_EQ(service["path"].as<std::string>().find('?'), std::string::npos);
+}
+
+// kube-apiserver's IsDNS1123Subdomain (apimachinery
+// pkg/util/validation/validation.go): at most 253 characters matching
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*.
+bool IsDns1123Subdomain(const std::string& value) {
+  if (value.empty() || value.size() > 253) return false;
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  };
+  size_t label_start = 0;
+  for (size_t i = 0; i <= value.size(); ++i) {
+    if (i == value.size() || value[i] == '.') {
+      if (i == label_start || !alnum(value[label_start]) ||
+          !alnum(value[i - 1])) {
+        return false;
+      }
+      label_start = i + 1;
+    } else if (!alnum(value[i]) && value[i] != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// apiserver pkg/util/webhook/validation.go, ValidateWebhookService's path
+// rules: "" and "/" pass; "//" fails; otherwise a leading '/', then (one
+// trailing '/' dropped) every '/'-separated segment non-empty and a DNS-1123
+// subdomain. The errors as kube-apiserver words them.
+std::vector<std::string> WebhookServicePathErrors(const std::string& path) {
+  std::vector<std::string> errors;
+  if (path.empty() || path == "/") return errors;
+  if (path == "//") return {"segment[0] may not be empty"};
+  if (path[0] != '/') errors.push_back("must start with a '/'");
+  std::string rest = path.substr(1);
+  if (!rest.empty() && rest.back() == '/') rest.pop_back();
+  size_t i = 0;
+  size_t start = 0;
+  while (true) {
+    const size_t slash = rest.find('/', start);
+    const std::string step = rest.substr(
+        start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (step.empty()) {
+      errors.push_back("segment[" + std::to_string(i) + "] may not be empty");
+    } else if (!IsDns1123Subdomain(step)) {
+      errors.push_back("segment[" + std::to_string(i) +
+                       "]: a DNS-1123 subdomain must consist of lower case "
+                       "alphanumeric characters, '-' or '.'");
+    }
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+    ++i;
+  }
+  return errors;
+}
+
+// ValidateWebhookURL: https, a host, no user information, no fragment, no
+// query (the form Go's url.Parse splits).
+std::vector<std::string> WebhookUrlErrors(const std::string& url) {
+  std::vector<std::string> errors;
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos || url.substr(0, scheme_end) != "https") {
+    errors.push_back("'https' is the only allowed URL scheme");
+  }
+  const size_t host_start =
+      scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  const size_t host_end = url.find_first_of("/?#", host_start);
+  const std::string authority = url.substr(
+      host_start, host_end == std::string::npos ? std::string::npos
+                                                : host_end - host_start);
+  if (authority.find('@') != std::string::npos) {
+    errors.push_back("user information is not permitted in the URL");
+  }
+  const std::string host = authority.substr(authority.find('@') + 1);
+  if (host.empty()) errors.push_back("host must be specified");
+  const size_t hash = url.find('#');
+  if (hash != std::string::npos && hash + 1 < url.size()) {
+    errors.push_back("fragments are not permitted in the URL");
+  }
+  const size_t question = url.find('?');
+  if (question != std::string::npos &&
+      question + 1 < (hash == std::string::npos ? url.size() : hash)) {
+    errors.push_back("query parameters are not permitted in the URL");
+  }
+  return errors;
+}
+
+TEST(WebhookPathRulesTest, FollowKubeApiserver) {
+  // The checks themselves: paths and URLs the rules above accept and
+  // refuse.
+  EXPECT_TRUE(WebhookServicePathErrors("/").empty());
+  EXPECT_TRUE(WebhookServicePathErrors("").empty());
+  EXPECT_TRUE(WebhookServicePathErrors("/foo").empty());
+  EXPECT_TRUE(WebhookServicePathErrors("/foo/").empty());
+  EXPECT_TRUE(
+      WebhookServicePathErrors("/admission/v1/validate/enforce").empty());
+  EXPECT_TRUE(
+      WebhookServicePathErrors("/admission/v1/validate/warn/emulation-1.35")
+          .empty());
+  EXPECT_FALSE(WebhookServicePathErrors("//").empty());
+  EXPECT_FALSE(WebhookServicePathErrors("foo").empty());
+  EXPECT_FALSE(WebhookServicePathErrors("/foo//bar/").empty());
+  EXPECT_FALSE(WebhookServicePathErrors("/foo\\bar/").empty());
+  EXPECT_FALSE(
+      WebhookServicePathErrors("/apis/foo.bar/v1alpha1/--bad").empty());
+  EXPECT_FALSE(
+      WebhookServicePathErrors("/admission/v1/validate?mode=enforce").empty());
+  EXPECT_FALSE(
+      WebhookServicePathErrors("/admission/v1/validate/emulationVersion=1.35")
+          .empty());
+  EXPECT_TRUE(WebhookUrlErrors("https://compatd.example:8443/admission/v1/"
+                               "validate/enforce")
+                  .empty());
+  EXPECT_FALSE(WebhookUrlErrors(
+                   "https://compatd.example/admission/v1/validate?mode=enforce")
+                   .empty());
+  EXPECT_FALSE(WebhookUrlErrors("http://compatd.example/").empty());
+  EXPECT_FALSE(WebhookUrlErrors("https://user@compatd.example/").empty());
+  EXPECT_FALSE(WebhookUrlErrors("https://compatd.example/#frag").empty());
+  EXPECT_FALSE(WebhookUrlErrors("https:///path").empty());
+}
+
+TEST_F(AdmissionKustomizeTest, EveryWebhookPathPassesKubeApiserversRules) {
+  int webhooks = 0;
+  for (const auto& [key, object] : objects_) {
+    const std::string kind = object["kind"].as<std::string>();
+    if (kind != "ValidatingWebhookConfiguration" &&
+        kind != "MutatingWebhookConfiguration") {
+      continue;
+    }
+    for (const YAML::Node& webhook : object["webhooks"]) {
+      ++webhooks;
+      const YAML::Node client = webhook["clientConfig"];
+      const std::string name = webhook["name"].as<std::string>();
+      if (client["url"].IsDefined()) {
+        const std::string url = client["url"].as<std::string>();
+        EXPECT_THAT(WebhookUrlErrors(url), ::testing::IsEmpty())
+            << key << " " << name << " url " << url;
+        EXPECT_NE(url.find("/admission/v1/validate"), std::string::npos) << url;
+      } else {
+        ASSERT_TRUE(client["service"].IsDefined()) << key << " " << name;
+        const std::string path = client["service"]["path"].as<std::string>();
+        EXPECT_THAT(WebhookServicePathErrors(path), ::testing::IsEmpty())
+            << key << " " << name << " service.path " << path;
+        EXPECT_EQ(path.rfind("/admission/v1/validate", 0), 0u) << path;
+      }
+    }
+  }
+  EXPECT_GE(webhooks, 1);
 }
 
 TEST_F(AdmissionKustomizeTest, CertificateNamesTheServiceInItsNamespace) {

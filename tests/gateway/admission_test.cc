@@ -138,45 +138,38 @@ TEST_F(AdmissionTest, ServedApiIsAllowedSilently) {
   EXPECT_TRUE(Allowed(Admit(Of("", "v1", "ConfigMap"), "mode=enforce")));
 }
 
-TEST_F(AdmissionTest, RemovedApiIsAWarningByDefault) {
-  for (absl::string_view query : {"", "mode=warn"}) {
+// kube-apiserver sent the review, so it served the API: a catalog that says
+// the cluster does not serve it is wrong about the cluster. A warning
+// saying so, never a denial (enforce mode included).
+TEST_F(AdmissionTest, RemovedApiIsACatalogMismatchNeverADenial) {
+  for (absl::string_view query : {"", "mode=warn", "mode=enforce"}) {
     const google::protobuf::Value answer =
         Admit(Of("batch", "v1beta1", "CronJob"), query);
     EXPECT_TRUE(Allowed(answer)) << query;
     EXPECT_FALSE(Has(answer, "response.status"));
     ASSERT_EQ(Warnings(answer).size(), 1u);
+    // batch/v1beta1 CronJob: removed in Kubernetes 1.25.
     EXPECT_EQ(Warnings(answer)[0],
-              "batch/v1beta1 CronJob is removed in Kubernetes 1.25 and not "
-              "served at emulation version 1.36; use batch/v1 CronJob instead");
+              "compatd: catalog mismatch: the cluster served batch/v1beta1 "
+              "CronJob, which the catalog says is removed there (emulation "
+              "1.36); check the catalog's cluster section (versions, "
+              "runtimeConfig)");
   }
 }
 
-TEST_F(AdmissionTest, RemovedApiIsDeniedInEnforceMode) {
-  const google::protobuf::Value answer =
-      Admit(Of("extensions", "v1beta1", "Ingress"), "mode=enforce");
-  EXPECT_FALSE(Allowed(answer));
-  EXPECT_EQ(At(answer, "response.status.code").number_value(), 403);
-  EXPECT_EQ(At(answer, "response.status.reason").string_value(), "Forbidden");
-  EXPECT_EQ(
-      At(answer, "response.status.message").string_value(),
-      "compatd: extensions/v1beta1 Ingress is removed in Kubernetes 1.22 "
-      "and not served at emulation version 1.36; use networking.k8s.io/v1 "
-      "Ingress instead");
-  EXPECT_FALSE(Has(answer, "response.warnings"));
-}
-
-TEST_F(AdmissionTest, ApiOffByDefaultIsNotServed) {
-  // A beta API that is not removed yet: off unless --runtime-config.
+TEST_F(AdmissionTest, ApiOffByDefaultIsACatalogMismatch) {
+  // A beta API that is not removed yet: off unless --runtime-config, which
+  // the catalog's cluster section does not set.
   const Review review = Of("networking.k8s.io", "v1beta1", "ServiceCIDR");
-  const google::protobuf::Value warned = Admit(review);
-  EXPECT_TRUE(Allowed(warned));
-  ASSERT_EQ(Warnings(warned).size(), 1u);
-  EXPECT_THAT(Warnings(warned)[0],
-              HasSubstr("networking.k8s.io/v1beta1 ServiceCIDR is not served "
-                        "at emulation version 1.36"));
-  EXPECT_THAT(Warnings(warned)[0],
-              HasSubstr("--runtime-config=networking.k8s.io/v1beta1=true"));
-  EXPECT_FALSE(Allowed(Admit(review, "mode=enforce")));
+  for (absl::string_view query : {"", "mode=enforce"}) {
+    const google::protobuf::Value warned = Admit(review, query);
+    EXPECT_TRUE(Allowed(warned));
+    ASSERT_EQ(Warnings(warned).size(), 1u);
+    EXPECT_THAT(Warnings(warned)[0],
+                HasSubstr("the cluster served networking.k8s.io/v1beta1 "
+                          "ServiceCIDR, which the catalog says is not enabled "
+                          "there (emulation 1.36)"));
+  }
 }
 
 TEST_F(AdmissionTest, DeprecatedApiIsAllowedWithAWarning) {
@@ -190,8 +183,8 @@ TEST_F(AdmissionTest, DeprecatedApiIsAllowedWithAWarning) {
     EXPECT_TRUE(Allowed(answer)) << mode;
     ASSERT_EQ(Warnings(answer).size(), 1u) << mode;
     EXPECT_EQ(Warnings(answer)[0],
-              "networking.k8s.io/v1beta1 ServiceCIDR is deprecated since "
-              "Kubernetes 1.34 and removed in 1.37");
+              "compatd: networking.k8s.io/v1beta1 ServiceCIDR is deprecated "
+              "since Kubernetes 1.34, removed in 1.37");
   }
 }
 
@@ -216,27 +209,32 @@ TEST_F(AdmissionTest, RequestKindIsPreferredOverKind) {
   review.request_kind = Gvk("apps", "v1beta1", "Deployment");
   review.object = Object("apps/v1", "Deployment");
   const google::protobuf::Value answer = Admit(review, "mode=enforce");
-  EXPECT_FALSE(Allowed(answer));
-  EXPECT_THAT(
-      At(answer, "response.status.message").string_value(),
-      HasSubstr("apps/v1beta1 Deployment is removed in Kubernetes 1.16"));
+  EXPECT_TRUE(Allowed(answer));
+  ASSERT_EQ(Warnings(answer).size(), 1u);
+  EXPECT_THAT(Warnings(answer)[0],
+              HasSubstr("served apps/v1beta1 Deployment, which the catalog "
+                        "says is removed there"));
 
   // And the other way round: what the client sent is served.
   review.kind = Gvk("extensions", "v1beta1", "Deployment");
   review.request_kind = Gvk("apps", "v1", "Deployment");
-  EXPECT_TRUE(Allowed(Admit(review, "mode=enforce")));
+  const google::protobuf::Value served = Admit(review, "mode=enforce");
+  EXPECT_TRUE(Allowed(served));
+  EXPECT_FALSE(Has(served, "response.warnings"));
 }
 
 TEST_F(AdmissionTest, KindThenTheObjectsOwnApiVersionAreUsed) {
   Review review;
   review.kind = Gvk("policy", "v1beta1", "PodDisruptionBudget");
   review.object = Object("policy/v1", "PodDisruptionBudget");
-  EXPECT_FALSE(Allowed(Admit(review, "mode=enforce")));
+  EXPECT_THAT(Warnings(Admit(review)),
+              ::testing::ElementsAre(HasSubstr("policy/v1beta1")));
   review.kind.clear();
   review.object = Object("policy/v1beta1", "PodDisruptionBudget");
-  EXPECT_FALSE(Allowed(Admit(review, "mode=enforce")));
+  EXPECT_THAT(Warnings(Admit(review)),
+              ::testing::ElementsAre(HasSubstr("policy/v1beta1")));
   review.object = Object("policy/v1", "PodDisruptionBudget");
-  EXPECT_TRUE(Allowed(Admit(review, "mode=enforce")));
+  EXPECT_TRUE(Warnings(Admit(review)).empty());
 }
 
 TEST_F(AdmissionTest, DeleteAndConnectAreAllowed) {
@@ -255,7 +253,8 @@ TEST_F(AdmissionTest, UpdateIsCheckedLikeCreate) {
   Review review = Of("batch", "v1beta1", "CronJob");
   review.operation = "UPDATE";
   review.old_object = review.object;
-  EXPECT_FALSE(Allowed(Admit(review, "mode=enforce")));
+  EXPECT_THAT(Warnings(Admit(review, "mode=enforce")),
+              ::testing::ElementsAre(HasSubstr("batch/v1beta1 CronJob")));
 }
 
 // CustomResourceDefinitions: the old object's status.storedVersions.
@@ -400,16 +399,20 @@ TEST_F(AdmissionTest, EmulationVersionParameterChangesTheAnswer) {
   // admissionregistration.k8s.io/v1 MutatingAdmissionPolicy is new in 1.36.
   const Review review =
       Of("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy");
-  EXPECT_TRUE(Allowed(Admit(review, "mode=enforce")));
-  EXPECT_TRUE(Allowed(Admit(review, "mode=enforce&emulationVersion=1.36")));
+  EXPECT_TRUE(Warnings(Admit(review, "mode=enforce")).empty());
+  EXPECT_TRUE(
+      Warnings(Admit(review, "mode=enforce&emulationVersion=1.36")).empty());
   const google::protobuf::Value at_135 =
       Admit(review, "mode=enforce&emulationVersion=1.35");
-  EXPECT_FALSE(Allowed(at_135));
+  EXPECT_TRUE(Allowed(at_135));
   // Not "--runtime-config enables it": 1.35 had no such API.
-  EXPECT_EQ(At(at_135, "response.status.message").string_value(),
-            "compatd: admissionregistration.k8s.io/v1 MutatingAdmissionPolicy "
-            "is not served at emulation version 1.35: it is introduced in "
-            "Kubernetes 1.36");
+  EXPECT_THAT(Warnings(at_135),
+              ::testing::ElementsAre(
+                  "compatd: catalog mismatch: the cluster served "
+                  "admissionregistration.k8s.io/v1 MutatingAdmissionPolicy, "
+                  "which the catalog says is not yet introduced there "
+                  "(emulation 1.35); check the catalog's cluster section "
+                  "(versions, runtimeConfig)"));
 
   // Removed in 1.34: a deprecation warning at 1.33, a denial at 1.34.
   const Review vap = Of("admissionregistration.k8s.io", "v1beta1",
@@ -425,9 +428,9 @@ TEST_F(AdmissionTest, EmulationVersionParameterChangesTheAnswer) {
               HasSubstr("deprecated since Kubernetes 1.31"));
   const google::protobuf::Value at_134 =
       Admit(vap, absl::StrCat(on, "&emulationVersion=1.34"));
-  EXPECT_FALSE(Allowed(at_134));
-  EXPECT_THAT(At(at_134, "response.status.message").string_value(),
-              HasSubstr("removed in Kubernetes 1.34"));
+  EXPECT_TRUE(Allowed(at_134));
+  EXPECT_THAT(Warnings(at_134),
+              ::testing::ElementsAre(HasSubstr("is removed there")));
 }
 
 TEST_F(AdmissionTest, BadVersionParametersAre400) {
@@ -446,7 +449,7 @@ TEST_F(AdmissionTest, KubeApiserversTimeoutParameterIsAccepted) {
   const google::protobuf::Value answer = Admit(review, "timeout=2s");
   EXPECT_TRUE(Allowed(answer));
   EXPECT_EQ(Warnings(answer).size(), 1u);
-  EXPECT_FALSE(Allowed(Admit(review, "mode=enforce&timeout=10s")));
+  EXPECT_EQ(Warnings(Admit(review, "mode=enforce&timeout=10s")).size(), 1u);
 }
 
 TEST_F(AdmissionTest, UnknownOrBadQueryParameterIs400) {
@@ -639,12 +642,13 @@ TEST_F(AdmissionTest, OnlyPostIsAllowed) {
 }
 
 // A catalog with cluster.upgradeTarget: objects served now but not at the
-// target get a warning (never a denial, also in enforce mode).
+// target get a warning, and are denied in enforce mode.
 class AdmissionUpgradeTargetTest : public AdmissionTest {
  protected:
+  virtual const char* CatalogFile() const { return "upgrade_target.yaml"; }
   void SetUp() override {
-    const std::string path = absl::StrCat(COMPATD_TESTDATA_DIR,
-                                          "/catalogs/good/upgrade_target.yaml");
+    const std::string path =
+        absl::StrCat(COMPATD_TESTDATA_DIR, "/catalogs/good/", CatalogFile());
     std::ifstream in(path);
     ASSERT_TRUE(in) << path;
     std::stringstream bytes;
@@ -656,27 +660,225 @@ class AdmissionUpgradeTargetTest : public AdmissionTest {
   }
 };
 
-TEST_F(AdmissionUpgradeTargetTest, ApiNotServedAtTheTargetIsAWarning) {
-  for (absl::string_view query : {"", "mode=enforce"}) {
-    const google::protobuf::Value answer =
-        Admit(Of("widgets.example.com", "v1beta1", "Widget"), query);
-    EXPECT_TRUE(Allowed(answer)) << query;
-    EXPECT_THAT(
-        Warnings(answer),
-        ::testing::ElementsAre(
-            "widgets.example.com/v1beta1 Widget is deprecated since "
-            "Kubernetes 1.31 and removed in 1.35; use widgets.example.com/v1 "
-            "Widget instead",
-            "widgets.example.com/v1beta1 Widget will not be served at the "
-            "cluster's upgrade target (emulation 1.36, min-compatibility "
-            "1.35): removed in Kubernetes 1.35; use widgets.example.com/v1 "
-            "Widget instead"));
+TEST_F(AdmissionUpgradeTargetTest, ApiNotServedAtTheTargetIsWarnedOrDenied) {
+  const Review review = Of("widgets.example.com", "v1beta1", "Widget");
+  const std::string at_target =
+      "compatd: use widgets.example.com/v1 Widget, not "
+      "widgets.example.com/v1beta1 Widget: not served at the cluster's "
+      "upgrade target (emulation 1.36): removed in Kubernetes 1.35";
+  const std::string deprecated =
+      "compatd: use widgets.example.com/v1 Widget, not "
+      "widgets.example.com/v1beta1 Widget: deprecated since Kubernetes 1.31, "
+      "removed in 1.35";
+  for (absl::string_view path :
+       {"", "?mode=warn", "/warn", "/warn/emulation-1.33"}) {
+    const http::Response response =
+        Call("POST", absl::StrCat(kValidate, path), review.Json());
+    ASSERT_EQ(response.status, 200) << path << ": " << response.body;
+    const google::protobuf::Value answer = ParseJson(response.body);
+    EXPECT_TRUE(Allowed(answer)) << path;
+    EXPECT_THAT(Warnings(answer), ::testing::ElementsAre(deprecated, at_target))
+        << path;
+  }
+  for (absl::string_view path : {"?mode=enforce", "/enforce"}) {
+    const http::Response response =
+        Call("POST", absl::StrCat(kValidate, path), review.Json());
+    ASSERT_EQ(response.status, 200) << path << ": " << response.body;
+    const google::protobuf::Value answer = ParseJson(response.body);
+    EXPECT_FALSE(Allowed(answer)) << path;
+    EXPECT_EQ(At(answer, "response.status.code").number_value(), 403);
+    EXPECT_EQ(At(answer, "response.status.message").string_value(), at_target);
+    EXPECT_THAT(Warnings(answer), ::testing::ElementsAre(deprecated));
   }
   // Served at the target too: nothing to say.
   const google::protobuf::Value v1 =
       Admit(Of("widgets.example.com", "v1", "Widget"), "mode=enforce");
   EXPECT_TRUE(Allowed(v1));
   EXPECT_FALSE(Has(v1, "response.warnings"));
+}
+
+// tests/testdata/catalogs/good/admission_cluster.yaml: a cluster at emulation
+// 1.34 going to 1.35, with Kubernetes' own lifecycles.
+class AdmissionClusterTest : public AdmissionUpgradeTargetTest {
+ protected:
+  const char* CatalogFile() const override { return "admission_cluster.yaml"; }
+};
+
+TEST_F(AdmissionClusterTest, DeprecationNamesTheReplacementKind) {
+  // v1 Endpoints: deprecated in 1.33, replaced by discovery.k8s.io/v1
+  // EndpointSlice (another kind, not v1 Endpoints of another group).
+  const google::protobuf::Value answer =
+      Admit(Of("", "v1", "Endpoints"), "mode=enforce");
+  EXPECT_TRUE(Allowed(answer));
+  EXPECT_THAT(Warnings(answer),
+              ::testing::ElementsAre(
+                  "compatd: use discovery.k8s.io/v1 EndpointSlice, not v1 "
+                  "Endpoints: deprecated since Kubernetes 1.33"));
+}
+
+TEST_F(AdmissionClusterTest, EnforceDeniesWhatTheTargetWillNotServe) {
+  // storage.k8s.io/v1alpha1 VolumeAttributesClass: on at 1.34 through
+  // --runtime-config, removed in 1.35 (the target).
+  const Review review =
+      Of("storage.k8s.io", "v1alpha1", "VolumeAttributesClass");
+  const std::string denial =
+      "compatd: use storage.k8s.io/v1 VolumeAttributesClass, not "
+      "storage.k8s.io/v1alpha1 VolumeAttributesClass: not served at the "
+      "cluster's upgrade target (emulation 1.35): removed in Kubernetes 1.35";
+  const google::protobuf::Value denied =
+      Admit(review, "mode=enforce&timeout=2s");
+  EXPECT_FALSE(Allowed(denied));
+  EXPECT_EQ(At(denied, "response.status.message").string_value(), denial);
+  const google::protobuf::Value warned = Admit(review);
+  EXPECT_TRUE(Allowed(warned));
+  EXPECT_THAT(Warnings(warned), ::testing::Contains(denial));
+  // Served at the target: nothing to deny.
+  EXPECT_TRUE(Allowed(Admit(Of("storage.k8s.io", "v1", "VolumeAttributesClass"),
+                            "mode=enforce")));
+}
+
+TEST_F(AdmissionClusterTest, EveryWarningFitsKubeApiserversBound) {
+  // kube-apiserver cuts warnings past 256 characters (once all of them pass
+  // 4096): a long kind name is cut by compatd, at a character boundary,
+  // and the replacement comes first.
+  const std::string kind = absl::StrCat("Very", std::string(300, 'L'), "ng");
+  for (const Review& review :
+       {Of("", "v1", "Endpoints"),
+        Of("storage.k8s.io", "v1alpha1", "VolumeAttributesClass"),
+        Of("apps", "v1beta1", "Deployment"), Of("apps", "v1beta1", kind)}) {
+    for (const std::string& w : Warnings(Admit(review))) {
+      EXPECT_LE(w.size(), 256u) << w;
+    }
+  }
+}
+
+TEST_F(AdmissionClusterTest, SubresourceIsJudgedByItsResource) {
+  // kubectl scale deployment/x through apps/v1beta1 (served by an old
+  // cluster): request.kind is the Scale subresource's kind, requestResource
+  // the deployments of apps/v1beta1 (removed in 1.16, which the catalog's
+  // cluster at 1.34 does not serve: a mismatch).
+  const std::string review = absl::StrCat(
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)",
+      R"("request":{"uid":"s-1",)",
+      R"("kind":{"group":"autoscaling","version":"v1","kind":"Scale"},)",
+      R"("resource":{"group":"apps","version":"v1","resource":"deployments"},)",
+      R"("subResource":"scale",)",
+      R"("requestKind":{"group":"apps","version":"v1beta1","kind":"Scale"},)",
+      R"("requestResource":{"group":"apps","version":"v1beta1",)",
+      R"("resource":"deployments"},"requestSubResource":"scale",)",
+      R"("name":"x","namespace":"default","operation":"UPDATE",)",
+      R"("userInfo":{"username":"admin"},)",
+      R"("object":{"kind":"Scale","apiVersion":"autoscaling/v1",)",
+      R"("metadata":{"name":"x","namespace":"default"},"spec":{"replicas":3},)",
+      R"("status":{"replicas":1,"selector":"app=x"}},)",
+      R"("oldObject":{"kind":"Scale","apiVersion":"autoscaling/v1",)",
+      R"("metadata":{"name":"x","namespace":"default"},"spec":{"replicas":1},)",
+      R"("status":{"replicas":1,"selector":"app=x"}},)",
+      R"("dryRun":false,"options":{"kind":"UpdateOptions",)",
+      R"("apiVersion":"meta.k8s.io/v1"}}})");
+  const http::Response response = Call("POST", kValidate, review);
+  ASSERT_EQ(response.status, 200) << response.body;
+  const google::protobuf::Value answer = ParseJson(response.body);
+  EXPECT_TRUE(Allowed(answer));
+  // Not the Scale kind: the deployments of apps/v1beta1, at the cluster
+  // (a mismatch) and at the target (removed in 1.16).
+  EXPECT_THAT(Warnings(answer),
+              ::testing::ElementsAre(
+                  HasSubstr("the cluster served apps/v1beta1 Deployment, "
+                            "which the catalog says is removed there "
+                            "(emulation 1.34)"),
+                  HasSubstr("use apps/v1 Deployment, not apps/v1beta1 "
+                            "Deployment: not served at the cluster's upgrade "
+                            "target")));
+}
+
+TEST_F(AdmissionTest, NullsGoDecodesAreAbsent) {
+  // Go's decoder takes null as the field's zero value: requestKind,
+  // resource, subResource, metadata, spec, status, oldObject.
+  const std::string review =
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+      R"("request":{"uid":"n-1",)"
+      R"("kind":{"group":"batch","version":"v1","kind":"CronJob"},)"
+      R"("resource":null,"subResource":null,"requestKind":null,)"
+      R"("requestResource":null,"requestSubResource":null,"name":null,)"
+      R"("namespace":null,"operation":"CREATE","userInfo":null,)"
+      R"("object":{"apiVersion":"batch/v1","kind":"CronJob",)"
+      R"("metadata":null,"spec":null,"status":null},)"
+      R"("oldObject":null,"dryRun":null,"options":null}})";
+  const http::Response response = Call("POST", kValidate, review);
+  ASSERT_EQ(response.status, 200) << response.body;
+  const google::protobuf::Value answer = ParseJson(response.body);
+  EXPECT_TRUE(Allowed(answer));
+  EXPECT_EQ(At(answer, "response.uid").string_value(), "n-1");
+  EXPECT_FALSE(Has(answer, "response.warnings"));
+  // A null request is no request: nothing to answer.
+  EXPECT_THAT(Refused(R"({"apiVersion":"admission.k8s.io/v1",)"
+                      R"("kind":"AdmissionReview","request":null})"),
+              HasSubstr("no request.uid"));
+  // A null uid is an empty one.
+  EXPECT_THAT(Refused(R"({"apiVersion":"admission.k8s.io/v1",)"
+                      R"("kind":"AdmissionReview","request":{"uid":null}})"),
+              HasSubstr("no request.uid"));
+}
+
+TEST_F(AdmissionTest, OptionsAsPathSegments) {
+  // What kube-apiserver can call: every segment a DNS-1123 subdomain.
+  const Review mutating =
+      Of("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy");
+  auto warnings = [&](absl::string_view path) {
+    const http::Response response =
+        Call("POST", absl::StrCat(kValidate, path), mutating.Json());
+    EXPECT_EQ(response.status, 200) << path << ": " << response.body;
+    return Warnings(ParseJson(response.body));
+  };
+  EXPECT_TRUE(warnings("/enforce").empty());
+  EXPECT_TRUE(warnings("/enforce/").empty());
+  // MutatingAdmissionPolicy v1 is new in 1.36.
+  EXPECT_THAT(warnings("/warn/emulation-1.35"),
+              ::testing::ElementsAre(HasSubstr("not yet introduced there "
+                                               "(emulation 1.35)")));
+  EXPECT_THAT(warnings("/emulation-1.35/min-compatibility-1.35/binary-1.36"),
+              ::testing::SizeIs(1));
+  // --runtime-config as enable-api.VERSION.GROUP.
+  const Review cidr = Of("networking.k8s.io", "v1beta1", "ServiceCIDR");
+  const http::Response on = Call(
+      "POST",
+      absl::StrCat(kValidate, "/warn/enable-api.v1beta1.networking.k8s.io"),
+      cidr.Json());
+  ASSERT_EQ(on.status, 200) << on.body;
+  EXPECT_THAT(Warnings(ParseJson(on.body)),
+              ::testing::ElementsAre(HasSubstr("deprecated since Kubernetes "
+                                               "1.34")));
+  // Feature gates in lowercase, matched to the catalog's names: the engine
+  // gets "WatchList" (accepted, or refused by name as a locked gate).
+  const http::Response gate =
+      Call("POST", absl::StrCat(kValidate, "/disable-gate.watchlist"),
+           mutating.Json());
+  if (gate.status != 200) {
+    EXPECT_EQ(gate.status, 400);
+    EXPECT_THAT(gate.body, HasSubstr("WatchList"));
+  }
+}
+
+TEST_F(AdmissionTest, BadPathSegmentsAre400) {
+  const std::string body = Of("apps", "v1", "Deployment").Json();
+  auto refused = [&](absl::string_view path) {
+    const http::Response response =
+        Call("POST", absl::StrCat(kValidate, path), body);
+    EXPECT_EQ(response.status, 400) << path << ": " << response.body;
+    return At(ParseJson(response.body), "message").string_value();
+  };
+  EXPECT_THAT(refused("/strict"), HasSubstr("expected warn, enforce"));
+  EXPECT_THAT(refused("/emulation-banana"), HasSubstr("a version like 1.35"));
+  EXPECT_THAT(refused("/enforce/warn"), HasSubstr("twice"));
+  EXPECT_THAT(refused("/enforce?mode=warn"), HasSubstr("twice"));
+  EXPECT_THAT(refused("/emulation-1.35?emulationVersion=1.34"),
+              HasSubstr("twice"));
+  EXPECT_THAT(refused("/warn//enforce"), HasSubstr("empty segment"));
+  EXPECT_THAT(refused("/enable-gate.nosuchgate"),
+              HasSubstr("no feature gate of that name"));
+  // Not under the webhook's path: 404, not an option.
+  EXPECT_EQ(Call("POST", "/admission/v1/validatex", body).status, 404);
 }
 
 TEST_F(AdmissionUpgradeTargetTest, GetCatalogShowsTheTarget) {

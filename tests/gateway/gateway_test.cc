@@ -106,7 +106,8 @@ TEST_F(GatewayTest, UnknownRpcsAndPathsAre404) {
   for (const char* path :
        {"/v1/NoSuchRpc", "/v1/WatchCatalog", "/v1/", "/v1/GetFeature/x",
         "/v1/compatd.v1.CompatibilityPolicy.GetFeature", "/v2/GetFeature", "/",
-        "/metrics", "/admission/v1/validate/", "/gatekeeper"}) {
+        "/metrics", "/admission/v1/validatex", "/admission/v1",
+        "/gatekeeper"}) {
     const http::Response response = Call("POST", path, "{}");
     EXPECT_EQ(response.status, 404) << path;
     EXPECT_EQ(At(ParseJson(response.body), "code").number_value(), 5) << path;

@@ -251,13 +251,55 @@ TEST_F(HttpTest, AdmissionReviewEndToEnd) {
   const google::protobuf::Value answer = Json(warned.body);
   EXPECT_EQ(Field(Field(answer, "response"), "uid").string_value(), "u-1");
   EXPECT_TRUE(Field(Field(answer, "response"), "allowed").bool_value());
-  EXPECT_THAT(warned.body, HasSubstr("removed in Kubernetes 1.25"));
+  // kube-apiserver served batch/v1beta1 CronJob, which Kubernetes 1.25
+  // removed: the catalog does not match the cluster. Never a denial.
+  EXPECT_THAT(warned.body, HasSubstr("catalog mismatch"));
   // kube-apiserver adds ?timeout=<timeoutSeconds>s to the webhook's URL.
-  const CurlReply enforced =
-      Post("/admission/v1/validate?mode=enforce&timeout=2s", review);
-  ASSERT_EQ(enforced.status, 200) << enforced.body;
-  EXPECT_FALSE(
-      Field(Field(Json(enforced.body), "response"), "allowed").bool_value());
+  for (const char* path : {"/admission/v1/validate?mode=enforce&timeout=2s",
+                           "/admission/v1/validate/enforce?timeout=2s"}) {
+    const CurlReply enforced = Post(path, review);
+    ASSERT_EQ(enforced.status, 200) << enforced.body;
+    EXPECT_TRUE(
+        Field(Field(Json(enforced.body), "response"), "allowed").bool_value())
+        << path;
+  }
+  absl::StatusOr<std::string> scrape = server_->Scrape();
+  ASSERT_OK(scrape);
+  EXPECT_THAT(
+      *scrape,
+      HasSubstr(
+          R"(compatd_admission_catalog_mismatch_total{reason="removed"} )"));
+}
+
+TEST_F(HttpTest, GatekeeperAnswersEveryExchangeWith200) {
+  // Gatekeeper reads a non-200 answer as an empty ProviderResponse: every
+  // answer it can read is a 200 with a systemError.
+  for (const auto& [body, error] :
+       std::vector<std::pair<std::string, std::string>>{
+           {R"({"apiVersion":"externaldata.gatekeeper.sh/v1alpha1",)"
+            R"("kind":"ProviderRequest","request":{"keys":["feature:x"]}})",
+            "not v1alpha1"},
+           {"{garbage", "not valid JSON"},
+           {R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)"
+            R"("kind":"ProviderRequest"})",
+            "no request.keys"}}) {
+    const CurlReply reply = Post("/gatekeeper/v1", body);
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    const google::protobuf::Value answer = Json(reply.body);
+    EXPECT_EQ(Field(answer, "kind").string_value(), "ProviderResponse");
+    EXPECT_THAT(Field(Field(answer, "response"), "systemError").string_value(),
+                HasSubstr(error));
+  }
+  // A malformed key is the item's error (Gatekeeper caches it), not
+  // "state: unknown".
+  const CurlReply malformed = Post(
+      "/gatekeeper/v1", R"({"apiVersion":"externaldata.gatekeeper.sh/v1beta1",)"
+                        R"("kind":"ProviderRequest","request":{"keys":)"
+                        R"(["api:apps/v1/Deployment@1.34@1.35"]}})");
+  ASSERT_EQ(malformed.status, 200) << malformed.body;
+  EXPECT_THAT(malformed.body,
+              HasSubstr(R"("value":null,"error":"INVALID_ARGUMENT: )"));
+  EXPECT_THAT(malformed.body, Not(HasSubstr("unknown")));
 }
 
 TEST_F(HttpTest, GatekeeperEndToEnd) {
@@ -343,7 +385,7 @@ TEST_F(HttpTest, BodyOverTheBoundIs413BeforeItIsSent) {
   // --max-http-body-bytes=65536: the head alone gets the answer.
   const std::string reply =
       Exchange(server_->http_port(),
-               "POST /admission/v1/validate HTTP/1.1\r\nHost: x\r\n"
+               "POST /v1/GetFeature HTTP/1.1\r\nHost: x\r\n"
                "Content-Length: 65537\r\n\r\n");
   EXPECT_THAT(reply, HasSubstr("HTTP/1.1 413"));
   EXPECT_THAT(reply, HasSubstr("--max-http-body-bytes=65536"));
@@ -351,9 +393,103 @@ TEST_F(HttpTest, BodyOverTheBoundIs413BeforeItIsSent) {
   testing::TempDir dir;
   const std::string file = dir.path() + "/big.json";
   ASSERT_TRUE(testing::WriteFile(file, std::string(1 << 20, 'x')));
-  const CurlReply big = Curl({"-X", "POST", "--data-binary", "@" + file,
-                              Url("/admission/v1/validate")});
+  const CurlReply big =
+      Curl({"-X", "POST", "--data-binary", "@" + file, Url("/gatekeeper/v1")});
   EXPECT_EQ(big.status, 413) << big.err;
+  // The admission webhook's bound is its own (--max-admission-body-bytes).
+  const std::string admission =
+      Exchange(server_->http_port(),
+               "POST /admission/v1/validate/warn HTTP/1.1\r\nHost: x\r\n"
+               "Content-Length: 16777217\r\n\r\n");
+  EXPECT_THAT(admission, HasSubstr("HTTP/1.1 413"));
+  EXPECT_THAT(admission, HasSubstr("--max-admission-body-bytes=16777216"));
+}
+
+// An UPDATE of a ConfigMap near etcd's 1.5 MiB: object and oldObject, each
+// about 1.5 MiB of JSON, in one AdmissionReview: over the front door's
+// 3 MiB default, under the webhook's own bound.
+TEST_F(HttpTest, BigUpdateReviewIsAnswered) {
+  const std::string data(3 * (1 << 19), 'x');  // 1.5 MiB
+  const std::string object = absl::StrCat(
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big",)",
+      R"("namespace":"default"},"data":{"blob":")", data, R"("}})");
+  const std::string review = absl::StrCat(
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)",
+      R"("request":{"uid":"big-1",)",
+      R"("kind":{"group":"","version":"v1","kind":"ConfigMap"},)",
+      R"("resource":{"group":"","version":"v1","resource":"configmaps"},)",
+      R"("operation":"UPDATE","object":)", object, R"(,"oldObject":)", object,
+      "}}");
+  ASSERT_GT(review.size(), 3u << 20);
+  testing::TempDir dir;
+  const std::string file = dir.path() + "/review.json";
+  ASSERT_TRUE(testing::WriteFile(file, review));
+  const CurlReply reply =
+      Curl({"-X", "POST", "-H", "Content-Type: application/json",
+            "--data-binary", "@" + file, Url("/admission/v1/validate/warn")});
+  ASSERT_EQ(reply.status, 200) << reply.err << reply.body.substr(0, 300);
+  EXPECT_THAT(reply.body, HasSubstr(R"("uid":"big-1","allowed":true)"));
+}
+
+// The webhook as kube-apiserver calls it, on a catalog of a cluster at
+// emulation 1.34 going to 1.35 (tests/testdata/catalogs/good/
+// admission_cluster.yaml), options in the path.
+TEST(HttpAdmissionClusterTest, PathFormEnforcesTheUpgradeTarget) {
+  if (!CurlPresent()) GTEST_SKIP() << "curl is not installed";
+  CompatdProcess server;
+  ASSERT_OK(server.Start({"--http-listen=127.0.0.1:0",
+                          absl::StrCat("--catalog=", COMPATD_TESTDATA_DIR,
+                                       "/catalogs/good/admission_cluster.yaml"),
+                          "--reload-interval=0"}));
+  auto post = [&](const std::string& path, const std::string& body) {
+    return Curl({"-X", "POST", "-H", "Content-Type: application/json",
+                 "--data-binary", body,
+                 absl::StrCat("http://127.0.0.1:", server.http_port(), path)});
+  };
+  auto review = [](const std::string& group, const std::string& version,
+                   const std::string& kind) {
+    const std::string api_version =
+        group.empty() ? version : absl::StrCat(group, "/", version);
+    return absl::StrCat(
+        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)",
+        R"("request":{"uid":"c-1","kind":{"group":")", group,
+        R"(","version":")", version, R"(","kind":")", kind, R"("},)",
+        R"("requestKind":null,"operation":"CREATE","object":{"apiVersion":")",
+        api_version, R"(","kind":")", kind,
+        R"(","metadata":{"name":"x"}},"oldObject":null}})");
+  };
+  // storage.k8s.io/v1alpha1 VolumeAttributesClass is removed in 1.35.
+  const std::string vac =
+      review("storage.k8s.io", "v1alpha1", "VolumeAttributesClass");
+  const CurlReply denied =
+      post("/admission/v1/validate/enforce?timeout=2s", vac);
+  ASSERT_EQ(denied.status, 200) << denied.body;
+  const google::protobuf::Value answer = Json(denied.body);
+  EXPECT_FALSE(Field(Field(answer, "response"), "allowed").bool_value());
+  EXPECT_EQ(Field(Field(Field(answer, "response"), "status"), "message")
+                .string_value(),
+            "compatd: use storage.k8s.io/v1 VolumeAttributesClass, not "
+            "storage.k8s.io/v1alpha1 VolumeAttributesClass: not served at the "
+            "cluster's upgrade target (emulation 1.35): removed in Kubernetes "
+            "1.35");
+  const CurlReply warned = post("/admission/v1/validate/warn?timeout=2s", vac);
+  ASSERT_EQ(warned.status, 200) << warned.body;
+  EXPECT_TRUE(
+      Field(Field(Json(warned.body), "response"), "allowed").bool_value());
+  // v1 Endpoints: the replacement is another kind.
+  const CurlReply endpoints =
+      post("/admission/v1/validate/enforce", review("", "v1", "Endpoints"));
+  ASSERT_EQ(endpoints.status, 200) << endpoints.body;
+  EXPECT_THAT(endpoints.body,
+              HasSubstr("use discovery.k8s.io/v1 EndpointSlice, not v1 "
+                        "Endpoints: deprecated since Kubernetes 1.33"));
+  // A per-webhook override: emulation 1.35 as the cluster's version.
+  const CurlReply at_135 =
+      post("/admission/v1/validate/warn/emulation-1.35/min-compatibility-1.34",
+           review("apps", "v1", "Deployment"));
+  EXPECT_EQ(at_135.status, 200) << at_135.body;
+  // A segment kube-apiserver would refuse is refused here too.
+  EXPECT_EQ(post("/admission/v1/validate/Enforce", vac).status, 400);
 }
 
 TEST_F(HttpTest, AuthorizationHeadersNeverReachTheLogs) {

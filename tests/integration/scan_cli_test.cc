@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "tests/integration/compatd_harness.h"
 #include "tests/testing/subprocess.h"
 
 namespace compatd {
@@ -227,6 +230,160 @@ TEST(ScanCliTest, UsageErrorsExitOne) {
   r = RunCompatd(COMPATD_BINARY, {"--target=1.30"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("go with the scan command"));
+}
+
+// Manifests as real repositories have them: a file named just ".yaml", an
+// alias and a merge key hiding removed APIs, a key written twice, an empty
+// *List, an old kustomization, two CRDs of one name.
+class RealManifestsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string d = dir_.path();
+    ASSERT_TRUE(testing::WriteFile(d + "/.yaml",
+                                   "x-api: &old batch/v1beta1\n"
+                                   "apiVersion: *old\n"
+                                   "kind: CronJob\n"
+                                   "metadata: {name: nightly}\n"));
+    ASSERT_TRUE(testing::WriteFile(
+        d + "/merge.yaml",
+        "base: &base {apiVersion: policy/v1beta1, kind: PodDisruptionBudget}\n"
+        "<<: *base\n"
+        "metadata: {name: web}\n"));
+    ASSERT_TRUE(testing::WriteFile(d + "/twice.yaml",
+                                   "apiVersion: extensions/v1beta1\n"
+                                   "kind: Ingress\n"
+                                   "apiVersion: networking.k8s.io/v1\n"
+                                   "metadata: {name: web}\n"));
+    ASSERT_TRUE(testing::WriteFile(
+        d + "/lists.yaml", "apiVersion: v1\nkind: ConfigMapList\nitems:\n"));
+    ASSERT_TRUE(testing::WriteFile(d + "/kustomization.yaml",
+                                   "resources:\n- merge.yaml\n"
+                                   "namePrefix: dev-\n"));
+    const std::string crd =
+        "apiVersion: apiextensions.k8s.io/v1\n"
+        "kind: CustomResourceDefinition\n"
+        "metadata: {name: widgets.example.com}\n"
+        "spec:\n"
+        "  group: example.com\n"
+        "  names: {kind: Widget, plural: widgets}\n"
+        "  scope: Namespaced\n"
+        "  versions:\n"
+        "  - {name: v1, served: true, storage: true}\n";
+    ASSERT_TRUE(testing::WriteFile(d + "/crds.yaml", crd + "---\n" + crd));
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(RealManifestsTest, ReadAsKubectlReadsThem) {
+  const RunResult r = Scan({"--target=1.29", dir_.path()});
+  // batch/v1beta1 CronJob and policy/v1beta1 PodDisruptionBudget: removed
+  // in Kubernetes 1.25.
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("/.yaml:1"), HasSubstr("CronJob nightly"),
+                           HasSubstr("batch/v1beta1"), HasSubstr("REMOVED")));
+  EXPECT_THAT(r.out, AllOf(HasSubstr("/merge.yaml:1"),
+                           HasSubstr("PodDisruptionBudget web"),
+                           HasSubstr("policy/v1beta1")));
+  // The Ingress's last apiVersion counts: networking.k8s.io/v1, served.
+  EXPECT_THAT(r.out, Not(HasSubstr("extensions/v1beta1")));
+  EXPECT_THAT(r.err, HasSubstr("twice.yaml:3: warning: key \"apiVersion\" "
+                               "appears twice in one mapping (lines 1 and 3)"));
+  EXPECT_THAT(r.err, HasSubstr("kustomization.yaml:1: warning: a "
+                               "kustomization without apiVersion"));
+  EXPECT_THAT(r.err, HasSubstr("CustomResourceDefinition widgets.example.com "
+                               "(example.com Widget) is defined twice"));
+  // No bad document: ConfigMapList with `items:` is an empty list.
+  EXPECT_THAT(r.out, HasSubstr("0 bad document(s)"));
+  EXPECT_THAT(r.err, Not(HasSubstr("ConfigMapList")));
+}
+
+google::protobuf::Value ParseValue(const std::string& text) {
+  google::protobuf::Value value;
+  const auto status = google::protobuf::util::JsonStringToMessage(text, &value);
+  EXPECT_TRUE(status.ok()) << status.ToString() << " in: " << text;
+  return value;
+}
+
+const google::protobuf::Value& Get(const google::protobuf::Value& object,
+                                   const std::string& name) {
+  static const google::protobuf::Value* const kNull =
+      new google::protobuf::Value();
+  const auto& fields = object.struct_value().fields();
+  auto it = fields.find(name);
+  return it == fields.end() ? *kNull : it->second;
+}
+
+// GitHub code scanning's upload takes SARIF 2.1.0 and requires, of what a
+// tool writes (docs.github.com, "SARIF support for code scanning"):
+// version "2.1.0", runs[].tool.driver.name, rules with an id, and results
+// with a ruleId, message.text and at least one location whose
+// physicalLocation has artifactLocation.uri (relative to the checkout) and
+// region.startLine.
+TEST_F(RealManifestsTest, SarifHasWhatGithubsUploadRequires) {
+  int code = 0;
+  const std::string out =
+      Shell("cd '" + dir_.path() + "' && " + COMPATD_BINARY +
+                " scan --target=1.29 -o sarif . 2>/dev/null",
+            &code);
+  EXPECT_EQ(code, 3) << out;
+  const google::protobuf::Value log = ParseValue(out);
+  EXPECT_EQ(Get(log, "version").string_value(), "2.1.0");
+  EXPECT_THAT(Get(log, "$schema").string_value(), HasSubstr("sarif-2.1.0"));
+  const auto& runs = Get(log, "runs").list_value().values();
+  ASSERT_EQ(runs.size(), 1);
+  const google::protobuf::Value& driver = Get(Get(runs[0], "tool"), "driver");
+  EXPECT_EQ(Get(driver, "name").string_value(), "compatd");
+  std::vector<std::string> rule_ids;
+  for (const auto& rule : Get(driver, "rules").list_value().values()) {
+    const std::string id = Get(rule, "id").string_value();
+    EXPECT_FALSE(id.empty());
+    EXPECT_THAT(rule_ids, Not(::testing::Contains(id)));  // one per kind
+    EXPECT_FALSE(
+        Get(Get(rule, "shortDescription"), "text").string_value().empty());
+    rule_ids.push_back(id);
+  }
+  EXPECT_THAT(rule_ids, ::testing::IsSupersetOf(
+                            {"compatd/deprecated", "compatd/removed",
+                             "compatd/not-served", "compatd/unknown"}));
+  const auto& results = Get(runs[0], "results").list_value().values();
+  ASSERT_EQ(results.size(), 2) << out;
+  std::vector<std::string> uris;
+  for (const auto& result : results) {
+    const std::string rule = Get(result, "ruleId").string_value();
+    EXPECT_EQ(rule, "compatd/removed");
+    const int index = static_cast<int>(Get(result, "ruleIndex").number_value());
+    ASSERT_LT(index, static_cast<int>(rule_ids.size()));
+    EXPECT_EQ(rule_ids[index], rule);
+    EXPECT_EQ(Get(result, "level").string_value(), "error");
+    EXPECT_THAT(Get(Get(result, "message"), "text").string_value(),
+                HasSubstr("removed in Kubernetes 1.25"));
+    const auto& locations = Get(result, "locations").list_value().values();
+    ASSERT_GE(locations.size(), 1);
+    const google::protobuf::Value& physical =
+        Get(locations[0], "physicalLocation");
+    const std::string uri =
+        Get(Get(physical, "artifactLocation"), "uri").string_value();
+    EXPECT_FALSE(uri.empty());
+    EXPECT_NE(uri[0], '/');
+    uris.push_back(uri);
+    EXPECT_EQ(Get(Get(physical, "region"), "startLine").number_value(), 1);
+    EXPECT_EQ(Get(Get(result, "properties"), "targetRelease").string_value(),
+              "1.29");
+    EXPECT_FALSE(Get(Get(result, "partialFingerprints"), "compatdObject/v1")
+                     .string_value()
+                     .empty());
+  }
+  EXPECT_THAT(uris, ::testing::UnorderedElementsAre(".yaml", "merge.yaml"));
+}
+
+TEST(ScanCliTest, WarningsAloneLeaveTheScanClean) {
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::WriteFile(dir.path() + "/twice.yaml",
+                                 "apiVersion: v1\nkind: Pod\nkind: Pod\n"
+                                 "metadata: {name: p}\n"));
+  const RunResult r = Scan({dir.path()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("warning: key \"kind\" appears twice"));
 }
 
 }  // namespace

@@ -249,5 +249,167 @@ TEST(ManifestReaderTest, ListsNestedTooDeepAreProblems) {
   EXPECT_THAT(c.problems[0].message, HasSubstr("nested more than 8 deep"));
 }
 
+// kubectl reads manifests with sigs.k8s.io/yaml, that is go-yaml v2: an alias
+// is its anchor's node again; a merge key applies its mapping in document
+// order (a later key wins over a merged one, a merged one over an earlier
+// key), the first mapping of a list winning over the ones after it.
+TEST(ManifestReaderTest, AliasesAreResolved) {
+  const ManifestContents c = ReadManifests(
+      "apiVersion: &v batch/v1beta1\n"
+      "kind: CronJob\n"
+      "metadata: {name: a}\n"
+      "---\n"
+      "x-versions: {old: &old extensions/v1beta1}\n"
+      "apiVersion: *old\n"
+      "kind: &k Ingress\n"
+      "metadata: &m {name: b, namespace: shop}\n"
+      "spec: {}\n"
+      "---\n"
+      "apiVersion: v1\n"
+      "kind: List\n"
+      "items:\n"
+      "- &pod {apiVersion: v1, kind: Pod, metadata: {name: p}}\n"
+      "- *pod\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  EXPECT_THAT(c.objects,
+              ElementsAre(Object("batch/v1beta1", "CronJob", 1),
+                          Object("extensions/v1beta1", "Ingress", 5),
+                          Object("v1", "Pod", 14), Object("v1", "Pod", 15)));
+  EXPECT_EQ(c.objects[1].name, "b");
+  EXPECT_EQ(c.objects[1].namespace_, "shop");
+}
+
+TEST(ManifestReaderTest, MergeKeysAreResolvedAsGoYamlV2Does) {
+  const ManifestContents c = ReadManifests(
+      "base: &base\n"
+      "  apiVersion: policy/v1beta1\n"
+      "  kind: PodDisruptionBudget\n"
+      "<<: *base\n"
+      "metadata: {name: a}\n"
+      "---\n"
+      "a: &a {apiVersion: apps/v1beta1, kind: Deployment}\n"
+      "b: &b {apiVersion: apps/v1, kind: StatefulSet}\n"
+      "<<: [*a, *b]\n"
+      "metadata: {name: first-wins}\n"
+      "---\n"
+      "x: &x {apiVersion: apps/v1beta2}\n"
+      "apiVersion: apps/v1\n"
+      "<<: *x\n"
+      "kind: DaemonSet\n"
+      "metadata: {name: merge-after-key}\n"
+      "---\n"
+      "y: &y {apiVersion: apps/v1beta2, kind: ReplicaSet}\n"
+      "<<: *y\n"
+      "apiVersion: apps/v1\n"
+      "metadata: {name: key-after-merge}\n"
+      "---\n"
+      "<<: {apiVersion: batch/v2alpha1, kind: CronJob}\n"
+      "metadata: {name: inline}\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  EXPECT_THAT(c.warnings, IsEmpty());
+  EXPECT_THAT(c.objects,
+              ElementsAre(Object("policy/v1beta1", "PodDisruptionBudget", 1),
+                          Object("apps/v1beta1", "Deployment", 7),
+                          Object("apps/v1beta2", "DaemonSet", 12),
+                          Object("apps/v1", "ReplicaSet", 18),
+                          Object("batch/v2alpha1", "CronJob", 23)));
+}
+
+TEST(ManifestReaderTest, UnresolvableAliasesAreProblemsOfTheirDocument) {
+  const ManifestContents c = ReadManifests(
+      "apiVersion: *nowhere\n"
+      "kind: Pod\n"
+      "---\n"
+      "<<: 3\n"
+      "apiVersion: v1\n"
+      "kind: Pod\n"
+      "---\n"
+      "apiVersion: v1\n"
+      "kind: ConfigMap\n");
+  EXPECT_THAT(c.problems,
+              ElementsAre(Problem(1, "alias *nowhere names no anchor"),
+                          Problem(4, "the merge key << takes a mapping")));
+  EXPECT_THAT(c.objects, ElementsAre(Object("v1", "ConfigMap", 8)));
+}
+
+TEST(ManifestReaderTest, AliasExpansionIsBounded) {
+  // A "billion laughs": each level holds ten aliases of the one before.
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 9; ++i) {
+    absl::StrAppend(&text, "a", i, ": &a", i, " [");
+    for (int j = 0; j < 10; ++j) {
+      absl::StrAppend(&text, j == 0 ? "" : ", ", "*a", i - 1);
+    }
+    absl::StrAppend(&text, "]\n");
+  }
+  absl::StrAppend(&text, "apiVersion: v1\nkind: Pod\n---\napiVersion: v1\n",
+                  "kind: Secret\n");
+  const ManifestContents c = ReadManifests(text);
+  // a4's tenth of a million nodes is where the bound is passed.
+  EXPECT_THAT(c.problems,
+              ElementsAre(Problem(5, "expand this document to more than")));
+  EXPECT_THAT(c.objects, ElementsAre(Object("v1", "Secret", 14)));
+}
+
+TEST(ManifestReaderTest, RepeatedKeyIsAWarningAndTheLastCounts) {
+  const ManifestContents c = ReadManifests(
+      "apiVersion: extensions/v1beta1\n"
+      "kind: Ingress\n"
+      "apiVersion: networking.k8s.io/v1\n"
+      "metadata:\n"
+      "  name: a\n"
+      "  name: b\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  EXPECT_THAT(c.objects,
+              ElementsAre(Object("networking.k8s.io/v1", "Ingress", 1)));
+  EXPECT_EQ(c.objects[0].name, "b");
+  EXPECT_THAT(c.warnings,
+              ElementsAre(Problem(3,
+                                  "key \"apiVersion\" appears twice in one "
+                                  "mapping (lines 1 and 3); the last one "
+                                  "counts"),
+                          Problem(6, "(lines 5 and 6)")));
+}
+
+TEST(ManifestReaderTest, ListKindsWithEmptyOrNullItemsAreEmptyLists) {
+  const ManifestContents c = ReadManifests(
+      "apiVersion: v1\nkind: ConfigMapList\nitems: []\n"
+      "---\n"
+      "apiVersion: v1\nkind: ConfigMapList\nitems:\n"
+      "---\n"
+      "apiVersion: v1\nkind: List\nitems: null\n"
+      "---\n"
+      "apiVersion: apps/v1\nkind: DeploymentList\nmetadata: {}\nitems: ~\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  EXPECT_THAT(c.objects, IsEmpty());
+  EXPECT_EQ(c.documents, 4);
+}
+
+TEST(ManifestReaderTest, OldKustomizationIsSkippedWithAWarning) {
+  const ManifestContents c = ReadManifests(
+      "resources:\n- deployment.yaml\nnamePrefix: dev-\n"
+      "commonLabels: {app: x}\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  EXPECT_THAT(c.objects, IsEmpty());
+  EXPECT_THAT(c.warnings,
+              ElementsAre(Problem(1, "a kustomization without apiVersion")));
+  // An object without apiVersion that is no kustomization is still bad.
+  EXPECT_THAT(ReadManifests("kind: Pod\nspec: {}\n").problems, SizeIs(1));
+}
+
+TEST(ManifestReaderTest, ByteOrderMarkAtALaterDocumentIsDropped) {
+  const ManifestContents c = ReadManifests(
+      "\xEF\xBB\xBF"
+      "apiVersion: v1\nkind: Pod\n---\n"
+      "\xEF\xBB\xBF"
+      "apiVersion: batch/v1beta1\nkind: CronJob\n"
+      "\xEF\xBB\xBF"
+      "---\napiVersion: v1\nkind: Secret\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  EXPECT_THAT(c.objects, ElementsAre(Object("v1", "Pod", 1),
+                                     Object("batch/v1beta1", "CronJob", 4),
+                                     Object("v1", "Secret", 7)));
+}
+
 }  // namespace
 }  // namespace compatd::manifest
