@@ -621,11 +621,12 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
     return fail(absl::UnavailableError(
         "no catalog is loaded yet; the webhook's failurePolicy decides"));
   }
-  if (absl::Status s = ResolvePathGates(*snapshot->catalog, &url); !s.ok()) {
+  if (absl::Status s = ResolvePathGates(snapshot->default_catalog(), &url);
+      !s.ok()) {
     return fail(s);
   }
   std::vector<std::string> warnings;
-  const Gvk gvk = ObjectGvk(review, *snapshot->catalog);
+  const Gvk gvk = ObjectGvk(review, snapshot->default_catalog());
   if (const std::string dropped = DroppedStoredVersion(review, gvk);
       !dropped.empty()) {
     response->body =
