@@ -135,18 +135,53 @@ void FillClientView(const runtime::ClientView& view, v1::ClientView* out) {
   out->set_note(view.note);
 }
 
+namespace {
+
+void FillStep(const engine::UpgradeStep& step, v1::UpgradeStep* s) {
+  s->set_number(static_cast<uint32_t>(step.number));
+  s->set_name(step.name);
+  FillVersions(step.versions, s->mutable_versions());
+  s->set_action(step.action);
+  s->set_rollback_to(step.rollback_to);
+  s->set_catalog(step.catalog);
+  for (const engine::PlanClientVerdict& c : step.clients) {
+    v1::PlanClientVerdict* v = s->add_client_verdicts();
+    v->set_component(c.component);
+    v->set_version(c.version);
+    v->set_source(c.source);
+    v->set_verdict(c.verdict);
+    v->set_min_version(c.min_version);
+    v->set_max_version(c.max_version);
+  }
+}
+
+void FillItem(engine::PlanItem& item, v1::UpgradeItem* out) {
+  out->set_step(static_cast<uint32_t>(item.step));
+  out->set_release(std::move(item.release));
+  out->set_subject(std::move(item.subject));
+  out->set_rule(std::move(item.rule));
+  out->set_reason(std::move(item.reason));
+  out->set_action(std::move(item.action));
+  out->set_blocking(item.blocking);
+}
+
+void FillPathLabel(const engine::UpgradePath& path, v1::UpgradePath* out) {
+  out->set_name(path.name);
+  out->set_supported(path.supported);
+  out->set_support(path.support);
+  out->set_reason(path.reason);
+  out->set_blockers(static_cast<uint32_t>(path.blockers));
+}
+
+}  // namespace
+
 void FillUpgradePlan(engine::UpgradePlan plan, v1::PlanUpgradeResponse* out) {
   FillVersions(plan.from, out->mutable_from());
   FillVersions(plan.to, out->mutable_to());
-  for (const engine::UpgradeStep& step : plan.steps) {
-    v1::UpgradeStep* s = out->add_steps();
-    s->set_number(static_cast<uint32_t>(step.number));
-    s->set_name(step.name);
-    FillVersions(step.versions, s->mutable_versions());
-    s->set_action(step.action);
-    s->set_rollback_to(step.rollback_to);
+  for (const engine::UpgradeStep& step : plan.path.steps) {
+    FillStep(step, out->add_steps());
   }
-  for (engine::PlanItem& item : plan.items) {
+  for (engine::PlanItem& item : plan.path.items) {
     v1::UpgradeItem* section = nullptr;
     switch (item.section) {
       case engine::PlanSection::kFlags:
@@ -168,18 +203,25 @@ void FillUpgradePlan(engine::UpgradePlan plan, v1::PlanUpgradeResponse* out) {
         section = out->add_clients();
         break;
     }
-    section->set_step(static_cast<uint32_t>(item.step));
-    section->set_release(std::move(item.release));
-    section->set_subject(std::move(item.subject));
-    section->set_rule(std::move(item.rule));
-    section->set_reason(std::move(item.reason));
-    section->set_action(std::move(item.action));
-    section->set_blocking(item.blocking);
+    FillItem(item, section);
     if (item.step >= 1 && item.step <= out->steps_size()) {
       *out->mutable_steps(item.step - 1)->add_items() = *section;
     }
   }
-  out->set_blockers(static_cast<uint32_t>(plan.blockers));
+  out->set_blockers(static_cast<uint32_t>(plan.path.blockers));
+  FillPathLabel(plan.path, out->mutable_path());
+  for (engine::UpgradePath& path : plan.alternatives) {
+    v1::UpgradePath* alternative = out->add_alternatives();
+    FillPathLabel(path, alternative);
+    for (const engine::UpgradeStep& step : path.steps) {
+      FillStep(step, alternative->add_steps());
+    }
+    for (engine::PlanItem& item : path.items) {
+      if (item.step >= 1 && item.step <= alternative->steps_size()) {
+        FillItem(item, alternative->mutable_steps(item.step - 1)->add_items());
+      }
+    }
+  }
 }
 
 void ToRpcStatus(const absl::Status& status, google::rpc::Status* out) {

@@ -1,6 +1,7 @@
 #include "api/handlers.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "engine/api_names.h"
 #include "engine/api_use.h"
 #include "engine/catalog_lint.h"
+#include "engine/catalog_set.h"
 #include "engine/crd_removal.h"
 #include "engine/effective_version.h"
 #include "engine/features.h"
@@ -443,7 +445,7 @@ void AddApiUsageToPlan(const std::vector<runtime::ApiUsageInfo>& usage,
                        v1::PlanUpgradeResponse* response) {
   constexpr size_t kNamed = 3;
   std::set<size_t> used;
-  for (engine::PlanItem& item : plan->items) {
+  for (engine::PlanItem& item : plan->path.items) {
     if (item.section != engine::PlanSection::kAPIs ||
         item.rule != "api-stops-serving") {
       continue;
@@ -489,13 +491,6 @@ absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
   from.MergeFrom(request.from());
   v1::VersionContext to = shared;
   to.MergeFrom(request.to());
-  // Both ends must be lines compatd has; the plan is made on the target's.
-  COMPATD_RETURN_IF_ERROR(
-      snapshot.Line(from.binary_version(), "from.binaryVersion").status());
-  COMPATD_ASSIGN_OR_RETURN(
-      const runtime::ServingLine* line,
-      snapshot.Line(to.binary_version(), "to.binaryVersion"));
-  const Catalog& catalog = *line->catalog;
   engine::UpgradePlanQuery query;
   query.from = ToQuery(from);
   query.to = ToQuery(to);
@@ -516,13 +511,18 @@ absl::Status AnswerPlan(const runtime::ServingSnapshot& snapshot,
       ++recorded;
     }
   }
+  // Every line the snapshot serves: each step answers from its binary's
+  // (engine/upgrade_plan.h); the response names the target's.
   COMPATD_ASSIGN_OR_RETURN(engine::UpgradePlan plan,
-                           engine::PlanUpgrade(catalog, query));
+                           engine::PlanUpgrade(*snapshot.catalogs, query));
+  COMPATD_ASSIGN_OR_RETURN(
+      const runtime::ServingLine* line,
+      snapshot.Line(to.binary_version(), "to.binary_version"));
   if (usage != nullptr) {
     AddApiUsageToPlan(usage->List(snapshot), &plan, response);
   }
   const engine::EffectiveVersions target = plan.to;
-  std::string reason = std::move(plan.reason);
+  std::string reason = plan.path.reason;
   FillUpgradePlan(std::move(plan), response);
   AddCelPlanItems(response);
   FillCommon(*line, target, std::move(reason), response);

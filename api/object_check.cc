@@ -112,7 +112,7 @@ UpgradeTargetAnswers DeriveUpgradeTarget(const engine::CatalogSet& set,
     return out;
   }
   int64_t flags = 0, apis = 0;
-  for (const engine::PlanItem& item : plan->items) {
+  for (const engine::PlanItem& item : plan->items()) {
     if (!item.blocking) continue;
     if (item.section == engine::PlanSection::kFlags) ++flags;
     if (item.section == engine::PlanSection::kAPIs) ++apis;

@@ -464,7 +464,7 @@ bool ParseEnd(absl::string_view end, const std::string& bare,
     return false;
   }
   if (!bare.empty()) {
-    out->set_emulation_version(bare);
+    out->set_binary_version(bare);  // a binary at its defaults
     return true;
   }
   if (json.empty()) return true;
@@ -555,20 +555,51 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   if (options.output == "json") {
     return PrintJson(plan, "plan", out, err) ? kExitOk : kExitError;
   }
-  out << "Upgrade plan on kube-apiserver " << plan.to().binary_version() << " ("
-      << plan.catalog_source() << "): emulation "
-      << plan.from().emulation_version() << " -> "
-      << plan.to().emulation_version() << ", min-compatibility "
-      << plan.from().min_compatibility_version() << " -> "
-      << plan.to().min_compatibility_version() << "\n"
+  const bool across = plan.path().name() != "one binary";
+  if (across) {
+    out << "Upgrade plan from kube-apiserver " << plan.from().binary_version()
+        << " to " << plan.to().binary_version() << " (each step on its "
+        << "binary's catalog): emulation " << plan.from().emulation_version()
+        << " -> " << plan.to().emulation_version() << ", min-compatibility "
+        << plan.from().min_compatibility_version() << " -> "
+        << plan.to().min_compatibility_version() << "\n";
+  } else {
+    out << "Upgrade plan on kube-apiserver " << plan.to().binary_version()
+        << " (" << plan.catalog_source() << "): emulation "
+        << plan.from().emulation_version() << " -> "
+        << plan.to().emulation_version() << ", min-compatibility "
+        << plan.from().min_compatibility_version() << " -> "
+        << plan.to().min_compatibility_version() << "\n";
+  }
+  out << "Path: " << plan.path().name() << " ("
+      << (plan.path().supported() ? "supported" : "not supported")
+      << " by Kubernetes)\n"
       << plan.reason() << "\n";
+  auto print_step = [&](const v1::UpgradeStep& step) {
+    out << "\nStep " << step.number() << ": " << step.name() << " (";
+    if (across)
+      out << "kube-apiserver " << step.versions().binary_version() << ", ";
+    out << "emulation " << step.versions().emulation_version()
+        << ", min-compatibility " << step.versions().min_compatibility_version()
+        << "; rollback to " << step.rollback_to() << " after it)\n  "
+        << step.action() << "\n";
+  };
   for (const v1::UpgradeStep& step : plan.steps()) {
-    out << "\nStep " << step.number() << ": " << step.name() << " (emulation "
-        << step.versions().emulation_version() << ", min-compatibility "
-        << step.versions().min_compatibility_version() << "; rollback to "
-        << step.rollback_to() << " after it)\n  " << step.action() << "\n";
+    print_step(step);
     for (const v1::UpgradeItem& item : step.items()) {
       PrintItem(item, SectionOf(item, plan), out);
+    }
+  }
+  for (const v1::UpgradePath& path : plan.alternatives()) {
+    out << "\nAlternative path: " << path.name() << " ("
+        << (path.supported() ? "supported" : "not supported")
+        << " by Kubernetes: " << path.support() << ")\n"
+        << path.reason() << "; its blocking items (-o json for all):\n";
+    for (const v1::UpgradeStep& step : path.steps()) {
+      print_step(step);
+      for (const v1::UpgradeItem& item : step.items()) {
+        if (item.blocking()) PrintItem(item, item.rule(), out);
+      }
     }
   }
   out << "\nClients checked: " << plan.clients_checked() << "\n"

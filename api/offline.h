@@ -58,7 +58,8 @@ struct PlanOptions {
   // Catalog files or directories of them, one release line per file (as
   // --catalog); empty: the embedded catalogs.
   std::vector<std::string> catalog_paths;
-  // A bare version: the emulation version on the catalog's binary ("1.33").
+  // A bare version: a kube-apiserver binary at its defaults ("1.33"); each
+  // binary's line answers from its catalog.
   std::string from;
   std::string to;
   // A whole compatd.v1.VersionContext in JSON (instead of from / to).

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "engine/api_availability.h"
 #include "engine/feature_gate_flags.h"
@@ -92,6 +93,7 @@ struct StepFlags {
 // One state of the cluster: its versions, flags and every decision the plan
 // compares.
 struct State {
+  const Catalog* catalog = nullptr;  // the step's binary's
   EffectiveVersions versions;
   // The --feature-gates entries in force; `features` borrows their names
   // (features.h), so they live on the heap, where copies and moves of the
@@ -134,22 +136,111 @@ std::string DescribeGate(const FeatureDecision& d) {
                       d.locked_to_default ? ", locked" : "", ")");
 }
 
+// The catalog of a step's binary, for texts: "embedded:kubernetes-1.34
+// (kube-apiserver 1.34.7)".
+std::string CatalogName(const Catalog& catalog) {
+  return absl::StrCat(catalog.source, " (kube-apiserver ",
+                      catalog.binary_version.ToString(), ")");
+}
+
+// Whether the binary has --min-compatibility-version: added to component-base
+// compatibility/registry.go at v0.35.0 (docs/kubernetes-rules.md#
+// min-compatibility-default). Before it the min-compatibility version
+// follows the emulation version.
+bool HasMinCompatibilityFlag(const Version& binary) {
+  return binary.ToMajorMinor() >= Version::MajorMinor(1, 35);
+}
+
+// The lowest emulation version the binary accepts
+// (docs/kubernetes-rules.md#emulation-version-floor): 1.31 only itself; 1.32
+// N-1; from 1.33 max(N-3, 1.31).
+Version EmulationFloor(const Version& binary) {
+  const Version mm = binary.ToMajorMinor();
+  const Version first = Version::MajorMinor(1, 31);
+  if (mm <= first) return mm;
+  Version floor = mm.SubtractMinor(mm >= Version::MajorMinor(1, 33) ? 3 : 1);
+  return floor < first ? first : floor;
+}
+
+// The min-compatibility version a binary without the flag runs with at
+// `emulation` (docs/kubernetes-rules.md#min-compatibility-default): 1.31 and
+// 1.32 binary - 1 whatever the emulation; 1.33 and 1.34 binary - 1 without
+// --emulated-version, else max(emulation - 1, floor).
+Version DerivedMinCompatibility(const Version& binary,
+                                const Version& emulation) {
+  const Version mm = binary.ToMajorMinor();
+  if (mm < Version::MajorMinor(1, 33) || emulation.CompareMajorMinor(mm) == 0) {
+    return mm.SubtractMinor(1);
+  }
+  Version m = emulation.ToMajorMinor().SubtractMinor(1);
+  const Version floor = KubeVersionFloor(binary);
+  return m < floor ? floor : m;
+}
+
+// The effective versions of `binary` asked to run at `emulation` and (where
+// the flag exists) `min_compat`, clamped into what the binary accepts.
+EffectiveVersions StepVersions(const Version& binary, const Version& emulation,
+                               const Version& min_compat) {
+  if (!HasMinCompatibilityFlag(binary)) {
+    return EffectiveVersions{binary, emulation,
+                             DerivedMinCompatibility(binary, emulation)};
+  }
+  Version m = min_compat;
+  const Version floor = KubeVersionFloor(binary);
+  if (m < floor) m = floor;
+  if (m > emulation) m = emulation;
+  return EffectiveVersions{binary, emulation, m};
+}
+
+// A state's feature decision of `name`, or null when its binary does not
+// register the gate.
+const FeatureDecision* FindDecision(const std::vector<FeatureDecision>& list,
+                                    absl::string_view name) {
+  auto it = std::lower_bound(list.begin(), list.end(), name,
+                             [](const FeatureDecision& d, absl::string_view n) {
+                               return d.feature->name < n;
+                             });
+  return it != list.end() && it->feature->name == name ? &*it : nullptr;
+}
+
+// One step of a path before it is evaluated.
+struct PlannedStep {
+  UpgradeStep step;
+  std::string release;  // the version the step moves to
+  const Catalog* catalog = nullptr;
+  bool hop = false;  // the first step on a new binary line
+};
+
 class Planner {
  public:
-  Planner(const Catalog& catalog, const UpgradePlanQuery& query)
-      : catalog_(catalog), query_(query) {}
+  Planner(const CatalogSet& lines, const UpgradePlanQuery& query)
+      : lines_(lines), query_(query) {}
 
   absl::StatusOr<UpgradePlan> Run();
 
  private:
-  absl::StatusOr<EffectiveVersions> ResolveEnd(absl::string_view end,
-                                               const VersionQuery& query) const;
-  // The state at `versions` with `flags`, the items of its start-up checks
-  // appended (step `step`, release `release`). At step 0 (from) a refused
-  // flag is an error instead.
+  // The end's catalog and versions.
+  absl::StatusOr<std::pair<const Catalog*, EffectiveVersions>> ResolveEnd(
+      absl::string_view end, const VersionQuery& query) const;
+  // The steps of the one-minor path (hops through every line from from's to
+  // to's; on one line, the single-binary plan) or the skip-level one.
+  absl::StatusOr<std::vector<PlannedStep>> Steps(bool skip_level) const;
+  // Evaluates `steps` into `path`.
+  absl::Status RunPath(std::vector<PlannedStep> steps, UpgradePath* path);
+  // The state at `versions` on `catalog` with `flags`, the items of its
+  // start-up checks appended (step `step`, release `release`). At step 0
+  // (from) a refused flag is an error instead.
   absl::StatusOr<State> Evaluate(int step, absl::string_view release,
+                                 const Catalog& catalog,
                                  const EffectiveVersions& versions,
                                  const StepFlags& flags);
+  // The --runtime-config entries kube-apiserver refuses at `versions`, each
+  // reported and dropped; the query without them.
+  void DropRefusedRuntimeConfig(int step, absl::string_view release,
+                                const Catalog& catalog,
+                                const EffectiveVersions& versions,
+                                absl::string_view at,
+                                std::string* runtime_config);
   void CompareFeatures(int step, absl::string_view release, const State& before,
                        const State& after);
   void CompareAPIs(int step, absl::string_view release, const State& before,
@@ -157,60 +248,218 @@ class Planner {
   absl::Status CompareStorage(int step, absl::string_view release,
                               const State& before, const State& after);
   absl::Status CheckClients(int step, absl::string_view release,
-                            const State& state, const EffectiveVersions& to);
+                            const State& state, UpgradeStep* out);
 
   void Add(PlanSection section, int step, absl::string_view release,
            std::string subject, std::string rule, std::string reason,
            std::string action, bool blocking) {
-    plan_.items.push_back(PlanItem{
-        section, step, std::string(release), std::move(subject),
-        std::move(rule), std::move(reason), std::move(action), blocking});
+    items_->push_back(PlanItem{section, step, std::string(release),
+                               std::move(subject), std::move(rule),
+                               std::move(reason), std::move(action), blocking});
   }
 
-  const Catalog& catalog_;
+  const CatalogSet& lines_;
   const UpgradePlanQuery& query_;
-  UpgradePlan plan_;
-  // Gate flags the plan already told the user to remove.
+  const Catalog* from_catalog_ = nullptr;
+  const Catalog* to_catalog_ = nullptr;
+  EffectiveVersions from_;
+  EffectiveVersions to_;
+  StepFlags from_flags_;
+  StepFlags to_flags_;
+
+  // Per path.
+  std::vector<PlanItem>* items_ = nullptr;
+  // Gate flags and --runtime-config entries the plan already told the user
+  // to remove.
   std::set<std::string> dropped_gates_;
+  std::set<std::string> dropped_runtime_config_entries_;
   bool dropped_efc_ = false;
   bool dropped_rcfc_ = false;
   bool dropped_runtime_config_ = false;
+  // Clients reported out of allowance in the current hop.
   std::set<size_t> clients_reported_;
 };
 
-absl::StatusOr<EffectiveVersions> Planner::ResolveEnd(
-    absl::string_view end, const VersionQuery& query) const {
-  const Version& binary = catalog_.binary_version;
-  const std::string accepted_emulation =
-      absl::StrCat(KubeVersionFloor(binary).MajorMinorString(), " to ",
-                   binary.MajorMinorString());
-  absl::StatusOr<EffectiveVersions> versions =
-      ResolveEffectiveVersions(catalog_, query);
-  if (!versions.ok()) return Prefixed(end, versions.status());
-  if (versions->binary.CompareMajorMinor(binary) != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s.binary_version \"%s\": this catalog (%s) describes kube-apiserver "
-        "%s, and a plan answers between states of that binary only (any "
-        "%s patch); give a cluster still on an older release as its "
-        "emulation_version (%s are accepted), a newer target needs that "
-        "release's catalog",
-        end, query.binary_version, catalog_.source, binary.MajorMinorString(),
-        binary.MajorMinorString(), accepted_emulation));
+absl::StatusOr<std::pair<const Catalog*, EffectiveVersions>>
+Planner::ResolveEnd(absl::string_view end, const VersionQuery& query) const {
+  const std::string field = absl::StrCat(end, ".binary_version");
+  absl::StatusOr<const Catalog*> catalog =
+      lines_.Resolve(query.binary_version, field);
+  if (!catalog.ok()) {
+    std::string message(catalog.status().message());
+    if (end == "from" && lines_.lines().size() == 1) {
+      const Catalog& only = lines_.default_catalog();
+      absl::StrAppend(
+          &message, "; on the ", only.binary_version.MajorMinorString(),
+          " binary a cluster of an older release is given by its "
+          "emulation_version (",
+          EmulationFloor(only.binary_version).MajorMinorString(), " to ",
+          only.binary_version.MajorMinorString(), " are accepted)");
+    }
+    return absl::InvalidArgumentError(message);
   }
-  return versions;
+  absl::StatusOr<EffectiveVersions> versions =
+      ResolveEffectiveVersions(**catalog, query);
+  if (!versions.ok()) return Prefixed(end, versions.status());
+  return std::make_pair(*catalog, *std::move(versions));
+}
+
+absl::StatusOr<std::vector<PlannedStep>> Planner::Steps(bool skip_level) const {
+  std::vector<PlannedStep> out;
+  const Catalog* current = from_catalog_;
+  EffectiveVersions now = from_;
+  auto add = [&](std::string name, const Catalog& catalog,
+                 EffectiveVersions versions, std::string action,
+                 std::string release, bool hop) {
+    PlannedStep p;
+    p.step.name = std::move(name);
+    p.step.versions = std::move(versions);
+    p.step.action = std::move(action);
+    p.step.catalog = CatalogName(catalog);
+    p.release = std::move(release);
+    p.catalog = &catalog;
+    p.hop = hop;
+    now = p.step.versions;
+    current = &catalog;
+    out.push_back(std::move(p));
+  };
+  auto emulation_step = [&](const Catalog& catalog, const Version& e) {
+    const EffectiveVersions v =
+        StepVersions(now.binary, e, now.min_compatibility);
+    add(absl::StrCat("emulation ", e.MajorMinorString()), catalog, v,
+        HasMinCompatibilityFlag(v.binary)
+            ? absl::StrFormat("restart every kube-apiserver with "
+                              "--emulated-version=%s "
+                              "(--min-compatibility-version stays %s), then "
+                              "check the cluster",
+                              e.MajorMinorString(),
+                              v.min_compatibility.MajorMinorString())
+            : absl::StrFormat(
+                  "restart every kube-apiserver with --emulated-version=%s%s "
+                  "(kube-apiserver %s has no --min-compatibility-version: "
+                  "it is %s here), then check the cluster",
+                  e.MajorMinorString(),
+                  e.CompareMajorMinor(v.binary) == 0 ? " (or without it)" : "",
+                  v.binary.MajorMinorString(),
+                  v.min_compatibility.MajorMinorString()),
+        e.MajorMinorString(), false);
+  };
+  // One binary line `catalog` (binary `binary`) from `now` to emulation
+  // `emulation`, min-compatibility `min_compat`.
+  auto segment = [&](const Catalog& catalog, const Version& binary,
+                     const Version& emulation,
+                     const Version& min_compat) -> absl::Status {
+    const bool new_line =
+        binary.CompareMajorMinor(now.binary) != 0 || out.empty();
+    if (new_line) {
+      // Emulation the new binary does not accept is raised on the old one
+      // first.
+      const Version floor = EmulationFloor(binary);
+      for (Version e = now.emulation.AddMinor(1); now.emulation < floor;
+           e = e.AddMinor(1)) {
+        emulation_step(*current, e);
+      }
+      const EffectiveVersions v =
+          StepVersions(binary, now.emulation, now.min_compatibility);
+      const bool hop = binary.CompareMajorMinor(now.binary) != 0;
+      const bool emulating = v.emulation.CompareMajorMinor(binary) != 0;
+      std::string flags =
+          emulating ? absl::StrCat("--emulated-version=",
+                                   v.emulation.MajorMinorString())
+                    : std::string("no --emulated-version (it is the binary's)");
+      if (HasMinCompatibilityFlag(binary)) {
+        absl::StrAppend(&flags, " --min-compatibility-version=",
+                        v.min_compatibility.MajorMinorString());
+      } else {
+        absl::StrAppend(&flags, " (min-compatibility ",
+                        v.min_compatibility.MajorMinorString(),
+                        ": kube-apiserver ", binary.MajorMinorString(),
+                        " has no --min-compatibility-version)");
+      }
+      add(hop ? absl::StrCat("binaries ", binary.MajorMinorString())
+              : std::string("binaries"),
+          catalog, v,
+          absl::StrFormat(
+              "run kube-apiserver %s on every control-plane node, one at a "
+              "time, with %s, before any other component: what clients see "
+              "stays %s's",
+              binary.ToString(), flags, v.emulation.MajorMinorString()),
+          binary.MajorMinorString(), hop);
+      now.binary = binary;
+    }
+    if (emulation < now.emulation) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "to.emulation_version %s is older than %s, the emulation version "
+          "the plan reaches on kube-apiserver %s: a plan goes forward",
+          emulation.MajorMinorString(), now.emulation.MajorMinorString(),
+          binary.MajorMinorString()));
+    }
+    for (Version e = now.emulation.AddMinor(1); e <= emulation;
+         e = e.AddMinor(1)) {
+      emulation_step(catalog, e);
+    }
+    if (!HasMinCompatibilityFlag(binary)) return absl::OkStatus();
+    if (min_compat < now.min_compatibility) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "to.min_compatibility_version %s is older than %s, the "
+          "min-compatibility version the plan reaches on kube-apiserver %s: "
+          "a plan goes forward; to keep rollback to %s, give "
+          "to.min_compatibility_version %s",
+          min_compat.MajorMinorString(),
+          now.min_compatibility.MajorMinorString(), binary.MajorMinorString(),
+          now.min_compatibility.MajorMinorString(),
+          now.min_compatibility.MajorMinorString()));
+    }
+    for (Version m = now.min_compatibility.AddMinor(1); m <= min_compat;
+         m = m.AddMinor(1)) {
+      add(absl::StrCat("min-compatibility ", m.MajorMinorString()), catalog,
+          EffectiveVersions{now.binary, now.emulation, m},
+          absl::StrFormat(
+              "restart every kube-apiserver with "
+              "--min-compatibility-version=%s "
+              "(--emulated-version %s): rollback below %s is no longer "
+              "possible",
+              m.MajorMinorString(), now.emulation.MajorMinorString(),
+              m.MajorMinorString()),
+          m.MajorMinorString(), false);
+    }
+    return absl::OkStatus();
+  };
+
+  const Version to_line = to_.binary.ToMajorMinor();
+  if (!skip_level) {
+    // Every line after from's up to to's, one minor at a time, each ending
+    // at its binary's defaults (emulation the binary, min-compatibility its
+    // default, never past to's), the last at to.
+    for (Version line = from_.binary.ToMajorMinor().AddMinor(1); line < to_line;
+         line = line.AddMinor(1)) {
+      const Catalog* catalog = lines_.Find(line);  // checked in Run
+      Version m = line.SubtractMinor(1);
+      if (to_.min_compatibility < m) m = to_.min_compatibility;
+      if (m < now.min_compatibility) m = now.min_compatibility;
+      COMPATD_RETURN_IF_ERROR(
+          segment(*catalog, catalog->binary_version, line, m));
+    }
+  }
+  COMPATD_RETURN_IF_ERROR(
+      segment(*to_catalog_, to_.binary, to_.emulation, to_.min_compatibility));
+  return out;
 }
 
 absl::StatusOr<State> Planner::Evaluate(int step, absl::string_view release,
+                                        const Catalog& catalog,
                                         const EffectiveVersions& versions,
                                         const StepFlags& flags) {
   State state;
+  state.catalog = &catalog;
   state.versions = versions;
   const std::string at =
       step == 0 ? std::string("at from")
                 : absl::StrFormat(
-                      "at step %d (emulation %s, "
+                      "at step %d (kube-apiserver %s, emulation %s, "
                       "min-compatibility %s)",
-                      step, versions.emulation.MajorMinorString(),
+                      step, versions.binary.MajorMinorString(),
+                      versions.emulation.MajorMinorString(),
                       versions.min_compatibility.MajorMinorString());
 
   // --feature-gates, entry by entry (unsafeSetFromMap's checks).
@@ -218,7 +467,7 @@ absl::StatusOr<State> Planner::Evaluate(int step, absl::string_view release,
   for (const auto& [name, flag] : flags.gates) {
     if (dropped_gates_.contains(name)) continue;
     const GateFlagCheck check =
-        CheckFeatureGateFlag(catalog_, versions, name, flag.value);
+        CheckFeatureGateFlag(catalog, versions, name, flag.value);
     if (check.problem == GateFlagProblem::kNone) {
       gates.emplace(name, flag);
       continue;
@@ -234,7 +483,10 @@ absl::StatusOr<State> Planner::Evaluate(int step, absl::string_view release,
     switch (check.problem) {
       case GateFlagProblem::kUnknown:
         rule = "feature-gate-unknown";
-        action = absl::StrFormat("remove %s from --feature-gates", name);
+        action = absl::StrFormat(
+            "remove %s from --feature-gates before this step: kube-apiserver "
+            "%s does not register it",
+            name, versions.binary.MajorMinorString());
         break;
       case GateFlagProblem::kLocked:
         rule = "feature-gate-locked";
@@ -266,18 +518,27 @@ absl::StatusOr<State> Planner::Evaluate(int step, absl::string_view release,
           AsList(gates));
   COMPATD_ASSIGN_OR_RETURN(
       state.features,
-      DecideFeaturesWithFlags(catalog_, versions, *state.gate_flags));
+      DecideFeaturesWithFlags(catalog, versions, *state.gate_flags));
 
   // --runtime-config and the forward-compatibility flags.
+  std::string runtime_config;
+  for (absl::string_view entry : absl::StrSplit(flags.runtime_config, ',')) {
+    if (entry.empty() ||
+        dropped_runtime_config_entries_.contains(std::string(entry))) {
+      continue;
+    }
+    if (!runtime_config.empty()) runtime_config.push_back(',');
+    absl::StrAppend(&runtime_config, entry);
+  }
   VersionQuery query;
   query.runtime_config =
-      dropped_runtime_config_ ? absl::string_view() : flags.runtime_config;
+      dropped_runtime_config_ ? absl::string_view() : runtime_config;
   query.emulation_forward_compatible =
       dropped_efc_ ? std::optional<bool>(false) : flags.efc;
   query.runtime_config_emulation_forward_compatible =
       dropped_rcfc_ ? std::optional<bool>(false) : flags.rcfc;
   absl::StatusOr<std::vector<ServedGroupVersion>> served =
-      ListServedAPIs(catalog_, versions, query);
+      ListServedAPIs(catalog, versions, query);
   if (!served.ok() && step == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "from: kube-apiserver refuses the cluster's current --runtime-config "
@@ -286,14 +547,24 @@ absl::StatusOr<State> Planner::Evaluate(int step, absl::string_view release,
         served.status().message()));
   }
   if (!served.ok()) {
+    // Entries of --runtime-config the binary refuses on their own (a
+    // group-version it does not register), each with the entry to drop.
+    if (!dropped_runtime_config_) {
+      DropRefusedRuntimeConfig(step, release, catalog, versions, at,
+                               &runtime_config);
+      query.runtime_config = runtime_config;
+      served = ListServedAPIs(catalog, versions, query);
+    }
+  }
+  if (!served.ok()) {
     const std::string refused(served.status().message());
     // Which flag: the forward-compatibility flags first (only valid while
     // emulating an older release), then --runtime-config.
     const bool efc = query.emulation_forward_compatible.value_or(
-        catalog_.cluster.emulation_forward_compatible.value_or(false));
+        catalog.cluster.emulation_forward_compatible.value_or(false));
     const bool rcfc =
         query.runtime_config_emulation_forward_compatible.value_or(
-            catalog_.cluster.runtime_config_emulation_forward_compatible
+            catalog.cluster.runtime_config_emulation_forward_compatible
                 .value_or(false));
     std::string subject = "--runtime-config";
     std::string action =
@@ -303,7 +574,7 @@ absl::StatusOr<State> Planner::Evaluate(int step, absl::string_view release,
       without.emulation_forward_compatible = false;
       without.runtime_config_emulation_forward_compatible = false;
       absl::StatusOr<std::vector<ServedGroupVersion>> retry =
-          ListServedAPIs(catalog_, versions, without);
+          ListServedAPIs(catalog, versions, without);
       if (retry.ok()) {
         std::vector<std::string> names;
         if (efc) names.push_back("--emulation-forward-compatible");
@@ -323,7 +594,7 @@ absl::StatusOr<State> Planner::Evaluate(int step, absl::string_view release,
       dropped_runtime_config_ = true;
       VersionQuery without = query;
       without.runtime_config = {};
-      served = ListServedAPIs(catalog_, versions, without);
+      served = ListServedAPIs(catalog, versions, without);
     }
     Add(PlanSection::kFlags, step, release, std::move(subject),
         "apiserver-flags-refused",
@@ -342,31 +613,111 @@ absl::StatusOr<State> Planner::Evaluate(int step, absl::string_view release,
   }
 
   // Storage versions of every persisted group-resource.
-  for (const APIGroupVersion& gv : catalog_.apis) {
+  for (const APIGroupVersion& gv : catalog.apis) {
     for (const APIResource& r : gv.resources) {
       if (!r.persisted || absl::StrContains(r.resource, '/')) continue;
       const std::string key = GroupResource(gv.group, r.resource);
       if (state.storage.contains(key)) continue;
       absl::StatusOr<StorageVersionDecision> d =
-          DecideStorageVersion(catalog_, versions, gv.group, r.resource);
+          DecideStorageVersion(catalog, versions, gv.group, r.resource);
       if (d.ok()) state.storage.emplace(key, *std::move(d));
     }
   }
   return state;
 }
 
+void Planner::DropRefusedRuntimeConfig(int step, absl::string_view release,
+                                       const Catalog& catalog,
+                                       const EffectiveVersions& versions,
+                                       absl::string_view at,
+                                       std::string* runtime_config) {
+  if (runtime_config->empty()) return;
+  // Judged alone, without the forward-compatibility flags, so that only the
+  // entry's own refusal counts.
+  std::vector<std::string> kept;
+  for (absl::string_view entry : absl::StrSplit(*runtime_config, ',')) {
+    if (entry.empty()) continue;
+    VersionQuery alone;
+    alone.runtime_config = entry;
+    alone.emulation_forward_compatible = false;
+    alone.runtime_config_emulation_forward_compatible = false;
+    absl::StatusOr<std::vector<ServedGroupVersion>> served =
+        ListServedAPIs(catalog, versions, alone);
+    if (served.ok()) {
+      kept.emplace_back(entry);
+      continue;
+    }
+    dropped_runtime_config_entries_.insert(std::string(entry));
+    Add(PlanSection::kFlags, step, release,
+        absl::StrCat("--runtime-config ", entry), "runtime-config-refused",
+        absl::StrFormat("kube-apiserver %s does not start %s: %s (apiserver "
+                        "pkg/server/resourceconfig/helpers.go, "
+                        "docs/kubernetes-rules.md#runtime-config-merging)",
+                        versions.binary.MajorMinorString(), at,
+                        served.status().message()),
+        absl::StrFormat("remove %s from --runtime-config before this step",
+                        entry),
+        true);
+  }
+  *runtime_config = absl::StrJoin(kept, ",");
+}
+
 void Planner::CompareFeatures(int step, absl::string_view release,
                               const State& before, const State& after) {
-  for (size_t i = 0; i < after.features.size() && i < before.features.size();
-       ++i) {
-    const FeatureDecision& a = before.features[i];
-    const FeatureDecision& b = after.features[i];
+  const std::string at = absl::StrFormat(
+      "at kube-apiserver %s, emulation %s, min-compatibility %s",
+      after.versions.binary.MajorMinorString(),
+      after.versions.emulation.MajorMinorString(),
+      after.versions.min_compatibility.MajorMinorString());
+  // Gates the new binary no longer registers.
+  for (const FeatureDecision& a : before.features) {
+    if (FindDecision(after.features, a.feature->name) != nullptr) continue;
+    const std::string& name = a.feature->name;
+    Add(PlanSection::kFeatureGates, step, release,
+        absl::StrCat("feature gate ", name), "feature-gate-removed",
+        absl::StrFormat("%s on kube-apiserver %s -> not registered by "
+                        "kube-apiserver %s",
+                        DescribeGate(a),
+                        before.versions.binary.MajorMinorString(),
+                        after.versions.binary.MajorMinorString()),
+        a.enabled
+            ? absl::StrFormat(
+                  "none to set: what %s gated is the new binary's own "
+                  "behaviour now; keep %s out of --feature-gates",
+                  name, name)
+            : absl::StrFormat("none: keep %s out of --feature-gates", name),
+        false);
+  }
+  for (const FeatureDecision& b : after.features) {
+    const std::string& name = b.feature->name;
+    const FeatureDecision* found = FindDecision(before.features, name);
+    if (found == nullptr) {
+      // A gate the old binary did not register: an item only when it is in
+      // force at this step.
+      if (b.spec == nullptr) continue;
+      Add(PlanSection::kFeatureGates, step, release,
+          absl::StrCat("feature gate ", name), "feature-gate-added",
+          absl::StrFormat("not registered by kube-apiserver %s -> %s %s (%s)",
+                          before.versions.binary.MajorMinorString(),
+                          DescribeGate(b), at, b.Reason()),
+          b.enabled ? absl::StrFormat("%s is on from this step: check the "
+                                      "workloads that depend on it%s",
+                                      name,
+                                      b.locked_to_default
+                                          ? ""
+                                          : absl::StrCat(", or set ", name,
+                                                         "=false until they "
+                                                         "are ready"))
+                    : std::string("none: off unless set"),
+          false);
+      continue;
+    }
+    const FeatureDecision& a = *found;
     if (a.stage == b.stage && a.enabled == b.enabled &&
         a.default_enabled == b.default_enabled &&
         a.locked_to_default == b.locked_to_default) {
       continue;
     }
-    const std::string& name = b.feature->name;
     std::string action;
     if (a.enabled != b.enabled) {
       if (b.locked_to_default) {
@@ -421,7 +772,16 @@ void Planner::CompareAPIs(int step, absl::string_view release,
     for (const std::string& r : was) {
       if (now.contains(r)) continue;
       stopped.push_back(r);
-      if (const APIResource* res = FindResource(catalog_, gv, r)) {
+      const APIResource* res = FindResource(*after.catalog, gv, r);
+      if (res == nullptr) {
+        res = FindResource(*before.catalog, gv, r);
+        if (after.catalog != before.catalog) {
+          why.push_back(
+              absl::StrFormat("kube-apiserver %s has no %s %s",
+                              after.versions.binary.MajorMinorString(), gv, r));
+        }
+      }
+      if (res != nullptr) {
         if (!res->replacement.empty()) replacements.insert(res->replacement);
         if (res->removed.has_value() &&
             *res->removed <= after.versions.emulation) {
@@ -433,8 +793,10 @@ void Planner::CompareAPIs(int step, absl::string_view release,
     for (const std::string& r : now) {
       if (!was.contains(r)) started.push_back(r);
     }
-    const std::string at = absl::StrFormat(
-        "at emulation %s", after.versions.emulation.MajorMinorString());
+    const std::string at =
+        absl::StrFormat("at kube-apiserver %s, emulation %s",
+                        after.versions.binary.MajorMinorString(),
+                        after.versions.emulation.MajorMinorString());
     if (!stopped.empty()) {
       std::string reason = absl::StrFormat("%s %s stop%s being served %s", gv,
                                            absl::StrJoin(stopped, ", "),
@@ -446,9 +808,11 @@ void Planner::CompareAPIs(int step, absl::string_view release,
       std::string action =
           replacements.empty()
               ? std::string(
-                    "stop using them before this step: nothing replaces them")
+                    "stop using them before this step, and rewrite or delete "
+                    "their stored objects: nothing replaces them")
               : absl::StrFormat(
-                    "move clients and manifests to %s before this step",
+                    "move clients and manifests to %s and rewrite the stored "
+                    "objects through it before this step",
                     absl::StrJoin(replacements, ", "));
       Add(PlanSection::kAPIs, step, release, gv, "api-stops-serving",
           std::move(reason), std::move(action), true);
@@ -472,8 +836,9 @@ absl::Status Planner::CompareStorage(int step, absl::string_view release,
     }
     const StorageVersionDecision& was = it->second;
     std::string removal;
-    if (const APIResource* old = FindResource(
-            catalog_, GroupVersion(was.group, was.version), was.resource)) {
+    if (const APIResource* old =
+            FindResource(*after.catalog, GroupVersion(was.group, was.version),
+                         was.resource)) {
       if (old->removed.has_value()) {
         removal = absl::StrFormat(" (%s is removed in %s)",
                                   GroupVersion(was.group, was.version),
@@ -519,26 +884,31 @@ absl::Status Planner::CompareStorage(int step, absl::string_view release,
 }
 
 absl::Status Planner::CheckClients(int step, absl::string_view release,
-                                   const State& state,
-                                   const EffectiveVersions& to) {
+                                   const State& state, UpgradeStep* out) {
   for (size_t i = 0; i < query_.clients.size(); ++i) {
-    if (clients_reported_.contains(i)) continue;
     const PlanClient& client = query_.clients[i];
-    absl::StatusOr<SkewDecision> d =
-        CheckSkew(catalog_, state.versions, client.component, client.version);
+    absl::StatusOr<SkewDecision> d = CheckSkew(
+        *state.catalog, state.versions, client.component, client.version);
     if (!d.ok()) {
       if (client.required) {
         return absl::Status(
             d.status().code(),
             absl::StrCat(client.source, ": ", d.status().message()));
       }
-      clients_reported_.insert(i);  // the policy cannot judge it
-      continue;
+      continue;  // the policy cannot judge it
     }
+    out->clients.push_back(PlanClientVerdict{
+        client.component, client.version, client.source,
+        d->verdict == SkewVerdict::kAllowed
+            ? "allowed"
+            : (d->verdict == SkewVerdict::kTooOld ? "too-old" : "too-new"),
+        d->min_version.MajorMinorString(), d->max_version.MajorMinorString()});
     if (d->verdict == SkewVerdict::kAllowed) continue;
-    clients_reported_.insert(i);
+    // Reported once per hop: at the first step of each binary that leaves
+    // the allowance.
+    if (!clients_reported_.insert(i).second) continue;
     absl::StatusOr<SkewDecision> at_target =
-        CheckSkew(catalog_, to, client.component, client.version);
+        CheckSkew(*to_catalog_, to_, client.component, client.version);
     std::string target;
     if (at_target.ok()) {
       target = absl::StrFormat("; allowed at the target: %s to %s",
@@ -571,112 +941,30 @@ absl::Status Planner::CheckClients(int step, absl::string_view release,
   return absl::OkStatus();
 }
 
-absl::StatusOr<UpgradePlan> Planner::Run() {
-  // An empty to.emulation_version is the binary version: a full upgrade.
-  VersionQuery to_query = query_.to;
-  const std::string binary_mm = catalog_.binary_version.MajorMinorString();
-  if (to_query.emulation_version.empty()) {
-    to_query.emulation_version = binary_mm;
-  }
-  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions from,
-                           ResolveEnd("from", query_.from));
-  COMPATD_ASSIGN_OR_RETURN(EffectiveVersions to, ResolveEnd("to", to_query));
-  if (to.emulation < from.emulation) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "to.emulation_version %s is older than from's %s: a plan goes "
-        "forward (to roll back, lower --emulated-version, no further than "
-        "the min-compatibility version %s)",
-        to.emulation.MajorMinorString(), from.emulation.MajorMinorString(),
-        from.min_compatibility.MajorMinorString()));
-  }
-  if (to.min_compatibility < from.min_compatibility) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "to.min_compatibility_version %s is older than from's %s: a plan "
-        "goes forward; to keep rollback to %s, give to.min_compatibility_"
-        "version %s",
-        to.min_compatibility.MajorMinorString(),
-        from.min_compatibility.MajorMinorString(),
-        from.min_compatibility.MajorMinorString(),
-        from.min_compatibility.MajorMinorString()));
-  }
-  plan_.from = from;
-  plan_.to = to;
+absl::Status Planner::RunPath(std::vector<PlannedStep> steps,
+                              UpgradePath* path) {
+  items_ = &path->items;
+  dropped_gates_.clear();
+  dropped_runtime_config_entries_.clear();
+  dropped_efc_ = dropped_rcfc_ = dropped_runtime_config_ = false;
+  clients_reported_.clear();
 
-  // The flags: the cluster section's, from's on top; to's on top of those
-  // once the emulation version reaches to's.
-  StepFlags from_flags;
-  for (const auto& [name, value] : catalog_.cluster.feature_gates) {
-    from_flags.gates[name] = GateFlag{value, "cluster.featureGates"};
-  }
-  COMPATD_RETURN_IF_ERROR(
-      MergeGateFlags("from", query_.from.feature_gates, &from_flags.gates));
-  from_flags.runtime_config = std::string(query_.from.runtime_config);
-  from_flags.efc = query_.from.emulation_forward_compatible;
-  from_flags.rcfc = query_.from.runtime_config_emulation_forward_compatible;
-  StepFlags to_flags = from_flags;
-  COMPATD_RETURN_IF_ERROR(
-      MergeGateFlags("to", query_.to.feature_gates, &to_flags.gates));
-  to_flags.runtime_config =
-      JoinFlags(query_.from.runtime_config, query_.to.runtime_config);
-  if (query_.to.emulation_forward_compatible.has_value()) {
-    to_flags.efc = query_.to.emulation_forward_compatible;
-  }
-  if (query_.to.runtime_config_emulation_forward_compatible.has_value()) {
-    to_flags.rcfc = query_.to.runtime_config_emulation_forward_compatible;
-  }
-
-  // The steps, in KEP-4330's order.
-  auto versions_at = [&](const Version& emulation, const Version& min_compat) {
-    return EffectiveVersions{to.binary, emulation, min_compat};
-  };
-  std::vector<std::pair<UpgradeStep, std::string>> steps;  // with release
-  {
-    UpgradeStep s;
-    s.name = "binaries";
-    s.versions = versions_at(from.emulation, from.min_compatibility);
-    s.action = absl::StrFormat(
-        "run kube-apiserver %s on every control-plane node, one at a time, "
-        "with --emulated-version=%s --min-compatibility-version=%s, before "
-        "any other component: what clients see stays %s's",
-        to.binary.ToString(), from.emulation.MajorMinorString(),
-        from.min_compatibility.MajorMinorString(),
-        from.emulation.MajorMinorString());
-    steps.emplace_back(std::move(s), to.binary.MajorMinorString());
-  }
-  for (Version e = from.emulation.AddMinor(1); e <= to.emulation;
-       e = e.AddMinor(1)) {
-    UpgradeStep s;
-    s.name = absl::StrCat("emulation ", e.MajorMinorString());
-    s.versions = versions_at(e, from.min_compatibility);
-    s.action = absl::StrFormat(
-        "restart every kube-apiserver with --emulated-version=%s "
-        "(--min-compatibility-version stays %s), then check the cluster",
-        e.MajorMinorString(), from.min_compatibility.MajorMinorString());
-    steps.emplace_back(std::move(s), e.MajorMinorString());
-  }
-  for (Version m = from.min_compatibility.AddMinor(1);
-       m <= to.min_compatibility; m = m.AddMinor(1)) {
-    UpgradeStep s;
-    s.name = absl::StrCat("min-compatibility ", m.MajorMinorString());
-    s.versions = versions_at(to.emulation, m);
-    s.action = absl::StrFormat(
-        "restart every kube-apiserver with --min-compatibility-version=%s "
-        "(--emulated-version %s): rollback below %s is no longer possible",
-        m.MajorMinorString(), to.emulation.MajorMinorString(),
-        m.MajorMinorString());
-    steps.emplace_back(std::move(s), m.MajorMinorString());
-  }
-
-  COMPATD_ASSIGN_OR_RETURN(State previous, Evaluate(0, "", from, from_flags));
+  COMPATD_ASSIGN_OR_RETURN(State previous,
+                           Evaluate(0, "", *from_catalog_, from_, from_flags_));
   for (size_t i = 0; i < steps.size(); ++i) {
-    UpgradeStep& step = steps[i].first;
-    const std::string& release = steps[i].second;
+    UpgradeStep& step = steps[i].step;
+    const std::string& release = steps[i].release;
+    const Catalog& catalog = *steps[i].catalog;
     step.number = static_cast<int>(i) + 1;
     step.rollback_to = step.versions.min_compatibility.MajorMinorString();
-    const StepFlags& flags =
-        step.versions.emulation == to.emulation ? to_flags : from_flags;
+    if (steps[i].hop) clients_reported_.clear();
+    const bool at_target =
+        step.versions.binary.CompareMajorMinor(to_.binary) == 0 &&
+        step.versions.emulation == to_.emulation;
+    const StepFlags& flags = at_target ? to_flags_ : from_flags_;
     COMPATD_ASSIGN_OR_RETURN(
-        State state, Evaluate(step.number, release, step.versions, flags));
+        State state,
+        Evaluate(step.number, release, catalog, step.versions, flags));
     CompareFeatures(step.number, release, previous, state);
     CompareAPIs(step.number, release, previous, state);
     COMPATD_RETURN_IF_ERROR(
@@ -687,34 +975,197 @@ absl::StatusOr<UpgradePlan> Planner::Run() {
         absl::StrFormat(
             "after this step the oldest release the cluster can roll back to "
             "is %s, its min-compatibility version: data and behaviour stay "
-            "readable by %s (KEP-4330 --min-compatibility-version)",
-            step.rollback_to, step.rollback_to),
+            "readable by %s (KEP-4330 --min-compatibility-version)%s",
+            step.rollback_to, step.rollback_to,
+            steps[i].hop
+                ? absl::StrFormat(
+                      "; kube-apiserver %s binaries are the oldest to go "
+                      "back to, or --emulated-version=%s on these",
+                      step.rollback_to, step.rollback_to)
+                : std::string()),
         absl::StrFormat("to roll back below %s, do it before this step; "
                         "after it, lower --emulated-version no further than %s",
                         step.rollback_to, step.rollback_to),
         false);
-    COMPATD_RETURN_IF_ERROR(CheckClients(step.number, release, state, to));
+    COMPATD_RETURN_IF_ERROR(CheckClients(step.number, release, state, &step));
     previous = std::move(state);
   }
 
-  std::stable_sort(plan_.items.begin(), plan_.items.end(),
+  std::stable_sort(path->items.begin(), path->items.end(),
                    [](const PlanItem& a, const PlanItem& b) {
                      if (a.step != b.step) return a.step < b.step;
                      return a.section < b.section;
                    });
-  for (const PlanItem& item : plan_.items) {
-    if (item.blocking) ++plan_.blockers;
+  for (const PlanItem& item : path->items) {
+    if (item.blocking) ++path->blockers;
   }
-  for (auto& [step, unused] : steps) plan_.steps.push_back(std::move(step));
-  plan_.reason = absl::StrFormat(
-      "%d steps from emulation %s/min-compatibility %s to %s/%s on "
-      "kube-apiserver %s (KEP-4330: binaries, then emulation, then "
-      "min-compatibility); %d items, %d blocking",
-      plan_.steps.size(), from.emulation.MajorMinorString(),
-      from.min_compatibility.MajorMinorString(),
-      to.emulation.MajorMinorString(), to.min_compatibility.MajorMinorString(),
-      to.binary.ToString(), plan_.items.size(), plan_.blockers);
-  return std::move(plan_);
+  for (PlannedStep& p : steps) path->steps.push_back(std::move(p.step));
+  items_ = nullptr;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<UpgradePlan> Planner::Run() {
+  // An empty to.emulation_version is to's binary version: a full upgrade.
+  VersionQuery to_query = query_.to;
+  std::string to_emulation;
+  if (to_query.emulation_version.empty()) {
+    absl::StatusOr<const Catalog*> catalog =
+        lines_.Resolve(to_query.binary_version, "to.binary_version");
+    if (catalog.ok()) {
+      absl::StatusOr<Version> binary =
+          to_query.binary_version.empty()
+              ? absl::StatusOr<Version>((*catalog)->binary_version)
+              : Version::Parse(to_query.binary_version);
+      if (binary.ok()) {
+        to_emulation = binary->MajorMinorString();
+        to_query.emulation_version = to_emulation;
+      }
+    }
+  }
+  COMPATD_ASSIGN_OR_RETURN(auto from, ResolveEnd("from", query_.from));
+  COMPATD_ASSIGN_OR_RETURN(auto to, ResolveEnd("to", to_query));
+  from_catalog_ = from.first;
+  from_ = from.second;
+  to_catalog_ = to.first;
+  to_ = to.second;
+  const Version from_line = from_.binary.ToMajorMinor();
+  const Version to_line = to_.binary.ToMajorMinor();
+  if (to_line < from_line) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "to.binary_version \"%s\" is older than from's binary %s: a plan "
+        "goes forward (kube-apiserver %s or later are accepted as to); a "
+        "binary rollback is the reverse of the hop that made it, to a "
+        "release no older than the min-compatibility version",
+        query_.to.binary_version, from_line.MajorMinorString(),
+        from_line.MajorMinorString()));
+  }
+  std::vector<std::string> missing;
+  for (Version line = from_line.AddMinor(1); line < to_line;
+       line = line.AddMinor(1)) {
+    if (lines_.Find(line) == nullptr) {
+      missing.push_back(line.MajorMinorString());
+    }
+  }
+  if (!missing.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "to.binary_version \"%s\": from's binary %s to %s goes one minor at a "
+        "time through kube-apiserver %s, and no catalog describes %s; the "
+        "release lines compatd has are %s (plan to a line whose hops it has)",
+        query_.to.binary_version, from_line.MajorMinorString(),
+        to_line.MajorMinorString(), absl::StrJoin(missing, ", "),
+        absl::StrJoin(missing, ", "), lines_.line_names()));
+  }
+  if (to_.emulation < from_.emulation) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "to.emulation_version %s is older than from's %s: a plan goes "
+        "forward (to roll back, lower --emulated-version, no further than "
+        "the min-compatibility version %s)",
+        to_.emulation.MajorMinorString(), from_.emulation.MajorMinorString(),
+        from_.min_compatibility.MajorMinorString()));
+  }
+  if (to_.min_compatibility < from_.min_compatibility) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "to.min_compatibility_version %s is older than from's %s: a plan "
+        "goes forward; to keep rollback to %s, give to.min_compatibility_"
+        "version %s",
+        to_.min_compatibility.MajorMinorString(),
+        from_.min_compatibility.MajorMinorString(),
+        from_.min_compatibility.MajorMinorString(),
+        from_.min_compatibility.MajorMinorString()));
+  }
+
+  // The flags: from's line's cluster section, from's on top; to's on top of
+  // those once the plan reaches to's binary and emulation version.
+  for (const auto& [name, value] : from_catalog_->cluster.feature_gates) {
+    from_flags_.gates[name] = GateFlag{value, "cluster.featureGates"};
+  }
+  COMPATD_RETURN_IF_ERROR(
+      MergeGateFlags("from", query_.from.feature_gates, &from_flags_.gates));
+  from_flags_.runtime_config = std::string(query_.from.runtime_config);
+  from_flags_.efc = query_.from.emulation_forward_compatible;
+  from_flags_.rcfc = query_.from.runtime_config_emulation_forward_compatible;
+  to_flags_ = from_flags_;
+  COMPATD_RETURN_IF_ERROR(
+      MergeGateFlags("to", query_.to.feature_gates, &to_flags_.gates));
+  to_flags_.runtime_config =
+      JoinFlags(query_.from.runtime_config, query_.to.runtime_config);
+  if (query_.to.emulation_forward_compatible.has_value()) {
+    to_flags_.efc = query_.to.emulation_forward_compatible;
+  }
+  if (query_.to.runtime_config_emulation_forward_compatible.has_value()) {
+    to_flags_.rcfc = query_.to.runtime_config_emulation_forward_compatible;
+  }
+
+  UpgradePlan plan;
+  plan.from = from_;
+  plan.to = to_;
+  const bool one_binary = from_line == to_line;
+  plan.path.name = one_binary ? "one binary" : "one minor at a time";
+  plan.path.supported = true;
+  plan.path.support =
+      one_binary
+          ? "KEP-4330: binaries with the emulation version held, then the "
+            "emulation version, then the min-compatibility version, one "
+            "minor at a time on one binary"
+          : "Kubernetes' version skew policy: kube-apiserver is upgraded one "
+            "minor version at a time (a 1.x binary to 1.x+1), every hop in "
+            "KEP-4330's order on its own binary (binaries with the emulation "
+            "version held, then emulation, then min-compatibility)";
+  COMPATD_ASSIGN_OR_RETURN(std::vector<PlannedStep> steps, Steps(false));
+  COMPATD_RETURN_IF_ERROR(RunPath(std::move(steps), &plan.path));
+  plan.path.reason =
+      one_binary
+          ? absl::StrFormat(
+                "%d steps from emulation %s/min-compatibility %s to %s/%s on "
+                "kube-apiserver %s (KEP-4330: binaries, then emulation, then "
+                "min-compatibility); %d items, %d blocking",
+                plan.path.steps.size(), from_.emulation.MajorMinorString(),
+                from_.min_compatibility.MajorMinorString(),
+                to_.emulation.MajorMinorString(),
+                to_.min_compatibility.MajorMinorString(), to_.binary.ToString(),
+                plan.path.items.size(), plan.path.blockers)
+          : absl::StrFormat(
+                "%d steps from kube-apiserver %s (emulation %s, "
+                "min-compatibility %s) to %s (%s, %s), one binary minor at a "
+                "time (%d hops), each hop in KEP-4330's order; %d items, %d "
+                "blocking",
+                plan.path.steps.size(), from_.binary.ToString(),
+                from_.emulation.MajorMinorString(),
+                from_.min_compatibility.MajorMinorString(),
+                to_.binary.ToString(), to_.emulation.MajorMinorString(),
+                to_.min_compatibility.MajorMinorString(),
+                to_line.minor() - from_line.minor(), plan.path.items.size(),
+                plan.path.blockers);
+
+  // KEP-4330's skip-level binary upgrade: straight to B emulating from's
+  // release, where B's emulation range reaches back to it (and the path
+  // differs from the hops: two or more minors).
+  if (to_line.minor() >= from_line.minor() + 2 &&
+      to_line.major() == from_line.major() &&
+      from_.emulation >= EmulationFloor(to_.binary)) {
+    UpgradePath skip;
+    skip.name = "skip-level through --emulated-version";
+    skip.supported = false;
+    skip.support = absl::StrFormat(
+        "KEP-4330 \"Motivation\" describes it (\"upgrade binary-version ... "
+        "emulation-version stays ... this is our skip-level binary "
+        "upgrade\", then the emulation version one minor at a time), and "
+        "kube-apiserver %s accepts --emulated-version back to %s (KEP-4330 "
+        "beta: binary - 3, never below 1.31); Kubernetes' version skew "
+        "policy still supports kube-apiserver upgrades of one minor version "
+        "only, so this path is the KEP's design, not a supported upgrade",
+        to_line.MajorMinorString(),
+        EmulationFloor(to_.binary).MajorMinorString());
+    COMPATD_ASSIGN_OR_RETURN(std::vector<PlannedStep> skip_steps, Steps(true));
+    COMPATD_RETURN_IF_ERROR(RunPath(std::move(skip_steps), &skip));
+    skip.reason = absl::StrFormat(
+        "%d steps: kube-apiserver %s straight to %s emulating %s, then the "
+        "emulation version one minor at a time; %d items, %d blocking",
+        skip.steps.size(), from_.binary.ToString(), to_.binary.ToString(),
+        from_.emulation.MajorMinorString(), skip.items.size(), skip.blockers);
+    plan.alternatives.push_back(std::move(skip));
+  }
+  return plan;
 }
 
 }  // namespace
@@ -751,9 +1202,18 @@ UpgradePlanQuery UpgradeTargetQuery(const Catalog& catalog) {
   return query;
 }
 
+absl::StatusOr<UpgradePlan> PlanUpgrade(const CatalogSet& lines,
+                                        const UpgradePlanQuery& query) {
+  return Planner(lines, query).Run();
+}
+
 absl::StatusOr<UpgradePlan> PlanUpgrade(const Catalog& catalog,
                                         const UpgradePlanQuery& query) {
-  return Planner(catalog, query).Run();
+  // The set borrows the catalog for the call (an aliasing shared_ptr that
+  // owns nothing).
+  const std::shared_ptr<const CatalogSet> lines = CatalogSet::Single(
+      std::shared_ptr<const Catalog>(std::shared_ptr<const void>(), &catalog));
+  return Planner(*lines, query).Run();
 }
 
 }  // namespace compatd::engine

@@ -281,11 +281,11 @@ void AddCommandFlags(compatd::base::FlagTable* flags, Commands* commands) {
                    "eval: the request message as JSON, e.g. "
                    "'{\"name\":\"WatchList\"}'");
   flags->AddString("from", &commands->plan.from,
-                   "plan: the cluster's emulation version now, on the "
-                   "catalog's binary, e.g. 1.33");
+                   "plan: the cluster's kube-apiserver binary now, at its "
+                   "defaults, e.g. 1.33");
   flags->AddString("to", &commands->plan.to,
-                   "plan: the target emulation version, e.g. 1.36 (default: "
-                   "the binary version)");
+                   "plan: the target kube-apiserver binary, at its "
+                   "defaults, e.g. 1.36 (default: the catalog's)");
   flags->AddString("from-json", &commands->plan.from_json,
                    "plan: the cluster now as a whole VersionContext in JSON "
                    "(instead of --from)");

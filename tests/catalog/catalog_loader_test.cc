@@ -467,7 +467,8 @@ const BadCase kBadCases[] = {
     // cluster.upgradeTarget: a plan from the cluster section must be
     // answerable (engine/upgrade_plan.h).
     {"upgrade_target_other_binary", 4,
-     "cluster.upgradeTarget: binary_version \"1.37\": this catalog"},
+     "cluster.upgradeTarget: binary_version \"1.37\": no catalog describes "
+     "kube-apiserver 1.37"},
     {"upgrade_target_older_than_cluster", 4,
      "cluster.upgradeTarget: emulation_version 1.34 is older than from's "
      "1.35"},

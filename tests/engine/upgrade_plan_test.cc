@@ -60,7 +60,7 @@ class UpgradePlanTest : public ::testing::Test {
   static std::vector<const PlanItem*> Items(const UpgradePlan& plan,
                                             PlanSection section) {
     std::vector<const PlanItem*> out;
-    for (const PlanItem& item : plan.items) {
+    for (const PlanItem& item : plan.path.items) {
       if (item.section == section) out.push_back(&item);
     }
     return out;
@@ -81,7 +81,7 @@ TEST_F(UpgradePlanTest, StepsFollowKep4330SafeOrder) {
   EXPECT_EQ(plan.from.min_compatibility, V(33));  // max(1.32, floor 1.33)
   EXPECT_EQ(plan.to.emulation, V(36));
   EXPECT_EQ(plan.to.min_compatibility, V(35));
-  ASSERT_EQ(plan.steps.size(), 6u);
+  ASSERT_EQ(plan.path.steps.size(), 6u);
   const std::vector<std::pair<std::string, std::pair<int, int>>> expected = {
       {"binaries", {33, 33}},
       {"emulation 1.34", {34, 33}},
@@ -91,7 +91,7 @@ TEST_F(UpgradePlanTest, StepsFollowKep4330SafeOrder) {
       {"min-compatibility 1.35", {36, 35}}};
   for (size_t i = 0; i < expected.size(); ++i) {
     SCOPED_TRACE(expected[i].first);
-    const UpgradeStep& step = plan.steps[i];
+    const UpgradeStep& step = plan.path.steps[i];
     EXPECT_EQ(step.number, static_cast<int>(i) + 1);
     EXPECT_EQ(step.name, expected[i].first);
     EXPECT_EQ(step.versions.binary, catalog().binary_version);
@@ -102,9 +102,9 @@ TEST_F(UpgradePlanTest, StepsFollowKep4330SafeOrder) {
               step.versions.min_compatibility.MajorMinorString());
   }
   EXPECT_THAT(
-      plan.steps[0].action,
+      plan.path.steps[0].action,
       HasSubstr("--emulated-version=1.33 --min-compatibility-version=1.33"));
-  EXPECT_THAT(plan.steps[4].action,
+  EXPECT_THAT(plan.path.steps[4].action,
               HasSubstr("--min-compatibility-version=1.34"));
   // One rollback item per step.
   const std::vector<const PlanItem*> rollback =
@@ -112,12 +112,13 @@ TEST_F(UpgradePlanTest, StepsFollowKep4330SafeOrder) {
   ASSERT_EQ(rollback.size(), 6u);
   for (const PlanItem* item : rollback) {
     EXPECT_EQ(item->rule, "rollback-to-min-compatibility");
-    EXPECT_THAT(item->reason, HasSubstr(absl::StrCat(
-                                  "can roll back to is ",
-                                  plan.steps[item->step - 1].rollback_to)));
+    EXPECT_THAT(
+        item->reason,
+        HasSubstr(absl::StrCat("can roll back to is ",
+                               plan.path.steps[item->step - 1].rollback_to)));
   }
   // Without flags or clients nothing blocks.
-  EXPECT_EQ(plan.blockers, 0);
+  EXPECT_EQ(plan.path.blockers, 0);
   EXPECT_THAT(Items(plan, PlanSection::kFlags), IsEmpty());
   EXPECT_THAT(Items(plan, PlanSection::kClients), IsEmpty());
 }
@@ -138,7 +139,7 @@ TEST_F(UpgradePlanTest, FeatureGateItemsMatchTheCatalogSpecs) {
   std::set<std::pair<int, std::string>> expected;
   for (const Feature& f : catalog().features) {
     EffectiveVersions before = plan.from;
-    for (const UpgradeStep& step : plan.steps) {
+    for (const UpgradeStep& step : plan.path.steps) {
       const FeatureSpec* a =
           SelectFeatureSpec(f.specs, before.emulation, before.min_compatibility,
                             min_compat_rules);
@@ -202,14 +203,14 @@ TEST_F(UpgradePlanTest, AFlagLockedAtTheTargetBlocksItsStep) {
   // The step whose spec in force locks it.
   const FeatureSpec* spec = SelectFeatureSpec(
       catalog().FindFeature("APIServerTracing")->specs,
-      plan.steps[item.step - 1].versions.emulation, V(33), true);
+      plan.path.steps[item.step - 1].versions.emulation, V(33), true);
   ASSERT_NE(spec, nullptr);
   EXPECT_TRUE(spec->lock_to_default);
   const FeatureSpec* before = SelectFeatureSpec(
       catalog().FindFeature("APIServerTracing")->specs,
-      plan.steps[item.step - 2].versions.emulation, V(33), true);
+      plan.path.steps[item.step - 2].versions.emulation, V(33), true);
   EXPECT_FALSE(before->lock_to_default);
-  EXPECT_EQ(plan.blockers, 1);
+  EXPECT_EQ(plan.path.blockers, 1);
   // The gate's own item shows it turning on (the flag is gone).
   EXPECT_THAT(Items(plan, PlanSection::kFeatureGates),
               Contains(Pointee(AllOf(
@@ -270,7 +271,7 @@ TEST_F(UpgradePlanTest, APIItemsMatchServedAPIsAndCatalogRemovals) {
   };
   std::set<std::string> expected_stop, expected_start;
   std::set<std::string> before = served(plan.from);
-  for (const UpgradeStep& step : plan.steps) {
+  for (const UpgradeStep& step : plan.path.steps) {
     const std::set<std::string> now = served(step.versions);
     for (const std::string& r : before) {
       if (!now.contains(r)) {
@@ -333,7 +334,7 @@ TEST_F(UpgradePlanTest, StorageItemsMatchStorageVersionDecisions) {
   }
   for (const auto& [group, resource] : resources) {
     EffectiveVersions before = plan.from;
-    for (const UpgradeStep& step : plan.steps) {
+    for (const UpgradeStep& step : plan.path.steps) {
       absl::StatusOr<StorageVersionDecision> a =
           DecideStorageVersion(catalog(), before, group, resource);
       absl::StatusOr<StorageVersionDecision> b =
@@ -380,7 +381,7 @@ TEST_F(UpgradePlanTest, ClientsOutOfAllowanceAtTheirFirstStep) {
   // Each against CheckSkew at the steps.
   for (const PlanClient& client : q.clients) {
     int first_out = 0;
-    for (const UpgradeStep& step : plan.steps) {
+    for (const UpgradeStep& step : plan.path.steps) {
       absl::StatusOr<SkewDecision> d =
           CheckSkew(catalog(), step.versions, client.component, client.version);
       if (d.ok() && d->verdict != SkewVerdict::kAllowed) {
@@ -432,14 +433,18 @@ TEST_F(UpgradePlanTest, ARequestClientMustBeJudgeable) {
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("clients[0]: ")));
 }
 
+// One catalog is one release line: a binary of another line has no facts to
+// answer from.
 TEST_F(UpgradePlanTest, AnotherBinaryIsRefusedWithTheAcceptedRange) {
   UpgradePlanQuery q = Query("1.33", "1.36");
   q.from.binary_version = "1.33";
-  EXPECT_THAT(PlanUpgrade(catalog(), q),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("from.binary_version \"1.33\""),
-                             HasSubstr("describes kube-apiserver 1.36"),
-                             HasSubstr("1.33 to 1.36 are accepted"))));
+  EXPECT_THAT(
+      PlanUpgrade(catalog(), q),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("from.binary_version \"1.33\": no catalog "
+                               "describes kube-apiserver 1.33"),
+                     HasSubstr("the release lines it has are 1.36"),
+                     HasSubstr("1.33 to 1.36 are accepted"))));
   q = Query("1.33", "1.36");
   q.to.binary_version = "1.37.0";
   EXPECT_THAT(PlanUpgrade(catalog(), q),
@@ -489,9 +494,9 @@ TEST_F(UpgradePlanTest, EmptyToIsTheBinaryVersion) {
   EXPECT_EQ(plan.to.min_compatibility, V(35));
   // From 1.35 defaults min-compatibility to 1.34.
   EXPECT_EQ(plan.from.min_compatibility, V(34));
-  ASSERT_EQ(plan.steps.size(), 3u);
-  EXPECT_EQ(plan.steps[1].name, "emulation 1.36");
-  EXPECT_EQ(plan.steps[2].name, "min-compatibility 1.35");
+  ASSERT_EQ(plan.path.steps.size(), 3u);
+  EXPECT_EQ(plan.path.steps[1].name, "emulation 1.36");
+  EXPECT_EQ(plan.path.steps[2].name, "min-compatibility 1.35");
 }
 
 TEST(PlanSectionNameTest, Names) {

@@ -117,15 +117,95 @@ TEST_F(PlanUpgradeServerTest, PlansFrom133To136WithTheRecordedClients) {
   EXPECT_EQ(response.catalog_generation(), 1u);
 }
 
-TEST_F(PlanUpgradeServerTest, ErrorsNameTheEnd) {
+// Across binaries, each answered from its embedded line: kube-apiserver 1.32
+// with --feature-gates=AppArmor=true does not start on 1.33, which no longer
+// registers the gate (kubernetes v1.32.5 pkg/features: AppArmor GA 1.31,
+// locked, "remove in 1.33"; component-base unsafeSetFromMap: "unrecognized
+// feature gate: AppArmor").
+TEST_F(PlanUpgradeServerTest, AppArmorOn132BlocksTheHopTo133) {
+  v1::PlanUpgradeRequest request;
+  request.mutable_from()->set_binary_version("1.32");
+  request.mutable_from()->set_feature_gates("AppArmor=true");
+  request.mutable_to()->set_binary_version("1.33");
+  v1::PlanUpgradeResponse response;
+  const grpc::Status status = Plan(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.path().name(), "one minor at a time");
+  EXPECT_TRUE(response.path().supported());
+  ASSERT_GE(response.steps_size(), 2);
+  EXPECT_EQ(response.steps(0).name(), "binaries 1.33");
+  EXPECT_EQ(response.steps(0).versions().emulation_version(), "1.32");
+  EXPECT_THAT(response.steps(0).catalog(),
+              HasSubstr("embedded:kubernetes-1.33"));
+  ASSERT_GE(response.flags_size(), 1);
+  EXPECT_EQ(response.flags(0).subject(),
+            "--feature-gates AppArmor=true (from.feature_gates)");
+  EXPECT_EQ(response.flags(0).rule(), "feature-gate-unknown");
+  EXPECT_TRUE(response.flags(0).blocking());
+  EXPECT_EQ(response.flags(0).step(), 1u);
+  EXPECT_THAT(response.flags(0).reason(),
+              HasSubstr("unrecognized feature gate: AppArmor"));
+}
+
+// 1.33 to 1.36: one binary minor at a time (Kubernetes' version skew policy),
+// so hops on the 1.34 and 1.35 binaries; the skip-level path through
+// --emulated-version (1.36 emulates back to 1.33) is labelled unsupported.
+TEST_F(PlanUpgradeServerTest, From133To136HopsOnThe134And135Binaries) {
   v1::PlanUpgradeRequest request;
   request.mutable_from()->set_binary_version("1.33");
+  request.mutable_to()->set_binary_version("1.36");
+  v1::PlanUpgradeResponse response;
+  const grpc::Status status = Plan(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  std::vector<std::string> hops;
+  for (const v1::UpgradeStep& step : response.steps()) {
+    if (absl::StartsWith(step.name(), "binaries ")) {
+      hops.push_back(step.name() + " on " +
+                     step.versions().binary_version().substr(0, 4));
+    }
+  }
+  EXPECT_THAT(hops, ::testing::ElementsAre("binaries 1.34 on 1.34",
+                                           "binaries 1.35 on 1.35",
+                                           "binaries 1.36 on 1.36"));
+  ASSERT_EQ(response.alternatives_size(), 1);
+  EXPECT_EQ(response.alternatives(0).name(),
+            "skip-level through --emulated-version");
+  EXPECT_FALSE(response.alternatives(0).supported());
+  ASSERT_GE(response.alternatives(0).steps_size(), 1);
+  EXPECT_EQ(response.alternatives(0).steps(0).name(), "binaries 1.36");
+  EXPECT_EQ(response.alternatives(0).steps(0).versions().emulation_version(),
+            "1.33");
+}
+
+TEST_F(PlanUpgradeServerTest, BinariesWithoutALineOrBackwardsAreRefused) {
+  v1::PlanUpgradeRequest request;
+  request.mutable_from()->set_binary_version("1.33");
+  request.mutable_to()->set_binary_version("1.37");
   v1::PlanUpgradeResponse response;
   grpc::Status status = Plan(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(),
-              AllOf(HasSubstr("from.binary_version \"1.33\""),
-                    HasSubstr("1.33 to 1.36 are accepted")));
+              AllOf(HasSubstr("to.binary_version \"1.37\""),
+                    HasSubstr("1.31, 1.32, 1.33, 1.34, 1.35, 1.36")));
+  request.mutable_from()->set_binary_version("1.35");
+  request.mutable_to()->set_binary_version("1.34");
+  status = Plan(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("to.binary_version \"1.34\" is older than from's "
+                        "binary 1.35"));
+}
+
+TEST_F(PlanUpgradeServerTest, ErrorsNameTheEnd) {
+  v1::PlanUpgradeRequest request;
+  request.mutable_from()->set_binary_version("1.30");
+  v1::PlanUpgradeResponse response;
+  grpc::Status status = Plan(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              AllOf(HasSubstr("from.binary_version \"1.30\": no catalog "
+                              "describes kube-apiserver 1.30"),
+                    HasSubstr("1.31, 1.32, 1.33, 1.34, 1.35, 1.36")));
   request.Clear();
   request.mutable_to()->set_feature_gates(std::string(5000, 'A'));
   status = Plan(request, &response);
@@ -207,8 +287,8 @@ TEST_F(UpgradeTargetServerTest, MetricsExportWhatBlocksTheTarget) {
 
 TEST(PlanCommandTest, PrintsThePlanAsTextSayingNoClientsAreRecorded) {
   const RunResult r = RunCompatd(
-      COMPATD_BINARY,
-      {"plan", "--from=1.33", "--to=1.36", "--clients=kubelet=1.31"});
+      COMPATD_BINARY, {"plan", R"(--from-json={"emulationVersion":"1.33"})",
+                       "--clients=kubelet=1.31"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out,
               AllOf(HasSubstr("Upgrade plan on kube-apiserver 1.36 "
@@ -272,11 +352,66 @@ TEST(PlanCommandTest, BadUsageAndBadPlans) {
   r = RunCompatd(COMPATD_BINARY, {"--from=1.33"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("go with the plan command"));
-  r = RunCompatd(COMPATD_BINARY, {"plan", "--from=1.36", "--to=1.35"});
+  r = RunCompatd(COMPATD_BINARY,
+                 {"plan", R"(--from-json={"emulationVersion":"1.36"})",
+                  R"(--to-json={"emulationVersion":"1.35"})"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("ERROR: INVALID_ARGUMENT: to.emulation_version "
                                "1.35 is older than from's 1.36"));
   EXPECT_THAT(r.out, Not(HasSubstr("Step")));
+  // Bare versions are binaries: backwards, unknown, malformed.
+  r = RunCompatd(COMPATD_BINARY, {"plan", "--from=1.36", "--to=1.35"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("ERROR: INVALID_ARGUMENT: to.binary_version "
+                               "\"1.35\" is older than from's binary 1.36"));
+  r = RunCompatd(COMPATD_BINARY, {"plan", "--from=1.30", "--to=1.33"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("from.binary_version \"1.30\": no catalog "
+                                     "describes kube-apiserver 1.30"),
+                           HasSubstr("1.31, 1.32, 1.33, 1.34, 1.35, 1.36")));
+  r = RunCompatd(COMPATD_BINARY, {"plan", "--from=one.33", "--to=1.36"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err,
+              HasSubstr("from.binary_version \"one.33\" is not a version"));
+}
+
+// The issue's two "done when" plans through the CLI: binary 1.32 with
+// AppArmor=true to 1.33 blocks on AppArmor; 1.33 to 1.36 hops on the 1.34
+// and 1.35 binaries.
+TEST(PlanCommandTest, PlansAcrossBinaries) {
+  RunResult r = RunCompatd(
+      COMPATD_BINARY,
+      {"plan",
+       R"(--from-json={"binaryVersion":"1.32","featureGates":"AppArmor=true"})",
+       "--to=1.33"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("Upgrade plan from kube-apiserver 1.32 to 1.33"),
+                    HasSubstr("Path: one minor at a time (supported by "
+                              "Kubernetes)"),
+                    HasSubstr("Step 1: binaries 1.33 (kube-apiserver 1.33"),
+                    HasSubstr("[flags] BLOCKING --feature-gates AppArmor=true "
+                              "(from.feature_gates) (feature-gate-unknown)"),
+                    HasSubstr("unrecognized feature gate: AppArmor")));
+
+  r = RunCompatd(COMPATD_BINARY,
+                 {"plan", "--from=1.33", "--to=1.36", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  v1::PlanUpgradeResponse response;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(r.out, &response).ok());
+  std::vector<std::string> binaries;
+  for (const v1::UpgradeStep& step : response.steps()) {
+    if (absl::StartsWith(step.name(), "binaries")) {
+      binaries.push_back(step.name());
+    }
+  }
+  EXPECT_THAT(binaries, ::testing::ElementsAre("binaries 1.34", "binaries 1.35",
+                                               "binaries 1.36"));
+  EXPECT_EQ(response.from().binary_version(), "1.33");
+  EXPECT_EQ(response.to().binary_version(), "1.36");
+  ASSERT_EQ(response.alternatives_size(), 1);
+  EXPECT_FALSE(response.alternatives(0).supported());
 }
 
 }  // namespace
