@@ -27,8 +27,8 @@
   X(Evaluate)                       \
   X(GetCatalog)                     \
   X(ListClients)                    \
-  X(ListApiUsage)
-X(CheckCelExpression)
+  X(ListApiUsage)                   \
+  X(CheckCelExpression)
 
 namespace compatd::api {
 
