@@ -44,8 +44,9 @@ class ScanBoundsTest : public ::testing::Test {
   static v1::ScanObjectsResponse Scan(const std::vector<ScanText>& texts,
                                       const ScanLimits& limits = ScanLimits()) {
     v1::ScanObjectsResponse response;
-    const absl::Status status = ScanManifests(
-        **snapshot_, engine::VersionQuery{}, "1.30", texts, &response, limits);
+    const absl::Status status =
+        ScanManifests((*snapshot_)->default_line(), engine::VersionQuery{},
+                      "1.30", texts, &response, limits);
     EXPECT_TRUE(status.ok()) << status;
     return response;
   }

@@ -430,9 +430,10 @@ namespace upgrade_target {
 std::shared_ptr<ServingSnapshot> Emulating133WithTarget(uint64_t generation) {
   std::shared_ptr<ServingSnapshot> snapshot =
       Serve(NewCatalog("1.33"), generation);
-  snapshot->derived = std::make_shared<TargetAnswers>(engine::EffectiveVersions{
-      *engine::Version::Parse("1.36"), engine::Version::MajorMinor(1, 36),
-      engine::Version::MajorMinor(1, 35)});
+  snapshot->lines[0].derived =
+      std::make_shared<TargetAnswers>(engine::EffectiveVersions{
+          *engine::Version::Parse("1.36"), engine::Version::MajorMinor(1, 36),
+          engine::Version::MajorMinor(1, 35)});
   return snapshot;
 }
 

@@ -127,9 +127,7 @@ class TrackerFleetTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(metrics_, ServiceMetrics::Create(&registry_, options));
     auto catalog = std::make_shared<engine::Catalog>();
     catalog->binary_version = *engine::Version::Parse("1.36");
-    snapshot_ = std::make_shared<ServingSnapshot>();
-    snapshot_->catalog = std::move(catalog);
-    snapshot_->generation = 1;
+    snapshot_ = SingleLineSnapshot(std::move(catalog), 1);
     store_.Publish(snapshot_);
     fleet_ = std::make_unique<FleetClients>(
         FleetClients::Options{.source = "Prometheus at http://prom:9090",
