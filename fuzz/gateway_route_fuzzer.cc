@@ -102,7 +102,13 @@ std::string AllowOf(const http::Response& response) {
 // The methods a path takes, "" for a path the gateway does not serve.
 std::string AllowedMethods(absl::string_view path) {
   if (path == "/healthz") return "GET, HEAD";
-  if (path == "/admission/v1/validate" || path == "/gatekeeper/v1") {
+  // The admission webhook takes its options as path segments too
+  // (/admission/v1/validate/enforce/emulation-1.35): every path below it is
+  // the webhook's (a bad segment is its 400, not a 404).
+  absl::string_view admission = path;
+  if ((absl::ConsumePrefix(&admission, "/admission/v1/validate") &&
+       (admission.empty() || admission.front() == '/')) ||
+      path == "/gatekeeper/v1") {
     return "POST";
   }
   absl::string_view rpc = path;

@@ -113,7 +113,8 @@ TEST_F(PlanUpgradeServerTest, PlansFrom133To136WithTheRecordedClients) {
   }
   EXPECT_EQ(in_steps, response.flags_size() + response.feature_gates_size() +
                           response.apis_size() + response.storage_size() +
-                          response.rollback_size() + response.clients_size());
+                          response.rollback_size() + response.clients_size() +
+                          response.cel_size());
   EXPECT_EQ(response.catalog_generation(), 1u);
 }
 
