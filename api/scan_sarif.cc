@@ -8,42 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "base/json_quote.h"
 
 namespace compatd::api {
 namespace {
 
-// A JSON string literal.
-std::string Json(absl::string_view text) {
-  std::string out = "\"";
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += "\"";
-  return out;
-}
+// A JSON string literal (file names and messages can hold any bytes).
+std::string Json(absl::string_view text) { return base::JsonQuote(text); }
 
 // A file path as a URI reference: '/' kept, every byte outside RFC 3986's
 // unreserved set percent-encoded.

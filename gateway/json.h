@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "base/json_quote.h"
 #include "google/protobuf/message.h"
 
 namespace compatd::gateway {
@@ -64,8 +65,8 @@ std::string ToJsonByProtobuf(const google::protobuf::Message& message);
 
 // `text` as a JSON string literal, quotes included; bytes that are not
 // well-formed UTF-8 (echoed paths and parameters can hold any) are U+FFFD,
-// so that the document stays UTF-8 (RFC 8259 8.1).
-std::string JsonQuote(absl::string_view text);
+// so that the document stays UTF-8 (RFC 8259 8.1). base/json_quote.h.
+using base::JsonQuote;
 
 // Percent-decodes a URL query component ('+' is a space). False for a bad
 // escape.
