@@ -620,6 +620,10 @@ class ServerImpl final : public Server {
           " (address in use, or not a host:port this machine has?)"));
     }
     health_ = grpc_server_->GetHealthCheckService();
+    // gRPC's default health service answers SERVING for "" from the start:
+    // NOT_SERVING until the first catalog is published, before the port is
+    // announced, so that nothing which waits for SERVING beats the catalog.
+    SetServing(false);
     base::LogInfo(
         absl::StrCat("gRPC listening on ", HostOf(options_.listen), ":", port_,
                      !options_.tls.enabled()          ? " (plaintext)"
@@ -630,6 +634,7 @@ class ServerImpl final : public Server {
         HealthOnlyServer::Start(options_.health_listen);
     if (!health_only.ok()) return health_only.status();
     health_only_ = *std::move(health_only);
+    SetServing(false);
     base::LogInfo(absl::StrCat(
         "gRPC health (grpc.health.v1 only, plaintext) on ",
         HostOf(options_.health_listen), ":", health_only_->port()));

@@ -21,6 +21,8 @@
 #include "absl/strings/str_cat.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
 #include "tests/testing/subprocess.h"
@@ -185,6 +187,92 @@ TEST(StartupTest, ClosedStderrDoesNotKillItWithMetricsOff) {
       << "compatd ended after writing to a closed stderr";
   kill(process.pid(), SIGTERM);
   EXPECT_EQ(process.Wait(10s), 0);
+}
+
+// gRPC's default health service says SERVING for "" from the moment the
+// server starts; compatd says NOT_SERVING on every health door (and 503 on
+// /healthz) from the moment it announces its ports until the first catalog is
+// served. A test harness that waited for SERVING once beat the catalog.
+int PortFromLog(const std::string& log, const std::string& pattern) {
+  std::smatch match;
+  if (!std::regex_search(log, match, std::regex(pattern))) return 0;
+  return std::stoi(match[1]);
+}
+
+std::string HealthOf(int port, const std::string& service) {
+  auto stub = grpc::health::v1::Health::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 5s);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = stub->Check(&context, request, &response);
+  if (!status.ok()) return "error: " + status.error_message();
+  return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+      response.status());
+}
+
+TEST(StartupTest, NothingSaysServingBeforeTheFirstCatalog) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string catalog = dir.path() + "/catalog.yaml";
+  // A catalog still open for writing holds start-up after the ports are up.
+  const int writer =
+      open(catalog.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(writer, 0);
+  const std::string text = "binaryVersion: \"1.36\"\nfeatures: []\n";
+  ASSERT_EQ(write(writer, text.data(), text.size()),
+            static_cast<ssize_t>(text.size()));
+  Subprocess process;
+  ASSERT_TRUE(testing::StartTiedToThisProcess(
+      process, COMPATD_BINARY,
+      {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
+       "--health-listen=127.0.0.1:0", "--http-listen=127.0.0.1:0",
+       "--catalog=" + catalog}));
+  ASSERT_TRUE(process.WaitForStderr("open for writing", 10s))
+      << process.Stderr();
+  const std::string log = process.Stderr();
+  const int grpc_port =
+      PortFromLog(log, "gRPC listening on 127\\.0\\.0\\.1:([0-9]+)");
+  const int health_port =
+      PortFromLog(log, "plaintext\\) on 127\\.0\\.0\\.1:([0-9]+)");
+  const int http_port =
+      PortFromLog(log, "JSON on http://127\\.0\\.0\\.1:([0-9]+)");
+  ASSERT_NE(grpc_port, 0) << log;
+  ASSERT_NE(health_port, 0) << log;
+  ASSERT_NE(http_port, 0) << log;
+  for (const int port : {grpc_port, health_port}) {
+    for (const std::string service : {"", "compatd.v1.CompatibilityPolicy"}) {
+      EXPECT_EQ(HealthOf(port, service), "NOT_SERVING")
+          << "port " << port << " service \"" << service << "\"";
+    }
+  }
+  absl::StatusOr<testing::HttpReply> early =
+      testing::HttpGet(http_port, "/healthz");
+  ASSERT_TRUE(early.ok()) << early.status();
+  EXPECT_EQ(early->status, 503) << early->body;
+
+  close(writer);
+  ASSERT_TRUE(process.WaitForStderr("serving catalog", 10s))
+      << process.Stderr();
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (HealthOf(grpc_port, "") != "SERVING" &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  for (const int port : {grpc_port, health_port}) {
+    for (const std::string service : {"", "compatd.v1.CompatibilityPolicy"}) {
+      EXPECT_EQ(HealthOf(port, service), "SERVING")
+          << "port " << port << " service \"" << service << "\"";
+    }
+  }
+  absl::StatusOr<testing::HttpReply> later =
+      testing::HttpGet(http_port, "/healthz");
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_EQ(later->status, 200) << later->body;
+  process.Signal(SIGTERM);
+  EXPECT_EQ(process.Wait(10s), std::optional<int>(0)) << process.Stderr();
 }
 
 // ---------------------------------------------------------------------------
