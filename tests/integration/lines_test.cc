@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/testing/configmap_fixture.h"
@@ -204,9 +205,27 @@ class LinesServerTest : public ::testing::Test {
     const std::string err = server_.Stderr();
     ASSERT_TRUE(std::regex_search(
         err, match, std::regex("gRPC listening on 127\\.0\\.0\\.1:([0-9]+)")));
-    stub_ = v1::CompatibilityPolicy::NewStub(
+    const auto channel =
         grpc::CreateChannel(absl::StrCat("127.0.0.1:", match[1].str()),
-                            grpc::InsecureChannelCredentials()));
+                            grpc::InsecureChannelCredentials());
+    stub_ = v1::CompatibilityPolicy::NewStub(channel);
+    // Ready, not only listening: SERVING once the first catalogs are served.
+    auto health = grpc::health::v1::Health::NewStub(channel);
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    bool serving = false;
+    while (!serving && std::chrono::steady_clock::now() < deadline) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + 2s);
+      grpc::health::v1::HealthCheckResponse response;
+      serving = health
+                    ->Check(&context, grpc::health::v1::HealthCheckRequest(),
+                            &response)
+                    .ok() &&
+                response.status() ==
+                    grpc::health::v1::HealthCheckResponse::SERVING;
+      if (!serving) std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_TRUE(serving) << server_.Stderr();
   }
 
   grpc::Status Feature(absl::string_view name, absl::string_view binary,
