@@ -286,11 +286,12 @@ TEST_F(UpgradeTargetServerTest, MetricsExportWhatBlocksTheTarget) {
   EXPECT_EQ(plan.blockers(), 3u);
 }
 
-TEST(PlanCommandTest, PrintsThePlanAsTextSayingNoClientsAreRecorded) {
+TEST(PlanCommandTest, AllPrintsEveryItemSayingNoClientsAreRecorded) {
   const RunResult r = RunCompatd(
       COMPATD_BINARY, {"plan", R"(--from-json={"emulationVersion":"1.33"})",
-                       "--clients=kubelet=1.31"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+                       "--clients=kubelet=1.31", "--all"});
+  // kubelet 1.31 is a blocker (below).
+  ASSERT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.out,
               AllOf(HasSubstr("Upgrade plan on kube-apiserver 1.36 "
                               "(embedded:kubernetes-1.36): emulation 1.33 -> "
@@ -314,7 +315,11 @@ TEST(PlanCommandTest, JsonOutputIsThePlanUpgradeResponse) {
       {"plan",
        R"(--from-json={"emulationVersion":"1.33","featureGates":"APIServerTracing=false"})",
        "-o", "json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // APIServerTracing is GA and locked to true from 1.34 (apiserver v0.34.0
+  // pkg/features/kube_features.go: {Version: 1.34, Default: true,
+  // PreRelease: GA, LockToDefault: true}); component-base refuses to set a
+  // locked gate to another value, so the flag blocks: exit 3, -o json too.
+  ASSERT_EQ(r.exit_code, 3) << r.err;
   v1::PlanUpgradeResponse response;
   ASSERT_TRUE(
       google::protobuf::util::JsonStringToMessage(r.out, &response).ok())
@@ -324,35 +329,44 @@ TEST(PlanCommandTest, JsonOutputIsThePlanUpgradeResponse) {
   ASSERT_GE(response.flags_size(), 1);
   EXPECT_EQ(response.flags(0).subject(),
             "--feature-gates APIServerTracing=false (from.feature_gates)");
+  EXPECT_TRUE(response.flags(0).blocking());
   // Same answer as eval.
   const RunResult eval = RunCompatd(
       COMPATD_BINARY,
       {"eval", "--rpc=PlanUpgrade",
        R"(--request={"from":{"emulationVersion":"1.33","featureGates":"APIServerTracing=false"}})"});
-  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;  // eval prints; it does not judge
   v1::PlanUpgradeResponse from_eval;
   ASSERT_TRUE(
       google::protobuf::util::JsonStringToMessage(eval.out, &from_eval).ok());
   EXPECT_EQ(from_eval.SerializeAsString(), response.SerializeAsString());
 }
 
+// Usage errors exit 1, as scan's do: plan's 2 means "actions".
 TEST(PlanCommandTest, BadUsageAndBadPlans) {
   RunResult r =
       RunCompatd(COMPATD_BINARY, {"plan", "--from=1.33", "--from-json={}"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("give --from or --from-json, not both"));
   r = RunCompatd(COMPATD_BINARY, {"plan", "--to-json={\"emulation\":1}"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("--to-json is not a valid "
                                "compatd.v1.VersionContext"));
   r = RunCompatd(COMPATD_BINARY, {"plan", "-o", "yaml"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("expected text (the default) or json"));
+  r = RunCompatd(COMPATD_BINARY, {"plan", "--all", "-o", "json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--all is for the text output"));
   r = RunCompatd(COMPATD_BINARY, {"plan", "--clients=kubelet"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 1);
+  r = RunCompatd(COMPATD_BINARY, {"plan", "1.36"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("unexpected argument \"1.36\""));
   r = RunCompatd(COMPATD_BINARY, {"--from=1.33"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("go with the plan command"));
+  EXPECT_EQ(r.exit_code, 2);  // the server's usage error
+  EXPECT_THAT(r.err, HasSubstr("--from is a flag of compatd plan, not of the "
+                               "server"));
   r = RunCompatd(COMPATD_BINARY,
                  {"plan", R"(--from-json={"emulationVersion":"1.36"})",
                   R"(--to-json={"emulationVersion":"1.35"})"});
@@ -384,8 +398,8 @@ TEST(PlanCommandTest, PlansAcrossBinaries) {
       COMPATD_BINARY,
       {"plan",
        R"(--from-json={"binaryVersion":"1.32","featureGates":"AppArmor=true"})",
-       "--to=1.33"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+       "--to=1.33", "--all"});
+  ASSERT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.out,
               AllOf(HasSubstr("Upgrade plan from kube-apiserver 1.32 to 1.33"),
                     HasSubstr("Path: one minor at a time (supported by "
@@ -397,7 +411,7 @@ TEST(PlanCommandTest, PlansAcrossBinaries) {
 
   r = RunCompatd(COMPATD_BINARY,
                  {"plan", "--from=1.33", "--to=1.36", "-o", "json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 2) << r.err;  // actions (the golden test below)
   v1::PlanUpgradeResponse response;
   ASSERT_TRUE(
       google::protobuf::util::JsonStringToMessage(r.out, &response).ok());
