@@ -568,7 +568,8 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
 namespace {
 
 // `compatd scan`'s progress on a terminal: one line on `err`, redrawn at most
-// ten times a second ("\r" and erase to the end of the line), cleared at the
+// ten times a second (and once when the reading of files gives way to their
+// parsing) ("\r" and erase to the end of the line), cleared at the
 // end. Off: nothing at all.
 class ProgressLine {
  public:
@@ -581,9 +582,13 @@ class ProgressLine {
         std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now().time_since_epoch())
             .count();
-    if (shown_ && now_ms - last_ms_ < 100) return;
+    // A new phase (reading, then parsing of `total_files`) shows at once.
+    if (shown_ && total_files == last_total_ && now_ms - last_ms_ < 100) {
+      return;
+    }
     shown_ = true;
     last_ms_ = now_ms;
+    last_total_ = total_files;
     err_ << "\r\033[Kcompatd scan: " << files;
     if (total_files > 0) err_ << "/" << total_files;
     err_ << " file(s), " << objects << " object(s)" << std::flush;
@@ -600,6 +605,7 @@ class ProgressLine {
   std::ostream& err_;
   bool shown_ = false;
   int64_t last_ms_ = 0;  // steady clock
+  size_t last_total_ = 0;
 };
 
 // Reads and scans every path into `response`; false after printing an error

@@ -157,34 +157,28 @@ absl::Status FlagTable::Parse(int argc, char** argv, int first,
   return absl::OkStatus();
 }
 
-namespace {
-
-// `text` wrapped at 80 columns, each line indented by six spaces.
-void AppendWrapped(std::string* out, absl::string_view text) {
-  constexpr size_t kIndent = 6;
-  constexpr size_t kWidth = 80;
-  size_t column = kIndent;
-  out->append(kIndent, ' ');
+std::string WrapText(absl::string_view text, size_t indent, size_t width) {
+  std::string out(indent, ' ');
+  size_t column = indent;
   bool first = true;
   for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
-    if (!first && column + 1 + word.size() > kWidth) {
-      out->append("\n");
-      out->append(kIndent, ' ');
-      column = kIndent;
+    if (!first && column + 1 + word.size() > width) {
+      out.append("\n");
+      out.append(indent, ' ');
+      column = indent;
       first = true;
     }
     if (!first) {
-      out->push_back(' ');
+      out.push_back(' ');
       ++column;
     }
-    absl::StrAppend(out, word);
+    absl::StrAppend(&out, word);
     column += word.size();
     first = false;
   }
-  out->append("\n");
+  out.append("\n");
+  return out;
 }
-
-}  // namespace
 
 std::string FlagTable::Usage() const {
   std::string out;
@@ -202,7 +196,7 @@ std::string FlagTable::Usage() const {
         flag.name,
         flag.value_name.empty() ? "" : absl::StrCat("=", flag.value_name),
         " (default: ", flag.default_text, ")\n");
-    AppendWrapped(&out, flag.help);
+    absl::StrAppend(&out, WrapText(flag.help, 6, 80));
   }
   return out;
 }

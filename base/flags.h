@@ -18,6 +18,11 @@
 
 namespace compatd::base {
 
+// `text` wrapped at `width` columns at spaces, every line indented by
+// `indent` spaces and ended by a newline (a word longer than a line stays
+// whole).
+std::string WrapText(absl::string_view text, size_t indent, size_t width);
+
 class FlagTable final {
  public:
   // `help_command` is what an unknown flag's message sends the user to

@@ -19,11 +19,10 @@ namespace compatd::service {
 namespace {
 
 constexpr char kServerUsage[] =
-    "compatd answers Kubernetes compatibility-version questions (KEP-4330) "
+    "compatd answers Kubernetes compatibility-version questions (KEP-4330)\n"
     "over gRPC and HTTPS/JSON.\n\n"
     "Usage:\n"
-    "  compatd [flags]                serve the catalogs (gRPC; "
-    "--http-listen: HTTPS/JSON)\n"
+    "  compatd [flags]                serve (gRPC; --http-listen: HTTPS/JSON)\n"
     "  compatd --check-catalog=FILE   validate a catalog file and exit\n"
     "  compatd COMMAND [flags]        run one command offline and exit:\n"
     "    eval   answer one RPC (JSON on stdout)\n"
@@ -70,10 +69,10 @@ void AddLintFlags(base::FlagTable* flags, CommandOptions* c) {
 void AddPlanFlags(base::FlagTable* flags, CommandOptions* c) {
   flags->AddString("from", &c->plan.from,
                    "the cluster's kube-apiserver binary now, at its defaults, "
-                   "e.g. 1.33 (default: the catalog's cluster section)");
+                   "e.g. 1.33; empty: the default line's cluster section");
   flags->AddString("to", &c->plan.to,
                    "the target kube-apiserver binary, at its defaults, e.g. "
-                   "1.36 (default: the newest line)");
+                   "1.36; empty: the default line (the newest)");
   flags->AddString("from-json", &c->plan.from_json,
                    "the cluster now as a whole compatd.v1.VersionContext in "
                    "JSON (instead of --from), e.g. "
@@ -178,8 +177,8 @@ constexpr Command kCommands[] = {
      "--request='{\"versions\":{\"binaryVersion\":\"1.35\"}}'\n"
      "  compatd eval --rpc=GetCatalog --catalog=my-catalog.yaml\n",
      "  0  the response is on stdout\n"
-     "  1  the RPC failed (\"ERROR: CODE: message\" on stderr), or a catalog "
-     "does not load\n"
+     "  1  the RPC failed (\"ERROR: CODE: message\" on stderr), or a "
+     "catalog\n     does not load\n"
      "  2  bad usage: unknown flag or RPC, a request that is not its JSON\n",
      api::kExitUsage, false, AddEvalFlags, RunEvalCommand},
     {"lint", "compatd lint [--catalog=FILE]",
@@ -200,11 +199,12 @@ constexpr Command kCommands[] = {
      "nothing (--all lists every item). Colour on a terminal only.",
      "  compatd plan --from=1.33 --to=1.36\n"
      "  compatd plan --from=1.35 --to=1.36 --clients=kubelet=1.33 --all\n"
-     "  compatd plan --from-json='{\"binaryVersion\":\"1.32\","
-     "\"featureGates\":\"AppArmor=true\"}' --to=1.33 -o json\n",
+     "  compatd plan --to=1.33 -o json \\\n"
+     "    --from-json='{\"binaryVersion\":\"1.32\","
+     "\"featureGates\":\"AppArmor=true\"}'\n",
      "  0  nothing to do\n"
      "  1  bad usage, a catalog that does not load, or a plan compatd "
-     "refuses (ERROR on stderr)\n"
+     "refuses\n     (ERROR on stderr)\n"
      "  2  actions to take, no blocker\n"
      "  3  at least one blocker\n",
      api::kPlanExitError, false, AddPlanFlags, RunPlanCommand},
@@ -219,8 +219,8 @@ constexpr Command kCommands[] = {
      "  0  nothing found\n"
      "  1  an error: bad usage, unreadable input or catalog, bad documents\n"
      "  2  deprecated APIs found\n"
-     "  3  removed, not served, not yet introduced or unknown APIs, CRD or "
-     "CEL violations\n",
+     "  3  removed, not served, not yet introduced or unknown APIs, CRD "
+     "or CEL\n     violations\n",
      api::kScanExitError, true, AddScanFlags, RunScanCommand},
 };
 
@@ -274,9 +274,10 @@ const Command* CommandWithFlag(absl::string_view name, const Command* self) {
 }
 
 std::string CommandHelp(const Command& command, const base::FlagTable& flags) {
-  return absl::StrCat("Usage: ", command.synopsis, "\n\n", command.about,
-                      "\n\nFlags:\n", flags.Usage(), "\nExamples:\n",
-                      command.examples, "\nExit codes:\n", command.exit_codes);
+  return absl::StrCat("Usage: ", command.synopsis, "\n\n",
+                      base::WrapText(command.about, 0, 80), "\nFlags:\n",
+                      flags.Usage(), "\nExamples:\n", command.examples,
+                      "\nExit codes:\n", command.exit_codes);
 }
 
 int RunSubcommand(const Command& command, int argc, char** argv) {

@@ -80,6 +80,9 @@ TEST(CliTest, EverySubcommandHasItsOwnHelp) {
         EXPECT_THAT(r.out, Not(HasSubstr(server_flag)));
       }
       EXPECT_LE(r.out.size(), 4000u);  // a screen or two, not 57 flags
+      for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+        EXPECT_LE(line.size(), 100u) << line;
+      }
     }
   }
 }
