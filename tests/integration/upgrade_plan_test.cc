@@ -2,12 +2,21 @@
 // the server recorded, and inside Evaluate) and `compatd plan` offline (text
 // and -o json, --from-json, usage errors).
 
+#include <pty.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -494,6 +503,70 @@ TEST(PlanCommandTest, SummaryOf133To136FitsAScreenAndExitsTwo) {
   EXPECT_LE(lines.size(), 61u);  // 60 lines and the empty string after the last
   for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
   EXPECT_THAT(r.out, Not(HasSubstr("\033")));  // a pipe: no colour
+}
+
+// Runs compatd with stdout and stderr on a pseudo-terminal 120 columns wide
+// (TERM=xterm, NO_COLOR unset, then `env` set); what it printed, with the
+// terminal's \r\n made \n.
+std::string RunOnATerminal(const std::vector<std::string>& args,
+                           const std::vector<std::string>& env,
+                           int* exit_code) {
+  struct winsize size = {};
+  size.ws_col = 120;
+  size.ws_row = 40;
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, &size);
+  if (pid == 0) {
+    setenv("TERM", "xterm", 1);
+    unsetenv("NO_COLOR");
+    for (const std::string& kv : env) putenv(const_cast<char*>(kv.c_str()));
+    std::vector<char*> argv = {const_cast<char*>(COMPATD_BINARY)};
+    for (const std::string& a : args) {
+      argv.push_back(const_cast<char*>(a.c_str()));
+    }
+    argv.push_back(nullptr);
+    execv(COMPATD_BINARY, argv.data());
+    _exit(127);
+  }
+  std::string text;
+  char buffer[4096];
+  while (pid > 0) {
+    const ssize_t n = read(master, buffer, sizeof(buffer));
+    if (n > 0) {
+      text.append(buffer, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // EIO once the child's side is closed
+    }
+  }
+  if (master >= 0) close(master);
+  int status = 0;
+  if (pid > 0) waitpid(pid, &status, 0);
+  *exit_code = pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return absl::StrReplaceAll(text, {{"\r\n", "\n"}});
+}
+
+// A terminal gets colour (ANSI SGR) and lines that fit 100 columns once the
+// escape codes are left out; NO_COLOR or TERM=dumb: plain text.
+TEST(PlanCommandTest, ATerminalGetsColourInsideOneHundredColumns) {
+  const std::vector<std::string> args = {"plan", "--from=1.33", "--to=1.36"};
+  int code = -1;
+  const std::string coloured = RunOnATerminal(args, {}, &code);
+  EXPECT_EQ(code, 2);
+  EXPECT_THAT(coloured,
+              AllOf(HasSubstr("\033[1mSTEP  WHAT"),
+                    HasSubstr("\033[1mBlockers:\033[0m \033[32mnone\033[0m"),
+                    HasSubstr("\033[33mActions (102):\033[0m")));
+  const std::string plain =
+      std::regex_replace(coloured, std::regex("\033\\[[0-9;]*m"), "");
+  EXPECT_EQ(plain, kPlan133To136);  // the same text, coloured
+  for (const std::vector<std::string>& env :
+       std::vector<std::vector<std::string>>{{"NO_COLOR=1"}, {"TERM=dumb"}}) {
+    const std::string text = RunOnATerminal(args, env, &code);
+    EXPECT_EQ(code, 2);
+    EXPECT_EQ(text, kPlan133To136) << env[0];
+  }
 }
 
 // A plan with nothing to do: the binary it runs, at its defaults.
