@@ -14,6 +14,7 @@
 #include "api/object_check.h"
 #include "gateway/json.h"
 #include "gateway/ondemand.h"
+#include "gateway/query.h"
 #include "gateway/stack_arena.h"
 #include "simdjson.h"
 
@@ -132,13 +133,24 @@ const char kGrammar[] =
     "expected feature:NAME[@EMULATION], api:[GROUP/]VERSION/KIND[@EMULATION], "
     "storage:[GROUP/]RESOURCE[@EMULATION] or skew:COMPONENT/VERSION";
 
+// The provider URL's versions (binary-, emulation-, min-compatibility-
+// segments) with the key's own emulation version.
+void SetVersions(const UrlVersions& scope, const std::string& emulation,
+                 v1::VersionContext* versions) {
+  versions->set_binary_version(scope.binary_version);
+  versions->set_emulation_version(emulation);
+  versions->set_min_compatibility_version(scope.min_compatibility_version);
+}
+
 // Appends one key's value as JSON to `out`, or returns its lasting error
 // (and appends nothing).
 absl::Status AnswerKey(const api::PolicyHandlers& handlers,
                        const runtime::ServingSnapshot& snapshot,
-                       absl::string_view key, std::string* out) {
+                       const UrlVersions& scope, absl::string_view key,
+                       std::string* out) {
   absl::string_view rest = key;
-  std::string emulation;
+  // The provider URL's emulation version, unless the key names its own.
+  std::string emulation = scope.emulation_version;
   // One "@EMULATION" at the end; a second '@' leaves one in `rest`, which
   // the checks below refuse.
   auto take_emulation = [&rest, &emulation] {
@@ -165,7 +177,7 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
     v1::GetFeatureRequest& request =
         *StackArena::Create<v1::GetFeatureRequest>(arena);
     request.set_name(std::string(rest));
-    request.mutable_versions()->set_emulation_version(emulation);
+    SetVersions(scope, emulation, request.mutable_versions());
     v1::GetFeatureResponse& response =
         *StackArena::Create<v1::GetFeatureResponse>(arena);
     if (absl::Status s = handlers.GetFeature(snapshot, request, &response);
@@ -185,7 +197,9 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
     if (absl::Status s = malformed(parts); !s.ok()) return s;
     const absl::string_view group = parts.size() == 3 ? parts[0] : "";
     engine::VersionQuery query;
+    query.binary_version = scope.binary_version;
     query.emulation_version = emulation;
+    query.min_compatibility_version = scope.min_compatibility_version;
     absl::StatusOr<api::ObjectApiVerdict> verdict = api::CheckObjectApi(
         snapshot, query, group, parts[parts.size() - 2], parts.back());
     if (!verdict.ok()) return verdict.status();
@@ -221,7 +235,7 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
         *StackArena::Create<v1::GetStorageVersionRequest>(arena);
     if (parts.size() == 2) request.set_group(std::string(parts[0]));
     request.set_resource(std::string(parts.back()));
-    request.mutable_versions()->set_emulation_version(emulation);
+    SetVersions(scope, emulation, request.mutable_versions());
     v1::GetStorageVersionResponse& response =
         *StackArena::Create<v1::GetStorageVersionResponse>(arena);
     if (absl::Status s =
@@ -248,6 +262,7 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
         *StackArena::Create<v1::CheckSkewRequest>(arena);
     request.set_component(std::string(rest.substr(0, slash)));
     request.set_client_version(std::string(rest.substr(slash + 1)));
+    SetVersions(scope, scope.emulation_version, request.mutable_versions());
     v1::CheckSkewResponse& response =
         *StackArena::Create<v1::CheckSkewResponse>(arena);
     if (absl::Status s = handlers.CheckSkew(snapshot, request, &response);
@@ -265,10 +280,11 @@ absl::Status AnswerKey(const api::PolicyHandlers& handlers,
 // ,"value":null,"error":"..."}.
 std::string ItemAfterKey(const api::PolicyHandlers& handlers,
                          const runtime::ServingSnapshot& snapshot,
-                         absl::string_view key) {
+                         const UrlVersions& scope, absl::string_view key) {
   std::string item = R"(,"value":)";
   const size_t value_at = item.size();
-  if (absl::Status s = AnswerKey(handlers, snapshot, key, &item); s.ok()) {
+  if (absl::Status s = AnswerKey(handlers, snapshot, scope, key, &item);
+      s.ok()) {
     item.append(R"(,"error":""})");
   } else {
     item.resize(value_at);
@@ -288,7 +304,49 @@ std::string ProviderResponse(const std::string& items,
                       R"(,"systemError":)", JsonQuote(system_error), "}}");
 }
 
+// The provider URL's options: path segments after /gatekeeper/v1 (the
+// admission webhook's grammar, gateway/query.h) and the query. Only the
+// versions apply to a provider; INVALID_ARGUMENT for anything else.
+absl::Status ReadScope(const http::Request& request, UrlVersions* scope) {
+  absl::string_view segments = request.path;
+  absl::ConsumePrefix(&segments, kGatekeeperPath);
+  absl::ConsumePrefix(&segments, "/");
+  UrlVersions query;
+  if (absl::Status s = ParseUrlPath(segments, scope); !s.ok()) return s;
+  if (absl::Status s = ParseUrlVersions(request.query, &query); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = MergeUrlVersions(query, scope); !s.ok()) return s;
+  if (scope->mode_set || !scope->runtime_config.empty() ||
+      !scope->feature_gates.empty() || !scope->path_gates.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        request.path,
+        ": the Gatekeeper provider takes only versions (binary-MAJOR.MINOR, "
+        "emulation-MAJOR.MINOR, min-compatibility-MAJOR.MINOR as path "
+        "segments, or binaryVersion, emulationVersion, "
+        "minCompatibilityVersion in the query); the mode, feature gates and "
+        "APIs are the admission webhook's"));
+  }
+  return absl::OkStatus();
+}
+
+// What the cache keeps a key under: the key alone for the plain URL, else
+// the URL's versions and the key.
+std::string CacheKey(const UrlVersions& scope, const std::string& key) {
+  if (scope.binary_version.empty() && scope.emulation_version.empty() &&
+      scope.min_compatibility_version.empty()) {
+    return key;
+  }
+  return absl::StrCat(scope.binary_version, "/", scope.emulation_version, "/",
+                      scope.min_compatibility_version, " ", key);
+}
+
 }  // namespace
+
+bool IsGatekeeperPath(absl::string_view path) {
+  return absl::ConsumePrefix(&path, kGatekeeperPath) &&
+         (path.empty() || path[0] == '/');
+}
 
 void ServeGatekeeperError(absl::string_view system_error,
                           http::Response* response) {
@@ -309,16 +367,35 @@ void ServeGatekeeper(const api::PolicyHandlers& handlers,
     response->body = ProviderResponse("", s.message());
     return;
   }
+  UrlVersions scope;
+  if (absl::Status s = ReadScope(request, &scope); !s.ok()) {
+    response->body = ProviderResponse("", s.message());
+    return;
+  }
   if (snapshot == nullptr) {
     // Transient: Gatekeeper does not cache a systemError.
     response->body = ProviderResponse(
         "", "no catalog is loaded yet; retry once compatd reports ready");
     return;
   }
+  // A binary compatd has no catalog for is the provider's configuration,
+  // not any key's answer: said once, for every key.
+  if (absl::StatusOr<const runtime::ServingLine*> line =
+          snapshot->Line(scope.binary_version, "the provider URL's binary");
+      !line.ok()) {
+    response->body = ProviderResponse("", line.status().message());
+    return;
+  }
   // Each distinct key is answered once: from the cache, or from the
   // snapshot (and then kept).
+  std::vector<std::string> cache_keys;
+  cache_keys.reserve(keys.size());
+  for (const std::string& key : keys)
+    cache_keys.push_back(CacheKey(scope, key));
   std::vector<std::string> after_key(keys.size());
-  if (cache != nullptr) cache->Lookup(snapshot->generation, keys, &after_key);
+  if (cache != nullptr) {
+    cache->Lookup(snapshot->generation, cache_keys, &after_key);
+  }
   std::vector<std::pair<std::string, std::string>> computed;
   absl::flat_hash_map<absl::string_view, size_t> answered;
   size_t bytes = 0;
@@ -326,8 +403,8 @@ void ServeGatekeeper(const api::PolicyHandlers& handlers,
     if (after_key[i].empty()) {
       const auto [first, inserted] = answered.try_emplace(keys[i], i);
       if (inserted) {
-        after_key[i] = ItemAfterKey(handlers, *snapshot, keys[i]);
-        computed.emplace_back(keys[i], after_key[i]);
+        after_key[i] = ItemAfterKey(handlers, *snapshot, scope, keys[i]);
+        computed.emplace_back(cache_keys[i], after_key[i]);
       } else {
         after_key[i] = after_key[first->second];
       }
