@@ -32,7 +32,7 @@ constexpr char kServerUsage[] =
     "release\n\n"
     "compatd COMMAND --help prints a command's flags, examples and exit "
     "codes.\n\n"
-    "Flags of the server:\n";
+    "The server's flags, by section:\n\n";
 
 // What every subcommand takes, and what each one's flags set.
 struct CommandOptions {
