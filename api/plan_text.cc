@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,7 +47,6 @@ class Paint {
   std::string Red(absl::string_view s) const { return Sgr("1;31", s); }
   std::string Yellow(absl::string_view s) const { return Sgr("33", s); }
   std::string Green(absl::string_view s) const { return Sgr("32", s); }
-  std::string Dim(absl::string_view s) const { return Sgr("2", s); }
 
  private:
   std::string Sgr(absl::string_view code, absl::string_view s) const {
