@@ -2,6 +2,9 @@
 
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "grpc/support/sync.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -78,11 +81,22 @@ class MutatorOption final : public grpc::ServerBuilderOption {
   grpc_socket_mutator* mutator_;
 };
 
-// The inode of the socket `fd` names now; 0 if it names none.
+// The inode of the socket `fd` names now; 0 if it names none. Read from
+// /proc/self/fd ("socket:[12345]"), not fstat(fd): the descriptor may have
+// been closed by gRPC and taken by another thread's accept() meanwhile, which
+// the inode tells apart either way; fstat would also be an access to that
+// other thread's descriptor (ThreadSanitizer reports it as a race), a path
+// lookup is not.
 ino_t SocketInode(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return 0;
-  return st.st_ino;
+  char path[32];
+  std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  char target[64];
+  const ssize_t n = readlink(path, target, sizeof(target) - 1);
+  if (n <= 0) return 0;
+  target[n] = '\0';
+  unsigned long long inode = 0;
+  if (std::sscanf(target, "socket:[%llu]", &inode) != 1) return 0;
+  return static_cast<ino_t>(inode);
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 // counted, and one past the cap is shut down at once (SO_LINGER 0: a reset);
 // gRPC then reads end-of-file and closes it. gRPC never tells a mutator that
 // a connection closed: a connection counts as open while its descriptor
-// still names the socket it was accepted as (fstat's inode), checked on every
-// accept and every Count().
+// still names the socket it was accepted as (its inode, from /proc/self/fd),
+// checked on every accept and every Count().
 
 #include <sys/types.h>
 

@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/time_scale.h"
 
 namespace compatd {
 namespace {
@@ -33,7 +34,7 @@ using ::compatd::testing::HttpReply;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kLightBound = std::chrono::milliseconds(50);
+constexpr auto kLightBound = testing::Scaled(std::chrono::milliseconds(50));
 
 // A scan that keeps a heavy-lane thread busy for seconds: many custom
 // resources of a CRD with many versions, none of which they use (each is a
@@ -135,7 +136,8 @@ double HeavyLaneMetric(const CompatdProcess& server, const std::string& name) {
 
 // Waits (up to 10 s) until the heavy lane runs a call.
 bool WaitForHeavyWork(const CompatdProcess& server) {
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  const auto deadline =
+      Clock::now() + testing::Scaled(std::chrono::seconds(10));
   while (Clock::now() < deadline) {
     if (HeavyLaneMetric(server, "compatd_lane_running") >= 1) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -281,7 +283,8 @@ TEST_F(LanesTest, AFullHeavyLaneRefusesAtOnceOnBothPorts) {
     return GrpcScan(manifests, &response).ok();
   });
   auto busy_now = [&] {
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    const auto deadline =
+        Clock::now() + testing::Scaled(std::chrono::seconds(10));
     while (Clock::now() < deadline) {
       if (HeavyLaneMetric(server_, "compatd_lane_running") >= 1 &&
           HeavyLaneMetric(server_, "compatd_lane_queued") >= 1) {
@@ -339,7 +342,7 @@ TEST_F(LanesTest, AHeavyCallStopsAtItsBudgetWithAPartialAnswer) {
   EXPECT_TRUE(response.partial());
   EXPECT_THAT(response.partial_reason(), HasSubstr("--max-heavy-work-time"));
   // The budget, plus reading the request and writing the answer.
-  EXPECT_LT(took, std::chrono::seconds(3));
+  EXPECT_LT(took, testing::Scaled(std::chrono::seconds(3)));
 }
 
 }  // namespace
