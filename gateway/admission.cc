@@ -13,7 +13,7 @@
 #include "engine/api_names.h"
 #include "gateway/json.h"
 #include "gateway/ondemand.h"
-#include "gateway/query.h"
+#include "gateway/url_query.h"
 #include "simdjson.h"
 
 namespace compatd::gateway {

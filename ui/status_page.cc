@@ -157,7 +157,7 @@ void StatusPage::Handle(const http::Request& request,
   const PageContext context{snapshot, handlers_, now, options_.started};
   if (path == "/ui/status.json") {
     response->content_type = "application/json";
-    response->body = StatusJson(*snapshot);
+    response->body = StatusDocument(*snapshot);
   } else if (path == "/ui/") {
     Page(RenderOverview(context), context, response);
   } else if (path == "/ui/clients") {

@@ -806,7 +806,7 @@ std::string HumanDuration(absl::Duration duration) {
   return absl::StrCat(s / 86400, "d ", s % 86400 / 3600, "h");
 }
 
-std::string StatusJson(const runtime::ServingSnapshot& snapshot) {
+std::string StatusDocument(const runtime::ServingSnapshot& snapshot) {
   // The digest is "sha256:" and hex (the loader's): nothing to escape.
   return absl::StrCat("{\"generation\":", snapshot.generation, ",\"digest\":\"",
                       snapshot.default_catalog().digest, "\"}");
