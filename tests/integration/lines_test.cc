@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/testing/configmap_fixture.h"
@@ -170,9 +171,28 @@ class LinesServerTest : public ::testing::Test {
     const std::string err = server_.Stderr();
     ASSERT_TRUE(std::regex_search(
         err, match, std::regex("gRPC listening on 127\\.0\\.0\\.1:([0-9]+)")));
-    stub_ = v1::CompatibilityPolicy::NewStub(
+    const std::shared_ptr<grpc::Channel> channel =
         grpc::CreateChannel(absl::StrCat("127.0.0.1:", match[1].str()),
-                            grpc::InsecureChannelCredentials()));
+                            grpc::InsecureChannelCredentials());
+    stub_ = v1::CompatibilityPolicy::NewStub(channel);
+    // Ready, not just listening: health says SERVING once the first catalog
+    // set is published.
+    auto health = grpc::health::v1::Health::NewStub(channel);
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + 2s);
+      grpc::health::v1::HealthCheckResponse response;
+      if (health
+              ->Check(&context, grpc::health::v1::HealthCheckRequest(),
+                      &response)
+              .ok() &&
+          response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
+        return;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    FAIL() << "compatd never reported SERVING; stderr:\n" << server_.Stderr();
   }
 
   grpc::Status Feature(absl::string_view name, absl::string_view binary,
