@@ -370,7 +370,10 @@ void FillWrongItem(Rng& rng, v1::EvaluateItem* item) {
 
 // Fills one wrong request of `rpc` (an Evaluate item kind or a unary RPC with
 // arguments). Strings stay small: huge ones are added by the caller.
-void FillWrong(Rng& rng, Rpc rpc, Message* message) {
+// FillWrong of the RPCs that ask about version contexts: GetFeature,
+// ListFeatures, GetStorageVersion, ListAPIVersions, CheckSkew,
+// ResolveVersions, PlanUpgrade.
+void FillWrongQuery(Rng& rng, Rpc rpc, Message* message) {
   auto versions = [&](auto* request) {
     if (!OneIn(rng, 4)) FillRandomVersions(rng, request->mutable_versions());
   };
@@ -407,6 +410,28 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
     case Rpc::kResolveVersions:
       versions(static_cast<v1::ResolveVersionsRequest*>(message));
       return;
+    case Rpc::kPlanUpgrade: {
+      auto* r = static_cast<v1::PlanUpgradeRequest*>(message);
+      versions(r);
+      if (!OneIn(rng, 3)) FillRandomVersions(rng, r->mutable_from());
+      if (!OneIn(rng, 3)) FillRandomVersions(rng, r->mutable_to());
+      if (OneIn(rng, 3)) {
+        v1::PlanClient* client = r->add_clients();
+        client->set_component(RandomComponent(rng));
+        client->set_version(OneIn(rng, 2) ? "1.31" : "x.y");
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void FillWrong(Rng& rng, Rpc rpc, Message* message) {
+  auto versions = [&](auto* request) {
+    if (!OneIn(rng, 4)) FillRandomVersions(rng, request->mutable_versions());
+  };
+  switch (rpc) {
     case Rpc::kComputeStorageVersionAgreement: {
       auto* r =
           static_cast<v1::ComputeStorageVersionAgreementRequest*>(message);
@@ -418,18 +443,6 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
       auto* r = static_cast<v1::PlanVersionRemovalRequest*>(message);
       versions(r);
       FillRandomPlan(rng, r);
-      return;
-    }
-    case Rpc::kPlanUpgrade: {
-      auto* r = static_cast<v1::PlanUpgradeRequest*>(message);
-      versions(r);
-      if (!OneIn(rng, 3)) FillRandomVersions(rng, r->mutable_from());
-      if (!OneIn(rng, 3)) FillRandomVersions(rng, r->mutable_to());
-      if (OneIn(rng, 3)) {
-        v1::PlanClient* client = r->add_clients();
-        client->set_component(RandomComponent(rng));
-        client->set_version(OneIn(rng, 2) ? "1.31" : "x.y");
-      }
       return;
     }
     case Rpc::kScanObjects: {
@@ -479,6 +492,9 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
     case Rpc::kGetCatalog:
     case Rpc::kWatchCatalog:  // not sent by the workers
       return;                 // no fields
+    default:
+      FillWrongQuery(rng, rpc, message);
+      return;
   }
 }
 
