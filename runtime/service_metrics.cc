@@ -21,13 +21,6 @@ namespace {
 
 constexpr absl::string_view kUnknown = "unknown";
 
-// go-grpc-prometheus' label names.
-const std::vector<std::string>& MethodLabels() {
-  static const auto* labels =
-      new std::vector<std::string>{"grpc_type", "grpc_service", "grpc_method"};
-  return *labels;
-}
-
 }  // namespace
 
 absl::string_view RpcTypeName(RpcType type) {
@@ -150,114 +143,128 @@ using FamilyField = metrics::Family<T>* ServiceMetricFamilies::*;
 // One family of the exposition: its name, help, label names (in order) and,
 // for a histogram, its buckets; `field` says where its handle goes (and so
 // its type: counter, gauge or histogram).
+// Label names in order; the first empty one ends them.
+using Labels = std::array<absl::string_view, 4>;
+
+std::vector<std::string> LabelNames(const Labels& labels) {
+  std::vector<std::string> names;
+  for (absl::string_view label : labels) {
+    if (label.empty()) break;
+    names.emplace_back(label);
+  }
+  return names;
+}
+
 struct FamilySpec {
   absl::string_view name;
   absl::string_view help;
-  std::vector<std::string> labels;
+  Labels labels;
   std::variant<FamilyField<metrics::Counter>, FamilyField<metrics::Gauge>,
                FamilyField<metrics::Histogram>>
       field;
   const std::vector<double>& (*buckets)() = nullptr;
 };
 
-const std::vector<FamilySpec>& FamilySpecs() {
-  using F = ServiceMetricFamilies;
-  static const auto* specs = new std::vector<FamilySpec>{
-      {"grpc_server_started_total",
-       "Total number of RPCs started on the server.", MethodLabels(),
-       &F::started},
-      {"grpc_server_handled_total",
-       "Total number of RPCs completed on the server, regardless of success or "
-       "failure.",
-       {"grpc_type", "grpc_service", "grpc_method", "grpc_code"},
-       &F::handled},
-      {"grpc_server_handling_seconds",
-       "metrics::Histogram of response latency (seconds) of gRPC that had been "
-       "application-level handled by the server.",
-       MethodLabels(), &F::handling, HandlingSecondsBuckets},
-      {"compatd_catalog_reloads_total",
-       "Catalog reload attempts, by result: loaded (a new catalog was "
-       "published), unchanged (same bytes), rejected (failed to read, parse or "
-       "validate; the previous catalog keeps serving).",
-       {"result"},
-       &F::reloads},
-      {"compatd_catalog_generation",
-       "Generation of the catalog now serving (increases by one on each "
-       "published catalog).",
-       {},
-       &F::generation},
-      {"compatd_catalog_last_reload_success_timestamp_seconds",
-       "Unix time of the last successful catalog load or reload check (loaded "
-       "or unchanged).",
-       {},
-       &F::last_success},
-      {"compatd_build_info",
-       "Always 1; the labels give the compatd version and git revision.",
-       {"version", "revision"},
-       &F::build_info},
-      {"compatd_client_requests_total",
-       "Requests by calling client component, its version (major.minor, or "
-       "unknown) and its skew verdict against the cluster's current versions. "
-       "Bounded: past the bound, component and version are \"other\".",
-       {"component", "version", "verdict"},
-       &F::client_requests},
-      {"compatd_api_requests_at_risk_total",
-       "API requests seen through kube-apiserver's audit webhook whose API is "
-       "at risk, by calling component, group/version, resource and verdict "
-       "(not_served, removed_at_target, not_served_at_target, "
-       "not_served_at_rollback, deprecated). Bounded: past the bound, "
-       "component, group_version and resource are \"other\".",
-       {"component", "group_version", "resource", "verdict"},
-       &F::at_risk},
-      {"compatd_audit_events_total",
-       "Audit events read from kube-apiserver's audit webhook, by what became "
-       "of them: recorded (a completed request: its client and, if at risk, "
-       "its API use), skipped_stage (RequestReceived or ResponseStarted: the "
-       "request is counted once, at completion), unauthenticated (401: its "
-       "User-Agent is anyone's), malformed (skipped; the rest of the batch is "
-       "read).",
-       {"result"},
-       &F::audit_events},
-      {"compatd_audit_batches_total",
-       "Batches posted to /audit/v1/events, by result: accepted (200), "
-       "malformed (400), too_large (413), busy (429). kube-apiserver retries "
-       "every refused batch, then drops it.",
-       {"result"},
-       &F::audit_batches},
-      {"compatd_admission_catalog_mismatch_total",
-       "Admission reviews of an API that the catalog says the cluster does not "
-       "serve at its versions: kube-apiserver served it, so the catalog or its "
-       "cluster section does not match the cluster. By the catalog's reason.",
-       {"reason"},
-       &F::mismatch},
-      {"compatd_http_requests_total",
-       "Requests on the HTTP front door (--http-listen) by route and HTTP "
-       "status.",
-       {"route", "code"},
-       &F::http_requests},
-      {"compatd_http_request_duration_seconds",
-       "Time from a request's last byte to its answer on the HTTP front door, "
-       "by route.",
-       {"route"},
-       &F::http_seconds,
-       HandlingSecondsBuckets},
-  };
-  return *specs;
-}
+using F = ServiceMetricFamilies;
+// go-grpc-prometheus' families and label names, then compatd's own.
+constexpr FamilySpec kFamilySpecs[] = {
+    {"grpc_server_started_total",
+     "Total number of RPCs started on the server.",
+     {"grpc_type", "grpc_service", "grpc_method"},
+     &F::started},
+    {"grpc_server_handled_total",
+     "Total number of RPCs completed on the server, regardless of success or "
+     "failure.",
+     {"grpc_type", "grpc_service", "grpc_method", "grpc_code"},
+     &F::handled},
+    {"grpc_server_handling_seconds",
+     "metrics::Histogram of response latency (seconds) of gRPC that had been "
+     "application-level handled by the server.",
+     {"grpc_type", "grpc_service", "grpc_method"},
+     &F::handling,
+     HandlingSecondsBuckets},
+    {"compatd_catalog_reloads_total",
+     "Catalog reload attempts, by result: loaded (a new catalog was "
+     "published), unchanged (same bytes), rejected (failed to read, parse or "
+     "validate; the previous catalog keeps serving).",
+     {"result"},
+     &F::reloads},
+    {"compatd_catalog_generation",
+     "Generation of the catalog now serving (increases by one on each "
+     "published catalog).",
+     {},
+     &F::generation},
+    {"compatd_catalog_last_reload_success_timestamp_seconds",
+     "Unix time of the last successful catalog load or reload check (loaded "
+     "or unchanged).",
+     {},
+     &F::last_success},
+    {"compatd_build_info",
+     "Always 1; the labels give the compatd version and git revision.",
+     {"version", "revision"},
+     &F::build_info},
+    {"compatd_client_requests_total",
+     "Requests by calling client component, its version (major.minor, or "
+     "unknown) and its skew verdict against the cluster's current versions. "
+     "Bounded: past the bound, component and version are \"other\".",
+     {"component", "version", "verdict"},
+     &F::client_requests},
+    {"compatd_api_requests_at_risk_total",
+     "API requests seen through kube-apiserver's audit webhook whose API is "
+     "at risk, by calling component, group/version, resource and verdict "
+     "(not_served, removed_at_target, not_served_at_target, "
+     "not_served_at_rollback, deprecated). Bounded: past the bound, "
+     "component, group_version and resource are \"other\".",
+     {"component", "group_version", "resource", "verdict"},
+     &F::at_risk},
+    {"compatd_audit_events_total",
+     "Audit events read from kube-apiserver's audit webhook, by what became "
+     "of them: recorded (a completed request: its client and, if at risk, "
+     "its API use), skipped_stage (RequestReceived or ResponseStarted: the "
+     "request is counted once, at completion), unauthenticated (401: its "
+     "User-Agent is anyone's), malformed (skipped; the rest of the batch is "
+     "read).",
+     {"result"},
+     &F::audit_events},
+    {"compatd_audit_batches_total",
+     "Batches posted to /audit/v1/events, by result: accepted (200), "
+     "malformed (400), too_large (413), busy (429). kube-apiserver retries "
+     "every refused batch, then drops it.",
+     {"result"},
+     &F::audit_batches},
+    {"compatd_admission_catalog_mismatch_total",
+     "Admission reviews of an API that the catalog says the cluster does not "
+     "serve at its versions: kube-apiserver served it, so the catalog or its "
+     "cluster section does not match the cluster. By the catalog's reason.",
+     {"reason"},
+     &F::mismatch},
+    {"compatd_http_requests_total",
+     "Requests on the HTTP front door (--http-listen) by route and HTTP "
+     "status.",
+     {"route", "code"},
+     &F::http_requests},
+    {"compatd_http_request_duration_seconds",
+     "Time from a request's last byte to its answer on the HTTP front door, "
+     "by route.",
+     {"route"},
+     &F::http_seconds,
+     HandlingSecondsBuckets},
+};
 
 absl::StatusOr<ServiceMetricFamilies> AddFamilies(metrics::Registry* registry) {
   ServiceMetricFamilies families;
-  for (const FamilySpec& spec : FamilySpecs()) {
+  for (const FamilySpec& spec : kFamilySpecs) {
     absl::Status status;
     if (auto* counter =
             std::get_if<FamilyField<metrics::Counter>>(&spec.field)) {
-      auto family =
-          registry->AddCounterFamily(spec.name, spec.help, spec.labels);
+      auto family = registry->AddCounterFamily(spec.name, spec.help,
+                                               LabelNames(spec.labels));
       if (family.ok()) families.** counter = *family;
       status = family.status();
     } else if (auto* gauge =
                    std::get_if<FamilyField<metrics::Gauge>>(&spec.field)) {
-      auto family = registry->AddGaugeFamily(spec.name, spec.help, spec.labels);
+      auto family = registry->AddGaugeFamily(spec.name, spec.help,
+                                             LabelNames(spec.labels));
       if (family.ok()) families.** gauge = *family;
       status = family.status();
     } else {
@@ -286,46 +293,43 @@ enum class Source {
 struct CallbackSpec {
   absl::string_view name;
   absl::string_view help;
-  std::vector<std::string> labels;
+  Labels labels;
   Source source;
 };
 
-const std::vector<CallbackSpec>& CallbackSpecs() {
-  static const auto* specs = new std::vector<CallbackSpec>{
-      {"compatd_clients_out_of_allowance",
-       "Client versions seen within the idle TTL whose skew against the "
-       "cluster's current versions is outside the allowance (too old or too "
-       "new), by component.",
-       {"component"},
-       Source::kOutOfAllowance},
-      {"compatd_clients_out_of_allowance_at_target",
-       "Client versions seen within the idle TTL whose skew against the "
-       "catalog's cluster.upgradeTarget is outside the allowance, by "
-       "component (no samples without a target).",
-       {"component"},
-       Source::kAtTarget},
-      {"compatd_upgrade_blockers",
-       "What blocks the upgrade to the catalog's cluster.upgradeTarget, by "
-       "kind: flags kube-apiserver would refuse (flags), APIs that stop being "
-       "served (apis), clients out of allowance at the target (clients); no "
-       "samples without a target.",
-       {"kind"},
-       Source::kBlockers},
-      {"compatd_client_first_seen_timestamp_seconds",
-       "When this replica first saw each client component and version still "
-       "seen within the client TTL (Unix time).",
-       {"component", "version"},
-       Source::kFirstSeen},
-      {"compatd_client_last_seen_timestamp_seconds",
-       "When this replica last saw each client component and version (Unix "
-       "time; version major.minor, unknown or other), for the pairs seen "
-       "within the client TTL. Prometheus' max by (component, version) over "
-       "the replicas is the fleet's (--prometheus-url).",
-       {"component", "version"},
-       Source::kLastSeen},
-  };
-  return *specs;
-}
+constexpr CallbackSpec kCallbackSpecs[] = {
+    {"compatd_clients_out_of_allowance",
+     "Client versions seen within the idle TTL whose skew against the "
+     "cluster's current versions is outside the allowance (too old or too "
+     "new), by component.",
+     {"component"},
+     Source::kOutOfAllowance},
+    {"compatd_clients_out_of_allowance_at_target",
+     "Client versions seen within the idle TTL whose skew against the "
+     "catalog's cluster.upgradeTarget is outside the allowance, by "
+     "component (no samples without a target).",
+     {"component"},
+     Source::kAtTarget},
+    {"compatd_upgrade_blockers",
+     "What blocks the upgrade to the catalog's cluster.upgradeTarget, by "
+     "kind: flags kube-apiserver would refuse (flags), APIs that stop being "
+     "served (apis), clients out of allowance at the target (clients); no "
+     "samples without a target.",
+     {"kind"},
+     Source::kBlockers},
+    {"compatd_client_first_seen_timestamp_seconds",
+     "When this replica first saw each client component and version still "
+     "seen within the client TTL (Unix time).",
+     {"component", "version"},
+     Source::kFirstSeen},
+    {"compatd_client_last_seen_timestamp_seconds",
+     "When this replica last saw each client component and version (Unix "
+     "time; version major.minor, unknown or other), for the pairs seen "
+     "within the client TTL. Prometheus' max by (component, version) over "
+     "the replicas is the fleet's (--prometheus-url).",
+     {"component", "version"},
+     Source::kLastSeen},
+};
 
 std::vector<metrics::CallbackSample> CountSamples(
     const ServiceMetrics::OutOfAllowanceSource& source) {
@@ -469,7 +473,7 @@ absl::Status ServiceMetrics::AddRequestChildren(
 
 absl::Status ServiceMetrics::AddSourceFamilies(metrics::Registry* registry) {
   std::shared_ptr<SourceState> state = source_;
-  for (const CallbackSpec& spec : CallbackSpecs()) {
+  for (const CallbackSpec& spec : kCallbackSpecs) {
     // Called under the lock, so that resetting a source (e.g. in the source
     // owner's destructor) waits for a scrape that is using it.
     auto samples = [state, source = spec.source]() {
@@ -489,8 +493,8 @@ absl::Status ServiceMetrics::AddSourceFamilies(metrics::Registry* registry) {
       return std::vector<metrics::CallbackSample>();
     };
     COMPATD_RETURN_IF_ERROR(registry->AddCallbackFamily(
-        spec.name, spec.help, metrics::MetricType::kGauge, spec.labels,
-        std::move(samples)));
+        spec.name, spec.help, metrics::MetricType::kGauge,
+        LabelNames(spec.labels), std::move(samples)));
   }
   return absl::OkStatus();
 }
