@@ -669,6 +669,39 @@ class CatalogBuilder {
     }
   }
 
+  // A resource's introduced, deprecated and removed releases, in order.
+  bool ResourceLifecycle(const pb::APIResource& in, const std::string& where,
+                         APIResource& out) {
+    bool ok = true;
+    out.introduced =
+        LifecycleVersion(in, pb::APIResource::kIntroducedFieldNumber,
+                         "introduced", in.introduced(), where);
+    out.deprecated =
+        LifecycleVersion(in, pb::APIResource::kDeprecatedFieldNumber,
+                         "deprecated", in.deprecated(), where);
+    out.removed = LifecycleVersion(in, pb::APIResource::kRemovedFieldNumber,
+                                   "removed", in.removed(), where);
+    if (out.introduced && out.deprecated && *out.deprecated < *out.introduced) {
+      Error(lines_.FieldLine(in, pb::APIResource::kDeprecatedFieldNumber),
+            absl::StrFormat("%s: deprecated %s is before introduced %s", where,
+                            in.deprecated(), in.introduced()));
+      ok = false;
+    }
+    if (out.removed) {
+      const std::optional<Version>& earlier =
+          out.deprecated ? out.deprecated : out.introduced;
+      if (earlier && *out.removed < *earlier) {
+        Error(lines_.FieldLine(in, pb::APIResource::kRemovedFieldNumber),
+              absl::StrFormat("%s: removed %s is before %s %s", where,
+                              in.removed(),
+                              out.deprecated ? "deprecated" : "introduced",
+                              earlier->MajorMinorString()));
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
   std::optional<APIResource> BuildResource(
       const pb::APIResource& in, const std::string& group_version,
       absl::flat_hash_map<std::string, int>& resource_lines) {
@@ -716,32 +749,7 @@ class CatalogBuilder {
       }
       ok = false;
     }
-    out.introduced =
-        LifecycleVersion(in, pb::APIResource::kIntroducedFieldNumber,
-                         "introduced", in.introduced(), where);
-    out.deprecated =
-        LifecycleVersion(in, pb::APIResource::kDeprecatedFieldNumber,
-                         "deprecated", in.deprecated(), where);
-    out.removed = LifecycleVersion(in, pb::APIResource::kRemovedFieldNumber,
-                                   "removed", in.removed(), where);
-    if (out.introduced && out.deprecated && *out.deprecated < *out.introduced) {
-      Error(lines_.FieldLine(in, pb::APIResource::kDeprecatedFieldNumber),
-            absl::StrFormat("%s: deprecated %s is before introduced %s", where,
-                            in.deprecated(), in.introduced()));
-      ok = false;
-    }
-    if (out.removed) {
-      const std::optional<Version>& earlier =
-          out.deprecated ? out.deprecated : out.introduced;
-      if (earlier && *out.removed < *earlier) {
-        Error(lines_.FieldLine(in, pb::APIResource::kRemovedFieldNumber),
-              absl::StrFormat("%s: removed %s is before %s %s", where,
-                              in.removed(),
-                              out.deprecated ? "deprecated" : "introduced",
-                              earlier->MajorMinorString()));
-        ok = false;
-      }
-    }
+    ok = ResourceLifecycle(in, where, out) && ok;
     out.resource = in.resource();
     out.kind = in.kind();
     out.replacement = in.replacement();
