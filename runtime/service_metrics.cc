@@ -254,29 +254,23 @@ constexpr FamilySpec kFamilySpecs[] = {
 absl::StatusOr<ServiceMetricFamilies> AddFamilies(metrics::Registry* registry) {
   ServiceMetricFamilies families;
   for (const FamilySpec& spec : kFamilySpecs) {
-    absl::Status status;
-    if (auto* counter =
+    const std::vector<std::string> labels = LabelNames(spec.labels);
+    if (const auto* counter =
             std::get_if<FamilyField<metrics::Counter>>(&spec.field)) {
-      auto family = registry->AddCounterFamily(spec.name, spec.help,
-                                               LabelNames(spec.labels));
-      if (family.ok()) families.** counter = *family;
-      status = family.status();
-    } else if (auto* gauge =
+      COMPATD_ASSIGN_OR_RETURN(
+          families.*(*counter),
+          registry->AddCounterFamily(spec.name, spec.help, labels));
+    } else if (const auto* gauge =
                    std::get_if<FamilyField<metrics::Gauge>>(&spec.field)) {
-      auto family = registry->AddGaugeFamily(spec.name, spec.help,
-                                             LabelNames(spec.labels));
-      if (family.ok()) families.** gauge = *family;
-      status = family.status();
+      COMPATD_ASSIGN_OR_RETURN(
+          families.*(*gauge),
+          registry->AddGaugeFamily(spec.name, spec.help, labels));
     } else {
-      auto family = registry->AddHistogramFamily(spec.name, spec.help,
-                                                 spec.labels, spec.buckets());
-      if (family.ok()) {
-        families.*std::get<FamilyField<metrics::Histogram>>(spec.field) =
-            *family;
-      }
-      status = family.status();
+      COMPATD_ASSIGN_OR_RETURN(
+          families.*std::get<FamilyField<metrics::Histogram>>(spec.field),
+          registry->AddHistogramFamily(spec.name, spec.help, labels,
+                                       spec.buckets()));
     }
-    COMPATD_RETURN_IF_ERROR(status);
   }
   return families;
 }

@@ -210,7 +210,6 @@ void AppendGateRow(std::string* out, const engine::Catalog& catalog,
   }
   out->append("</td></tr>");
 }
-}
 
 // The gate's state at the emulation version, and why (an open <dl>).
 void AppendFeatureState(std::string* out, const engine::Feature* feature,
