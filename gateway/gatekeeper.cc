@@ -266,7 +266,6 @@ absl::Status AnswerSkewKey(const Handlers& handlers,
   AppendJson(response, out);
   return absl::OkStatus();
 }
-}
 
 // Appends one key's value as JSON to `out`, or returns its lasting error
 // (and appends nothing).
