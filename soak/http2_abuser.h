@@ -6,6 +6,9 @@
 
 namespace compatd::soak {
 
+constexpr char kGetFeaturePath[] = "/compatd.v1.CompatibilityPolicy/GetFeature";
+constexpr char kEvaluatePath[] = "/compatd.v1.CompatibilityPolicy/Evaluate";
+
 // The gRPC port's abuses, in turn: a message whose prefix declares 1 GiB
 // (cut at --grpc-memory-bytes), rapid reset bursts, and slow readers.
 class Http2Abuser {

@@ -83,7 +83,4 @@ class Slowloris {
   double max_held_ = 0;
 };
 
-constexpr char kGetFeaturePath[] = "/compatd.v1.CompatibilityPolicy/GetFeature";
-constexpr char kEvaluatePath[] = "/compatd.v1.CompatibilityPolicy/Evaluate";
-
 }  // namespace compatd::soak
