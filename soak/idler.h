@@ -3,6 +3,7 @@
 // Silent and idle connections to the gRPC port.
 
 #include "soak/common.h"
+#include "soak/http_worker.h"
 
 namespace compatd::soak {
 

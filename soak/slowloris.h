@@ -3,6 +3,7 @@
 // Slowloris on /metrics and the front door.
 
 #include "soak/common.h"
+#include "soak/http_worker.h"
 
 namespace compatd::soak {
 
