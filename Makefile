@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
-# `make run` also opens the HTTPS/JSON front door (README.md, "Admission") on loopback.
+# `make run` also opens the HTTPS/JSON front door (docs/api.md, docs/admission.md) on loopback.
 RUN_ARGS ?= --http-listen=127.0.0.1:8443
 
 .PHONY: deps build run test test-asan test-tsan bench fuzz soak format check-format clean

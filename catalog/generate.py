@@ -46,7 +46,7 @@ K8S_HEADER = """\
 # as a directory at /etc/compatd/catalog/). It starts as a copy of the embedded
 # catalog/kubernetes-1.36.yaml; edit it for your cluster (a cluster: section with
 # its emulation / min-compatibility versions, feature gates, runtime config).
-# README.md, "Kubernetes", says how a change reaches every replica.
+# docs/deployment.md, "Kubernetes", says how a change reaches every replica.
 # tests/deploy/kustomize_test.cc checks that it passes compatd --check-catalog;
 # python3 catalog/generate.py --check that it is still the generated copy (after
 # an edit for your cluster, drop the file from the check or keep it in sync).

@@ -1,7 +1,7 @@
 # The layering of the source tree is enforced by target links, not by comments: a folder's
 # headers are reachable only through its include root, which only its own library exports.
 # A file that includes "engine/x.h" compiles only if its target links compatd_engine (directly
-# or through a PUBLIC dependency); README.md's layout section lists who may link whom.
+# or through a PUBLIC dependency); docs/development.md, "Layout", lists who may link whom.
 #
 #   compatd_folder_library(compatd_engine <sources...>)   # in engine/CMakeLists.txt
 #

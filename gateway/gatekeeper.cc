@@ -15,6 +15,7 @@
 #include "gateway/json.h"
 #include "gateway/ondemand.h"
 #include "gateway/stack_arena.h"
+#include "gateway/url_query.h"
 #include "simdjson.h"
 
 namespace compatd::gateway {
@@ -134,16 +135,26 @@ const char kGrammar[] =
 
 using Handlers = api::PolicyHandlers;
 
+// The provider URL's versions (binary-, emulation-, min-compatibility-
+// segments) with the key's own emulation version.
+void SetVersions(const UrlVersions& scope, const std::string& emulation,
+                 v1::VersionContext* versions) {
+  versions->set_binary_version(scope.binary_version);
+  versions->set_emulation_version(emulation);
+  versions->set_min_compatibility_version(scope.min_compatibility_version);
+}
+
 absl::Status KeyError(absl::string_view key) {
   return absl::InvalidArgumentError(
       absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
 }
 
-// One "@EMULATION" at the end of `rest`, taken off; a second '@' leaves one
-// in `rest`, which CheckKeyParts refuses.
-std::string TakeEmulation(absl::string_view* rest) {
+// One "@EMULATION" at the end of `rest`, taken off; else `scope`'s (the
+// provider URL's). A second '@' leaves one in `rest`, which CheckKeyParts
+// refuses.
+std::string TakeEmulation(const UrlVersions& scope, absl::string_view* rest) {
   const size_t at = rest->rfind('@');
-  if (at == absl::string_view::npos) return "";
+  if (at == absl::string_view::npos) return scope.emulation_version;
   std::string emulation(rest->substr(at + 1));
   *rest = rest->substr(0, at);
   return emulation;
@@ -162,15 +173,15 @@ absl::Status CheckKeyParts(absl::string_view key,
 // feature:NAME[@EMULATION]: GetFeature.
 absl::Status AnswerFeatureKey(const Handlers& handlers,
                               const runtime::ServingSnapshot& snapshot,
-                              absl::string_view key, absl::string_view rest,
-                              std::string* out) {
-  const std::string emulation = TakeEmulation(&rest);
+                              const UrlVersions& scope, absl::string_view key,
+                              absl::string_view rest, std::string* out) {
+  const std::string emulation = TakeEmulation(scope, &rest);
   if (absl::Status s = CheckKeyParts(key, {rest}); !s.ok()) return s;
   StackArena arena;
   v1::GetFeatureRequest& request =
       *StackArena::Create<v1::GetFeatureRequest>(arena);
   request.set_name(std::string(rest));
-  request.mutable_versions()->set_emulation_version(emulation);
+  SetVersions(scope, emulation, request.mutable_versions());
   v1::GetFeatureResponse& response =
       *StackArena::Create<v1::GetFeatureResponse>(arena);
   if (absl::Status s = handlers.GetFeature(snapshot, request, &response);
@@ -183,15 +194,17 @@ absl::Status AnswerFeatureKey(const Handlers& handlers,
 
 // api:[GROUP/]VERSION/KIND[@EMULATION]: CheckObjectApi.
 absl::Status AnswerApiKey(const runtime::ServingSnapshot& snapshot,
-                          absl::string_view key, absl::string_view rest,
-                          std::string* out) {
-  const std::string emulation = TakeEmulation(&rest);
+                          const UrlVersions& scope, absl::string_view key,
+                          absl::string_view rest, std::string* out) {
+  const std::string emulation = TakeEmulation(scope, &rest);
   const std::vector<absl::string_view> parts = absl::StrSplit(rest, '/');
   if (parts.size() != 2 && parts.size() != 3) return KeyError(key);
   if (absl::Status s = CheckKeyParts(key, parts); !s.ok()) return s;
   const absl::string_view group = parts.size() == 3 ? parts[0] : "";
   engine::VersionQuery query;
+  query.binary_version = scope.binary_version;
   query.emulation_version = emulation;
+  query.min_compatibility_version = scope.min_compatibility_version;
   absl::StatusOr<api::ObjectApiVerdict> verdict = api::CheckObjectApi(
       snapshot, query, group, parts[parts.size() - 2], parts.back());
   if (!verdict.ok()) return verdict.status();
@@ -218,9 +231,9 @@ absl::Status AnswerApiKey(const runtime::ServingSnapshot& snapshot,
 // storage:[GROUP/]RESOURCE[@EMULATION]: GetStorageVersion.
 absl::Status AnswerStorageKey(const Handlers& handlers,
                               const runtime::ServingSnapshot& snapshot,
-                              absl::string_view key, absl::string_view rest,
-                              std::string* out) {
-  const std::string emulation = TakeEmulation(&rest);
+                              const UrlVersions& scope, absl::string_view key,
+                              absl::string_view rest, std::string* out) {
+  const std::string emulation = TakeEmulation(scope, &rest);
   const std::vector<absl::string_view> parts = absl::StrSplit(rest, '/');
   if (parts.size() > 2) return KeyError(key);
   if (absl::Status s = CheckKeyParts(key, parts); !s.ok()) return s;
@@ -229,7 +242,7 @@ absl::Status AnswerStorageKey(const Handlers& handlers,
       *StackArena::Create<v1::GetStorageVersionRequest>(arena);
   if (parts.size() == 2) request.set_group(std::string(parts[0]));
   request.set_resource(std::string(parts.back()));
-  request.mutable_versions()->set_emulation_version(emulation);
+  SetVersions(scope, emulation, request.mutable_versions());
   v1::GetStorageVersionResponse& response =
       *StackArena::Create<v1::GetStorageVersionResponse>(arena);
   if (absl::Status s = handlers.GetStorageVersion(snapshot, request, &response);
@@ -243,8 +256,8 @@ absl::Status AnswerStorageKey(const Handlers& handlers,
 // skew:COMPONENT/VERSION: CheckSkew.
 absl::Status AnswerSkewKey(const Handlers& handlers,
                            const runtime::ServingSnapshot& snapshot,
-                           absl::string_view key, absl::string_view rest,
-                           std::string* out) {
+                           const UrlVersions& scope, absl::string_view key,
+                           absl::string_view rest, std::string* out) {
   const size_t slash = rest.find('/');
   if (slash == absl::string_view::npos) return KeyError(key);
   if (absl::Status s =
@@ -257,6 +270,7 @@ absl::Status AnswerSkewKey(const Handlers& handlers,
       *StackArena::Create<v1::CheckSkewRequest>(arena);
   request.set_component(std::string(rest.substr(0, slash)));
   request.set_client_version(std::string(rest.substr(slash + 1)));
+  SetVersions(scope, scope.emulation_version, request.mutable_versions());
   v1::CheckSkewResponse& response =
       *StackArena::Create<v1::CheckSkewResponse>(arena);
   if (absl::Status s = handlers.CheckSkew(snapshot, request, &response);
@@ -271,19 +285,20 @@ absl::Status AnswerSkewKey(const Handlers& handlers,
 // (and appends nothing).
 absl::Status AnswerKey(const Handlers& handlers,
                        const runtime::ServingSnapshot& snapshot,
-                       absl::string_view key, std::string* out) {
+                       const UrlVersions& scope, absl::string_view key,
+                       std::string* out) {
   absl::string_view rest = key;
   if (absl::ConsumePrefix(&rest, "feature:")) {
-    return AnswerFeatureKey(handlers, snapshot, key, rest, out);
+    return AnswerFeatureKey(handlers, snapshot, scope, key, rest, out);
   }
   if (absl::ConsumePrefix(&rest, "api:")) {
-    return AnswerApiKey(snapshot, key, rest, out);
+    return AnswerApiKey(snapshot, scope, key, rest, out);
   }
   if (absl::ConsumePrefix(&rest, "storage:")) {
-    return AnswerStorageKey(handlers, snapshot, key, rest, out);
+    return AnswerStorageKey(handlers, snapshot, scope, key, rest, out);
   }
   if (absl::ConsumePrefix(&rest, "skew:")) {
-    return AnswerSkewKey(handlers, snapshot, key, rest, out);
+    return AnswerSkewKey(handlers, snapshot, scope, key, rest, out);
   }
   return KeyError(key);
 }
@@ -292,10 +307,11 @@ absl::Status AnswerKey(const Handlers& handlers,
 // ,"value":null,"error":"..."}.
 std::string ItemAfterKey(const api::PolicyHandlers& handlers,
                          const runtime::ServingSnapshot& snapshot,
-                         absl::string_view key) {
+                         const UrlVersions& scope, absl::string_view key) {
   std::string item = R"(,"value":)";
   const size_t value_at = item.size();
-  if (absl::Status s = AnswerKey(handlers, snapshot, key, &item); s.ok()) {
+  if (absl::Status s = AnswerKey(handlers, snapshot, scope, key, &item);
+      s.ok()) {
     item.append(R"(,"error":""})");
   } else {
     item.resize(value_at);
@@ -315,7 +331,49 @@ std::string ProviderResponse(const std::string& items,
                       R"(,"systemError":)", JsonQuote(system_error), "}}");
 }
 
+// The provider URL's options: path segments after /gatekeeper/v1 (the
+// admission webhook's grammar, gateway/url_query.h) and the query. Only the
+// versions apply to a provider; INVALID_ARGUMENT for anything else.
+absl::Status ReadScope(const http::Request& request, UrlVersions* scope) {
+  absl::string_view segments = request.path;
+  absl::ConsumePrefix(&segments, kGatekeeperPath);
+  absl::ConsumePrefix(&segments, "/");
+  UrlVersions query;
+  if (absl::Status s = ParseUrlPath(segments, scope); !s.ok()) return s;
+  if (absl::Status s = ParseUrlVersions(request.query, &query); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = MergeUrlVersions(query, scope); !s.ok()) return s;
+  if (scope->mode_set || !scope->runtime_config.empty() ||
+      !scope->feature_gates.empty() || !scope->path_gates.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        request.path,
+        ": the Gatekeeper provider takes only versions (binary-MAJOR.MINOR, "
+        "emulation-MAJOR.MINOR, min-compatibility-MAJOR.MINOR as path "
+        "segments, or binaryVersion, emulationVersion, "
+        "minCompatibilityVersion in the query); the mode, feature gates and "
+        "APIs are the admission webhook's"));
+  }
+  return absl::OkStatus();
+}
+
+// What the cache keeps a key under: the key alone for the plain URL, else
+// the URL's versions and the key.
+std::string CacheKey(const UrlVersions& scope, const std::string& key) {
+  if (scope.binary_version.empty() && scope.emulation_version.empty() &&
+      scope.min_compatibility_version.empty()) {
+    return key;
+  }
+  return absl::StrCat(scope.binary_version, "/", scope.emulation_version, "/",
+                      scope.min_compatibility_version, " ", key);
+}
+
 }  // namespace
+
+bool IsGatekeeperPath(absl::string_view path) {
+  return absl::ConsumePrefix(&path, kGatekeeperPath) &&
+         (path.empty() || path[0] == '/');
+}
 
 void ServeGatekeeperError(absl::string_view system_error,
                           http::Response* response) {
@@ -336,16 +394,35 @@ void ServeGatekeeper(const api::PolicyHandlers& handlers,
     response->body = ProviderResponse("", s.message());
     return;
   }
+  UrlVersions scope;
+  if (absl::Status s = ReadScope(request, &scope); !s.ok()) {
+    response->body = ProviderResponse("", s.message());
+    return;
+  }
   if (snapshot == nullptr) {
     // Transient: Gatekeeper does not cache a systemError.
     response->body = ProviderResponse(
         "", "no catalog is loaded yet; retry once compatd reports ready");
     return;
   }
+  // A binary compatd has no catalog for is the provider's configuration,
+  // not any key's answer: said once, for every key.
+  if (absl::StatusOr<const runtime::ServingLine*> line =
+          snapshot->Line(scope.binary_version, "the provider URL's binary");
+      !line.ok()) {
+    response->body = ProviderResponse("", line.status().message());
+    return;
+  }
   // Each distinct key is answered once: from the cache, or from the
   // snapshot (and then kept).
+  std::vector<std::string> cache_keys;
+  cache_keys.reserve(keys.size());
+  for (const std::string& key : keys)
+    cache_keys.push_back(CacheKey(scope, key));
   std::vector<std::string> after_key(keys.size());
-  if (cache != nullptr) cache->Lookup(snapshot->generation, keys, &after_key);
+  if (cache != nullptr) {
+    cache->Lookup(snapshot->generation, cache_keys, &after_key);
+  }
   std::vector<std::pair<std::string, std::string>> computed;
   absl::flat_hash_map<absl::string_view, size_t> answered;
   size_t bytes = 0;
@@ -353,8 +430,8 @@ void ServeGatekeeper(const api::PolicyHandlers& handlers,
     if (after_key[i].empty()) {
       const auto [first, inserted] = answered.try_emplace(keys[i], i);
       if (inserted) {
-        after_key[i] = ItemAfterKey(handlers, *snapshot, keys[i]);
-        computed.emplace_back(keys[i], after_key[i]);
+        after_key[i] = ItemAfterKey(handlers, *snapshot, scope, keys[i]);
+        computed.emplace_back(cache_keys[i], after_key[i]);
       } else {
         after_key[i] = after_key[first->second];
       }

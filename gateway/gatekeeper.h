@@ -12,6 +12,13 @@
 //   storage:RESOURCE[@EMULATION]             (core group)
 //   skew:COMPONENT/VERSION                   CheckSkew's answer
 //
+// The URL may name the cluster's versions as the admission webhook's path
+// does (/gatekeeper/v1/binary-1.34/emulation-1.33) or in its query
+// (?binaryVersion=1.34): binary-MAJOR.MINOR selects the release line every
+// key is answered from (default: the default line), emulation-MAJOR.MINOR
+// is the emulation version of a key without "@", min-compatibility- the
+// rest of the cluster's versions. One Provider per cluster binary.
+//
 // An item's value is the answer as JSON. Gatekeeper caches item errors, so
 // lasting answers (an unknown gate, a malformed key) are item errors, and
 // transient ones (no catalog yet) are the response's systemError, as is a
@@ -25,6 +32,11 @@
 #include "runtime/serving_snapshot.h"
 
 namespace compatd::gateway {
+
+inline constexpr char kGatekeeperPath[] = "/gatekeeper/v1";
+
+// /gatekeeper/v1 and /gatekeeper/v1/<segments>.
+bool IsGatekeeperPath(absl::string_view path);
 
 // At most this many keys in one request (a systemError beyond).
 inline constexpr size_t kMaxProviderKeys = 1000;

@@ -252,7 +252,7 @@ void Gateway::Handle(const http::Request& request,
     } else {
       audit_->Serve(snapshot.get(), request, response);
     }
-  } else if (request.path == "/gatekeeper/v1") {
+  } else if (IsGatekeeperPath(request.path)) {
     route = "/gatekeeper/v1";
     if (request.method != "POST") {
       ServeGatekeeperError(

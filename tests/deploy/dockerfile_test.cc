@@ -1,11 +1,13 @@
-// Static checks of the Dockerfile and .dockerignore (no container engine runs
-// on the build machines, so the image itself is not built here): the build
-// stage installs exactly scripts/install-deps.sh's BUILD_PACKAGES (and the
-// image's configure needs nothing else), the revision build argument reaches
-// the compile, the runtime stage a Debian package for every shared library of
-// the built compatd (ldd + dpkg -S) and nothing else, a numeric non-root user,
-// the entrypoint (with the listen defaults that `docker run` arguments do not
-// replace, checked with the real binary), ports and OCI labels.
+// Checks of the Dockerfile, .dockerignore and the container's documentation
+// that need no container engine (the machines that run the tests have none):
+// the build stage installs exactly scripts/install-deps.sh's BUILD_PACKAGES
+// (and the image's configure needs nothing else), the version and revision
+// build arguments reach the compile (VERSION also the label), each stage's
+// apt-get cleans up after itself, the runtime stage a Debian package for every
+// shared library of the built compatd (ldd + dpkg -S) and nothing else, a
+// numeric non-root user, the entrypoint (with the listen defaults that
+// `docker run` arguments do not replace, checked with the real binary), ports,
+// OCI labels, and docs/deployment.md's `docker run` examples.
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,16 +255,22 @@ TEST_F(DockerfileTest, ImageConfigureNeedsNoDevPackage) {
   char dir[] = "/tmp/compatd-image-configure-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   int code = 0;
-  const std::string out =
-      RunShell(std::string("cmake -S '") + COMPATD_SOURCE_DIR + "' -B '" + dir +
-                   "' -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF "
-                   "-DCOMPATD_REVISION=0123456789ab" +
-                   disable + " 2>&1",
-               &code);
+  const std::string out = RunShell(
+      std::string("cmake -S '") + COMPATD_SOURCE_DIR + "' -B '" + dir +
+          "' -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF "
+          "-DCOMPATD_VERSION=9.8.7-rc.1 -DCOMPATD_REVISION=0123456789ab" +
+          disable + " 2>&1",
+      &code);
   EXPECT_EQ(code, 0) << out;
   const std::string cache = ReadFile(std::string(dir) + "/CMakeCache.txt");
   EXPECT_THAT(cache, Not(HasSubstr("promtool")));
   EXPECT_THAT(cache, Not(HasSubstr("clang-format")));
+  // The version and revision given are what the compatd binary is compiled
+  // with (--version, compatd_build_info), not the project's.
+  const std::string flags =
+      ReadFile(std::string(dir) + "/service/CMakeFiles/compatd.dir/flags.make");
+  EXPECT_THAT(flags, HasSubstr(R"(-DCOMPATD_VERSION=\"9.8.7-rc.1\")"));
+  EXPECT_THAT(flags, HasSubstr(R"(-DCOMPATD_REVISION=\"0123456789ab\")"));
   RunShell(std::string("rm -rf '") + dir + "'", &code);
 }
 
@@ -285,6 +293,124 @@ TEST_F(DockerfileTest, RevisionBuildArgumentReachesTheCompile) {
   EXPECT_TRUE(passed);
   EXPECT_THAT(ReadSource("CMakeLists.txt"),
               HasSubstr("include(cmake/compatd_revision.cmake)"));
+}
+
+// Issue 26: `--build-arg VERSION=` set the image's label but not what
+// `compatd --version` and compatd_build_info report (the project's version).
+// One build argument for both now, whose default is the project's version.
+TEST_F(DockerfileTest, VersionBuildArgumentReachesTheCompileAndTheLabel) {
+  std::smatch project;
+  const std::string cmake = ReadSource("CMakeLists.txt");
+  ASSERT_TRUE(std::regex_search(
+      cmake, project, std::regex(R"(project\(compatd VERSION ([0-9.]+))")));
+  EXPECT_THAT(dockerfile_.global,
+              Contains(::testing::Field(&Instruction::args,
+                                        "VERSION=" + project[1].str())))
+      << "the default VERSION is CMakeLists.txt's project version";
+  bool declared = false;
+  bool passed = false;
+  for (const Instruction& in : build().instructions) {
+    if (in.keyword == "ARG" && in.args == "VERSION") declared = true;
+    if (in.keyword == "RUN" && absl::StrContains(in.args, "cmake -S")) {
+      EXPECT_TRUE(declared) << "ARG VERSION must come before the configure";
+      passed = absl::StrContains(in.args, "-DCOMPATD_VERSION=\"${VERSION}\"");
+    }
+  }
+  EXPECT_TRUE(declared);
+  EXPECT_TRUE(passed);
+  // The runtime stage takes the same global argument (no default of its own)
+  // for its label.
+  EXPECT_THAT(Args(runtime(), "ARG"), Contains("VERSION"));
+  EXPECT_THAT(absl::StrJoin(Args(runtime(), "LABEL"), " "),
+              HasSubstr(R"(org.opencontainers.image.version="${VERSION}")"));
+  EXPECT_THAT(ReadSource("service/CMakeLists.txt"),
+              Not(HasSubstr("PROJECT_VERSION")));
+}
+
+// A version or revision that is not a plain word would be pasted into a C
+// string literal: the configure refuses it, naming the variable.
+TEST(CompatdVersionTest, AVersionThatIsNotAPlainWordIsRefusedAtConfigure) {
+  char dir[] = "/tmp/compatd-bad-version-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  int code = 0;
+  const std::string out =
+      RunShell(std::string("cmake -S '") + COMPATD_SOURCE_DIR + "' -B '" + dir +
+                   "' -DBUILD_TESTING=OFF '-DCOMPATD_VERSION=1.0\"; x' 2>&1",
+               &code);
+  EXPECT_NE(code, 0) << out;
+  EXPECT_THAT(out, HasSubstr("COMPATD_VERSION"));
+  EXPECT_THAT(out, HasSubstr("expected at most 64 letters"));
+  RunShell(std::string("rm -rf '") + dir + "'", &code);
+}
+
+// Each RUN that fetches package lists removes them, and the runtime stage's
+// apt-get clean drops downloaded packages even on a base image without
+// Debian's docker-clean configuration (DEBIAN_IMAGE may name another one).
+TEST_F(DockerfileTest, EachStageCleansItsAptCacheInTheSameRun) {
+  int fetching = 0;
+  for (const Stage* stage : {&build(), &runtime()}) {
+    for (const std::string& run : Args(*stage, "RUN")) {
+      if (!absl::StrContains(run, "apt-get update")) continue;
+      ++fetching;
+      EXPECT_THAT(run, HasSubstr("rm -rf /var/lib/apt/lists/*")) << run;
+    }
+  }
+  EXPECT_EQ(fetching, 2);
+  bool cleaned = false;
+  for (const std::string& run : Args(runtime(), "RUN")) {
+    if (absl::StrContains(run, "apt-get install")) {
+      cleaned = absl::StrContains(run, "apt-get clean");
+    }
+  }
+  EXPECT_TRUE(cleaned) << "the runtime stage's install RUN runs apt-get clean";
+}
+
+// Issue 26: docs/deployment.md's `docker run` examples published ports on
+// every interface of the host, and mounted a catalog as a single file, which
+// never sees an editor's rename (the bind mount keeps the old inode) so hot
+// reload silently stopped. Every example publishes on 127.0.0.1 and mounts
+// catalogs as a directory that --catalog= names a file in.
+TEST(ContainerDocsTest, DockerRunExamplesPublishOnLoopbackAndMountDirectories) {
+  const std::string docs = ReadSource("docs/deployment.md");
+  int runs = 0;
+  int mounts = 0;
+  for (absl::string_view line : absl::StrSplit(docs, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!absl::StartsWith(line, "docker run ")) continue;
+    ++runs;
+    const std::vector<std::string> words =
+        absl::StrSplit(line, ' ', absl::SkipWhitespace());
+    std::vector<std::string> targets;
+    for (size_t i = 0; i + 1 < words.size(); ++i) {
+      if (words[i] == "-p") {
+        EXPECT_TRUE(absl::StartsWith(words[i + 1], "127.0.0.1:")) << line;
+      }
+      if (words[i] == "-v") {
+        ++mounts;
+        const std::vector<std::string> parts =
+            absl::StrSplit(words[i + 1], ':');
+        ASSERT_GE(parts.size(), 2u) << line;
+        for (const char* file : {".yaml", ".yml", ".json"}) {
+          EXPECT_FALSE(absl::EndsWith(parts[0], file))
+              << "a single-file mount: " << line;
+        }
+        targets.push_back(parts[1]);
+      }
+    }
+    for (const std::string& word : words) {
+      if (!absl::StartsWith(word, "--catalog=")) continue;
+      bool inside = false;
+      for (const std::string& target : targets) {
+        inside |= absl::StartsWith(word, "--catalog=" + target + "/");
+      }
+      EXPECT_TRUE(inside) << word << " is not inside a mounted directory";
+    }
+  }
+  EXPECT_GE(runs, 3);
+  EXPECT_GE(mounts, 1);
+  EXPECT_THAT(docs, HasSubstr("65532"));  // who must be able to read it
+  EXPECT_THAT(docs, HasSubstr("DEBIAN_IMAGE"));
+  EXPECT_THAT(docs, HasSubstr("--build-arg VERSION="));
 }
 
 // What CMake makes of it, in a directory that is not a git checkout (as the
@@ -483,6 +609,11 @@ TEST_F(DockerfileTest, HasOciLabels) {
         "org.opencontainers.image.base.name="}) {
     EXPECT_THAT(labels, HasSubstr(key));
   }
+  // The base is what DEBIAN_IMAGE named, not always debian:12.
+  EXPECT_THAT(
+      labels,
+      HasSubstr(R"(org.opencontainers.image.base.name="${DEBIAN_IMAGE}")"));
+  EXPECT_THAT(Args(runtime(), "ARG"), Contains("DEBIAN_IMAGE"));
 }
 
 TEST_F(DockerfileTest, RuntimeWritesNothingOutsideTmp) {

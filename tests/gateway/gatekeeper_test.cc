@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "catalog/catalog_loader.h"
+#include "catalog/embedded_catalog.h"
 #include "gateway/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -310,6 +312,123 @@ TEST_F(GatekeeperTest, FieldsNotReadMustBeJsonToo) {
 TEST_F(GatekeeperTest, OnlyPostIsAllowed) {
   // As Gatekeeper's provider template answers: 200, a systemError.
   EXPECT_THAT(Refused("", "GET"), HasSubstr("takes POST, not GET"));
+}
+
+// The provider's URL selects the release line, as the admission webhook's
+// path does: /gatekeeper/v1/binary-1.32 answers every key from the 1.32
+// binary's facts; one Provider per cluster binary.
+class GatekeeperLinesTest : public GatewayTest {
+ protected:
+  void SetUp() override {
+    runtime::CatalogPipeline::Options options;
+    options.derive = api::DeriveAnswers;
+    options.sources = catalog::EmbeddedCatalogs().size();
+    pipeline_ = std::make_unique<runtime::CatalogPipeline>(std::move(options));
+    size_t slot = 0;
+    for (const catalog::EmbeddedCatalog& embedded :
+         catalog::EmbeddedCatalogs()) {
+      absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
+          catalog::ParseCatalog(embedded.bytes, embedded.name);
+      ASSERT_TRUE(catalog.ok()) << catalog.status();
+      ASSERT_TRUE(
+          pipeline_->PublishLine(slot++, *std::move(catalog), true).ok());
+    }
+    ASSERT_NE(pipeline_->Current(), nullptr);
+    gateway_ = std::make_unique<Gateway>(&handlers_, &pipeline_->store(),
+                                         nullptr, nullptr);
+  }
+
+  google::protobuf::Value Answer(const std::string& target,
+                                 const std::vector<std::string>& keys) {
+    const http::Response response = Call("POST", target, ProviderRequest(keys));
+    EXPECT_EQ(response.status, 200) << response.body;
+    return ParseJson(response.body);
+  }
+
+  // The one item's value (its error expected empty).
+  google::protobuf::Value Value(const std::string& target,
+                                const std::string& key) {
+    const google::protobuf::Value answer = Answer(target, {key});
+    EXPECT_EQ(At(answer, "response.systemError").string_value(), "");
+    const google::protobuf::Value list = At(answer, "response.items");
+    const auto& items = list.list_value().values();
+    if (items.size() != 1) return google::protobuf::Value();
+    EXPECT_EQ(At(items[0], "error").string_value(), "") << target << key;
+    return At(items[0], "value");
+  }
+};
+
+// k8s.io/kubernetes v1.32.5 pkg/features/versioned_kube_features.go:
+// WindowsHostNetwork {1.26, Default: true, Alpha}; v1.33.3
+// kube_features.go: {1.26, false, Alpha}, {1.33, false, Deprecated}.
+TEST_F(GatekeeperLinesTest, TheUrlsBinarySelectsTheLine) {
+  const google::protobuf::Value on132 =
+      Value("/gatekeeper/v1/binary-1.32", "feature:WindowsHostNetwork");
+  EXPECT_TRUE(At(on132, "enabled").bool_value());
+  EXPECT_EQ(At(on132, "catalogRelease").string_value(), "1.32.5");
+  const google::protobuf::Value on133 =
+      Value("/gatekeeper/v1/binary-1.33", "feature:WindowsHostNetwork");
+  EXPECT_FALSE(At(on133, "enabled").bool_value());
+  EXPECT_EQ(At(on133, "catalogRelease").string_value(), "1.33.3");
+  // The query form, as a Provider's url may carry it.
+  const google::protobuf::Value queried =
+      Value("/gatekeeper/v1?binaryVersion=1.32", "feature:WindowsHostNetwork");
+  EXPECT_TRUE(At(queried, "enabled").bool_value());
+  // The same key through two URLs: two answers (the cache keeps each).
+  EXPECT_TRUE(
+      At(Value("/gatekeeper/v1/binary-1.32", "feature:WindowsHostNetwork"),
+         "enabled")
+          .bool_value());
+}
+
+// `PodHostIPs: {Default: true, PreRelease: featuregate.GA, LockToDefault:
+// true}, // remove in 1.32` (k8s.io/kubernetes v1.31.8 kube_features.go):
+// the 1.31 binary has the gate, the default line (1.36) does not.
+TEST_F(GatekeeperLinesTest, AGateOnlyAnOlderBinaryHas) {
+  const google::protobuf::Value on131 =
+      Value("/gatekeeper/v1/binary-1.31/", "feature:PodHostIPs");
+  EXPECT_TRUE(At(on131, "enabled").bool_value());
+  const google::protobuf::Value answer =
+      Answer("/gatekeeper/v1", {"feature:PodHostIPs"});
+  const google::protobuf::Value list = At(answer, "response.items");
+  const auto& items = list.list_value().values();
+  ASSERT_EQ(items.size(), 1);
+  EXPECT_THAT(At(items[0], "error").string_value(), HasSubstr("NOT_FOUND"));
+}
+
+// emulation- is the default of keys without "@"; a key's own wins.
+TEST_F(GatekeeperLinesTest, TheUrlsEmulationIsTheKeysDefault) {
+  EXPECT_EQ(At(Value("/gatekeeper/v1/binary-1.34/emulation-1.33",
+                     "feature:WatchList"),
+               "versions.emulationVersion")
+                .string_value(),
+            "1.33");
+  EXPECT_EQ(At(Value("/gatekeeper/v1/binary-1.34/emulation-1.33",
+                     "feature:WatchList@1.34"),
+               "versions.emulationVersion")
+                .string_value(),
+            "1.34");
+}
+
+TEST_F(GatekeeperLinesTest, AUrlItCannotServeIsASystemError) {
+  for (const auto& [target, says] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"/gatekeeper/v1/binary-1.30", "1.31"},  // names the lines it has
+           {"/gatekeeper/v1/binary-1.37", "1.36"},
+           {"/gatekeeper/v1/enforce", "only versions"},
+           {"/gatekeeper/v1/enable-gate.watchlist", "only versions"},
+           {"/gatekeeper/v1/binary-1.32/binary-1.33", "binary"},
+           {"/gatekeeper/v1/nonsense", "nonsense"},
+           {"/gatekeeper/v1/binary-1.32?binaryVersion=1.33", "binary"},
+       }) {
+    const google::protobuf::Value answer =
+        Answer(target, {"feature:WatchList"});
+    EXPECT_THAT(At(answer, "response.systemError").string_value(),
+                HasSubstr(says))
+        << target;
+    EXPECT_EQ(At(answer, "response.items").list_value().values_size(), 0)
+        << target;
+  }
 }
 
 }  // namespace
