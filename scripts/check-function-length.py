@@ -105,6 +105,19 @@ def without_template_heads(head):
         head = head[: m.start()] + " " + head[j:]
 
 
+def outside_brackets(text, opening):
+    """Yields (offset, char) for each char of `text` outside the brackets in `opening`."""
+    closing = {"(": ")", "[": "]", "{": "}"}
+    depth = 0
+    for k, ch in enumerate(text):
+        if ch in opening:
+            depth += 1
+        elif ch in (closing[o] for o in opening):
+            depth -= 1
+        elif depth == 0:
+            yield k, ch
+
+
 def classify(head):
     """What a `{` opens at namespace or class scope, from the text since the last ; { or }."""
     head = without_template_heads(head)
@@ -120,13 +133,8 @@ def classify(head):
         return "scope"
     if paren < 0:
         return "other"
-    depth = 0
-    for k, ch in enumerate(head):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == "=" and depth == 0:
+    for k, ch in outside_brackets(head, "(["):
+        if ch == "=":
             prev = head[k - 1] if k else ""
             nxt = head[k + 1] if k + 1 < len(head) else ""
             if prev not in "=!<>" and nxt != "=":
@@ -136,15 +144,9 @@ def classify(head):
 
 def in_initializer_list(head):
     """True when `head` ends inside a constructor's member initializer list (`) : a_(1), b_`)."""
-    depth = 0
-    for k, ch in enumerate(head):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == ":" and depth == 0:
-            if head[k - 1 : k] != ":" and head[k + 1 : k + 2] != ":" and ")" in head[:k]:
-                return True
+    for k, ch in outside_brackets(head, "([{"):
+        if ch == ":" and head[k - 1 : k] != ":" and head[k + 1 : k + 2] != ":" and ")" in head[:k]:
+            return True
     return False
 
 
