@@ -104,9 +104,12 @@ UpgradeTargetAnswers DeriveUpgradeTarget(const engine::CatalogSet& set,
     }
   }
   out.catalog = target_catalog;
-  const engine::UpgradePlanQuery query = engine::UpgradeTargetQuery(catalog);
-  absl::StatusOr<engine::UpgradePlan> plan =
-      engine::PlanUpgrade(catalog, query);
+  // From this line's binary (an empty from is the set's default line) to
+  // the target, across every binary between them, one minor at a time.
+  engine::UpgradePlanQuery query = engine::UpgradeTargetQuery(catalog);
+  const std::string from_binary = catalog.binary_version.MajorMinorString();
+  query.from.binary_version = from_binary;
+  absl::StatusOr<engine::UpgradePlan> plan = engine::PlanUpgrade(set, query);
   if (!plan.ok()) {
     out.status = plan.status();
     return out;

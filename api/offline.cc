@@ -702,11 +702,13 @@ int RunCheckCatalog(const std::vector<std::string>& paths, std::ostream& out,
         << catalog->crds.size() << " CRDs, " << catalog->api_history.size()
         << " API history entries; digest " << catalog->digest << "\n";
   }
-  if (catalogs.size() > 1) {
-    // The files must make one set: one per release line.
-    const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
-        Serve(std::move(catalogs), err);
-    if (snapshot == nullptr) return kExitError;
+  // The files must make one set (one per release line), whose upgrade
+  // targets name lines it has and can be planned to: as the server would.
+  const size_t files = catalogs.size();
+  const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
+      Serve(std::move(catalogs), err);
+  if (snapshot == nullptr) return kExitError;
+  if (files > 1) {
     out << "OK: " << snapshot->lines.size() << " release lines ("
         << snapshot->catalogs->line_names() << "); default "
         << snapshot->default_catalog().binary_version.MajorMinorString()

@@ -205,15 +205,35 @@ class CatalogBuilder {
   // target refuses are the plan's blockers, not catalog errors.
   void CheckUpgradeTarget(const pb::Catalog& in, const Catalog& out) {
     if (!errors_.empty() || !out.cluster.upgrade_target.has_value()) return;
+    // A target on a later binary is planned across the lines (hop by hop),
+    // which only the set of catalogs served together can do: the pipeline
+    // checks that plan when the lines are published together.
+    const int target_line = out.cluster.upgrade_target->line > 0
+                                ? out.cluster.upgrade_target->line
+                                : lines_.MessageLine(in.cluster());
+    if (!out.cluster.upgrade_target->binary_version.empty()) {
+      absl::StatusOr<Version> binary =
+          Version::Parse(out.cluster.upgrade_target->binary_version);
+      if (binary.ok() && binary->CompareMajorMinor(out.binary_version) < 0) {
+        Error(target_line,
+              absl::StrCat("cluster.upgradeTarget.binaryVersion: \"",
+                           out.cluster.upgrade_target->binary_version,
+                           "\" is older than this catalog's binary ",
+                           out.binary_version.MajorMinorString(),
+                           "; a target is the same binary or a later one (a "
+                           "rollback is an emulation version)"));
+        return;
+      }
+      if (binary.ok() && binary->CompareMajorMinor(out.binary_version) > 0) {
+        return;
+      }
+    }
     absl::StatusOr<engine::UpgradePlan> plan =
         engine::PlanUpgrade(out, engine::UpgradeTargetQuery(out));
     if (plan.ok()) return;
     absl::string_view message = plan.status().message();
     absl::ConsumePrefix(&message, "to.");
-    Error(out.cluster.upgrade_target->line > 0
-              ? out.cluster.upgrade_target->line
-              : lines_.MessageLine(in.cluster()),
-          absl::StrCat("cluster.upgradeTarget: ", message));
+    Error(target_line, absl::StrCat("cluster.upgradeTarget: ", message));
   }
 
   static int LineOr(int line, int fallback) {

@@ -5,7 +5,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "engine/upgrade_plan.h"
 
 namespace compatd::runtime {
 
@@ -19,20 +21,34 @@ CatalogPipeline::CatalogPipeline(Options options)
 
 namespace {
 
-// Every line's cluster.upgradeTarget must name a line the set has.
+// Every line's cluster.upgradeTarget must name a line the set has, and the
+// plan to a later binary's target must be answerable across the lines (the
+// loader checks a target on the catalog's own binary; engine/upgrade_plan.h).
 absl::Status CheckUpgradeTargets(const engine::CatalogSet& set) {
   for (const auto& line : set.lines()) {
     const auto& target = line->cluster.upgrade_target;
     if (!target.has_value() || target->binary_version.empty()) continue;
+    const std::string where = absl::StrCat(
+        line->source,
+        target->line > 0 ? absl::StrCat(":", target->line) : std::string());
     absl::StatusOr<size_t> found = set.ResolveIndex(
         target->binary_version, "cluster.upgradeTarget.binaryVersion");
     if (!found.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          line->source,
-          target->line > 0 ? absl::StrCat(":", target->line) : std::string(),
-          ": ", found.status().message(),
+          where, ": ", found.status().message(),
           "; serve a catalog of that line too (another --catalog) or aim "
           "the target at one of these"));
+    }
+    if (set.lines()[*found].get() == line.get()) continue;
+    engine::UpgradePlanQuery query = engine::UpgradeTargetQuery(*line);
+    const std::string from_binary = line->binary_version.MajorMinorString();
+    query.from.binary_version = from_binary;
+    absl::StatusOr<engine::UpgradePlan> plan = engine::PlanUpgrade(set, query);
+    if (!plan.ok()) {
+      absl::string_view message = plan.status().message();
+      absl::ConsumePrefix(&message, "to.");
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": cluster.upgradeTarget: ", message));
     }
   }
   return absl::OkStatus();

@@ -7,8 +7,10 @@
 // (tests/testdata/catalogs/lines/).
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -141,6 +143,38 @@ TEST(LinesCliTest, EvalAndCheckCatalogTakeSeveralCatalogs) {
   EXPECT_EQ(twice.exit_code, 1);
   EXPECT_THAT(twice.err, HasSubstr("two catalogs describe kube-apiserver "
                                    "1.33"));
+}
+
+// A cluster on the 1.32 binary whose upgrade target is a later binary: the
+// target is planned across the lines served together, so a lone file (or a
+// set without the line in between) is refused as the server would refuse it.
+TEST(LinesCliTest, AnUpgradeTargetOnALaterBinaryNeedsItsLines) {
+  testing::ScopedTempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  std::ifstream in(LinesFile("kubernetes-1.32.yaml"));
+  std::stringstream text;
+  text << in.rdbuf();
+  ASSERT_TRUE(
+      testing::WriteFileContents(
+          dir.Join("aiming-1.34.yaml"),
+          text.str() + "cluster:\n  upgradeTarget: {binaryVersion: \"1.34\"}\n")
+          .ok());
+  const RunResult alone = RunCompatd(
+      COMPATD_BINARY, {"--check-catalog=" + dir.Join("aiming-1.34.yaml")});
+  EXPECT_EQ(alone.exit_code, 1) << alone.out;
+  EXPECT_THAT(alone.err, HasSubstr("no catalog describes kube-apiserver 1.34"));
+  // Kubernetes upgrades binaries one minor at a time: 1.33 is a hop.
+  const RunResult gap = RunCompatd(
+      COMPATD_BINARY, {"--check-catalog=" + dir.Join("aiming-1.34.yaml"),
+                       "--check-catalog=" + LinesFile("kubernetes-1.34.yaml")});
+  EXPECT_EQ(gap.exit_code, 1) << gap.out;
+  EXPECT_THAT(gap.err, HasSubstr("1.33"));
+  const RunResult all = RunCompatd(
+      COMPATD_BINARY, {"--check-catalog=" + dir.Join("aiming-1.34.yaml"),
+                       "--check-catalog=" + LinesFile("kubernetes-1.33.yaml"),
+                       "--check-catalog=" + LinesFile("kubernetes-1.34.yaml")});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_THAT(all.out, HasSubstr("OK: 3 release lines (1.32, 1.33, 1.34)"));
 }
 
 class LinesServerTest : public ::testing::Test {
