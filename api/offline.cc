@@ -1,6 +1,7 @@
 #include "api/offline.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -242,8 +243,10 @@ void ReadScanFile(const std::string& path, ScanInputs& inputs) {
   inputs.texts.push_back(std::move(text));
 }
 
+// `on_file` is told the number of files read so far after each.
 ScanInputs ReadScanInputs(const std::vector<std::string>& paths,
-                          std::istream& in) {
+                          std::istream& in,
+                          const std::function<void(size_t)>& on_file) {
   ScanInputs inputs;
   for (const std::string& path : paths) {
     if (path == "-") {
@@ -256,6 +259,7 @@ ScanInputs ReadScanInputs(const std::vector<std::string>& paths,
     std::error_code ec;
     if (!std::filesystem::is_directory(path, ec)) {
       ReadScanFile(path, inputs);
+      on_file(inputs.names.size());
       continue;
     }
     std::vector<std::string> files;
@@ -272,7 +276,10 @@ ScanInputs ReadScanInputs(const std::vector<std::string>& paths,
                                  absl::StrCat("cannot list: ", ec.message()));
     }
     std::sort(files.begin(), files.end());
-    for (const std::string& file : files) ReadScanFile(file, inputs);
+    for (const std::string& file : files) {
+      ReadScanFile(file, inputs);
+      on_file(inputs.names.size());
+    }
   }
   return inputs;
 }
@@ -483,31 +490,36 @@ bool ParseEnd(absl::string_view end, const std::string& bare,
   return true;
 }
 
-void PrintItem(const v1::UpgradeItem& item, absl::string_view section,
-               std::ostream& out) {
-  out << "  [" << section << "] " << (item.blocking() ? "BLOCKING " : "")
-      << item.subject() << " (" << item.rule() << ")\n      " << item.reason()
-      << "\n      do: " << item.action() << "\n";
+// --clients into `request`; false after printing a usage error.
+bool ParseClients(const std::string& clients, v1::PlanUpgradeRequest* request,
+                  std::ostream& err) {
+  if (clients.empty()) return true;
+  for (absl::string_view item : absl::StrSplit(clients, ',')) {
+    std::pair<std::string, std::string> kv =
+        absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || kv.second.empty()) {
+      err << "ERROR: --clients item \"" << item
+          << "\": expected component=version, e.g. "
+             "--clients=kubelet=1.31,kubectl=1.35\n";
+      return false;
+    }
+    v1::PlanClient* client = request->add_clients();
+    client->set_component(kv.first);
+    client->set_version(kv.second);
+  }
+  return true;
 }
 
-absl::string_view SectionOf(const v1::UpgradeItem& item,
-                            const v1::PlanUpgradeResponse& plan) {
-  auto in = [&](const auto& list) {
-    for (const v1::UpgradeItem& i : list) {
-      if (i.step() == item.step() && i.subject() == item.subject() &&
-          i.rule() == item.rule()) {
-        return true;
-      }
-    }
-    return false;
-  };
-  if (in(plan.flags())) return "flags";
-  if (in(plan.feature_gates())) return "feature gates";
-  if (in(plan.apis())) return "APIs";
-  if (in(plan.storage())) return "storage";
-  if (in(plan.rollback())) return "rollback";
-  if (in(plan.cel())) return "cel";
-  return "clients";
+int PlanExitCode(const v1::PlanUpgradeResponse& plan) {
+  switch (OutcomeOf(plan)) {
+    case PlanOutcome::kBlockers:
+      return kPlanExitBlockers;
+    case PlanOutcome::kActions:
+      return kPlanExitActions;
+    case PlanOutcome::kNothingToDo:
+      break;
+  }
+  return kPlanExitNothingToDo;
 }
 
 }  // namespace
@@ -517,32 +529,23 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
       options.output != "json") {
     err << "ERROR: -o \"" << options.output
         << "\": expected text (the default) or json\n";
-    return kExitUsage;
+    return kPlanExitError;
+  }
+  if (options.all && options.output == "json") {
+    err << "ERROR: --all is for the text output; -o json always has every "
+           "item\n";
+    return kPlanExitError;
   }
   v1::PlanUpgradeRequest request;
   if (!ParseEnd("from", options.from, options.from_json, request.mutable_from(),
                 err) ||
-      !ParseEnd("to", options.to, options.to_json, request.mutable_to(), err)) {
-    return kExitUsage;
-  }
-  if (!options.clients.empty()) {
-    for (absl::string_view item : absl::StrSplit(options.clients, ',')) {
-      std::pair<std::string, std::string> kv =
-          absl::StrSplit(item, absl::MaxSplits('=', 1));
-      if (kv.first.empty() || kv.second.empty()) {
-        err << "ERROR: --clients item \"" << item
-            << "\": expected component=version, e.g. "
-               "--clients=kubelet=1.31,kubectl=1.35\n";
-        return kExitUsage;
-      }
-      v1::PlanClient* client = request.add_clients();
-      client->set_component(kv.first);
-      client->set_version(kv.second);
-    }
+      !ParseEnd("to", options.to, options.to_json, request.mutable_to(), err) ||
+      !ParseClients(options.clients, &request, err)) {
+    return kPlanExitError;
   }
   const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
       ServeOffline(options.catalog_paths, err);
-  if (snapshot == nullptr) return kExitError;
+  if (snapshot == nullptr) return kPlanExitError;
   const PolicyHandlers handlers;
   v1::PlanUpgradeResponse plan;
   if (const absl::Status status =
@@ -550,62 +553,135 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
       !status.ok()) {
     err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
         << "\n";
-    return kExitError;
+    return kPlanExitError;
   }
   if (options.output == "json") {
-    return PrintJson(plan, "plan", out, err) ? kExitOk : kExitError;
-  }
-  const bool across = plan.path().name() != "one binary";
-  if (across) {
-    out << "Upgrade plan from kube-apiserver " << plan.from().binary_version()
-        << " to " << plan.to().binary_version() << " (each step on its "
-        << "binary's catalog): emulation " << plan.from().emulation_version()
-        << " -> " << plan.to().emulation_version() << ", min-compatibility "
-        << plan.from().min_compatibility_version() << " -> "
-        << plan.to().min_compatibility_version() << "\n";
+    if (!PrintJson(plan, "plan", out, err)) return kPlanExitError;
+  } else if (options.all) {
+    PrintPlanItems(plan, out);
   } else {
-    out << "Upgrade plan on kube-apiserver " << plan.to().binary_version()
-        << " (" << plan.catalog_source() << "): emulation "
-        << plan.from().emulation_version() << " -> "
-        << plan.to().emulation_version() << ", min-compatibility "
-        << plan.from().min_compatibility_version() << " -> "
-        << plan.to().min_compatibility_version() << "\n";
+    PrintPlanSummary(plan, options.style, out);
   }
-  out << "Path: " << plan.path().name() << " ("
-      << (plan.path().supported() ? "supported" : "not supported")
-      << " by Kubernetes)\n"
-      << plan.reason() << "\n";
-  auto print_step = [&](const v1::UpgradeStep& step) {
-    out << "\nStep " << step.number() << ": " << step.name() << " (";
-    if (across)
-      out << "kube-apiserver " << step.versions().binary_version() << ", ";
-    out << "emulation " << step.versions().emulation_version()
-        << ", min-compatibility " << step.versions().min_compatibility_version()
-        << "; rollback to " << step.rollback_to() << " after it)\n  "
-        << step.action() << "\n";
-  };
-  for (const v1::UpgradeStep& step : plan.steps()) {
-    print_step(step);
-    for (const v1::UpgradeItem& item : step.items()) {
-      PrintItem(item, SectionOf(item, plan), out);
-    }
-  }
-  for (const v1::UpgradePath& path : plan.alternatives()) {
-    out << "\nAlternative path: " << path.name() << " ("
-        << (path.supported() ? "supported" : "not supported")
-        << " by Kubernetes: " << path.support() << ")\n"
-        << path.reason() << "; its blocking items (-o json for all):\n";
-    for (const v1::UpgradeStep& step : path.steps()) {
-      print_step(step);
-      for (const v1::UpgradeItem& item : step.items()) {
-        if (item.blocking()) PrintItem(item, item.rule(), out);
-      }
-    }
-  }
-  out << "\nClients checked: " << plan.clients_checked() << "\n"
-      << plan.blockers() << " blocking item(s)\n";
-  return kExitOk;
+  return PlanExitCode(plan);
 }
+
+namespace {
+
+// `compatd scan`'s progress on a terminal: one line on `err`, redrawn at most
+// ten times a second (and once when the reading of files gives way to their
+// parsing) ("\r" and erase to the end of the line), cleared at the
+// end. Off: nothing at all.
+class ProgressLine {
+ public:
+  ProgressLine(bool on, std::ostream& err) : on_(on), err_(err) {}
+  ~ProgressLine() { Clear(); }
+
+  void Show(size_t files, size_t total_files, size_t objects) {
+    if (!on_) return;
+    const int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    // A new phase (reading, then parsing of `total_files`) shows at once.
+    if (shown_ && total_files == last_total_ && now_ms - last_ms_ < 100) {
+      return;
+    }
+    shown_ = true;
+    last_ms_ = now_ms;
+    last_total_ = total_files;
+    err_ << "\r\033[Kcompatd scan: " << files;
+    if (total_files > 0) err_ << "/" << total_files;
+    err_ << " file(s), " << objects << " object(s)" << std::flush;
+  }
+
+  void Clear() {
+    if (!shown_) return;
+    err_ << "\r\033[K" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  const bool on_;
+  std::ostream& err_;
+  bool shown_ = false;
+  int64_t last_ms_ = 0;  // steady clock
+  size_t last_total_ = 0;
+};
+
+// Reads and scans every path into `response`; false after printing an error
+// on `err`.
+bool ScanPaths(const ScanOptions& options,
+               const runtime::ServingSnapshot& snapshot, std::istream& in,
+               std::ostream& err, v1::ScanObjectsResponse* response) {
+  ProgressLine progress(options.progress, err);
+  const ScanInputs inputs = ReadScanInputs(
+      options.paths, in, [&](size_t files) { progress.Show(files, 0, 0); });
+  std::vector<ScanText> texts;
+  texts.reserve(inputs.texts.size());
+  for (size_t i = 0; i < inputs.texts.size(); ++i) {
+    texts.push_back(ScanText{inputs.names[i], inputs.texts[i]});
+  }
+  const ScanProgress on_read = [&](size_t read, size_t objects) {
+    progress.Show(read, texts.size(), objects);
+  };
+  const absl::Status status = ScanManifests(
+      snapshot.default_line(), engine::VersionQuery{}, options.target, texts,
+      response, ScanLimits(), options.cel_min_compatibility,
+      options.progress ? on_read : ScanProgress());
+  progress.Clear();
+  if (!status.ok()) {
+    err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
+        << "\n";
+    return false;
+  }
+  for (const auto& [path, message] : inputs.errors) {
+    v1::ScanProblem* problem = response->add_problems();
+    problem->set_source(path);
+    problem->set_message(message);
+  }
+  return true;
+}
+
+// Problems, the partial mark and warnings, on `err`, beside the table.
+void PrintScanNotes(const v1::ScanObjectsResponse& response,
+                    absl::string_view output, std::ostream& err) {
+  if (output == "table") {
+    for (const v1::ScanProblem& p : response.problems()) {
+      err << p.source();
+      if (p.line() > 0) err << ":" << p.line();
+      err << ": " << p.message() << "\n";
+    }
+    if (response.partial()) {
+      err << "partial answer: " << response.partial_reason() << " ("
+          << response.omitted_findings() << " finding(s) and "
+          << response.omitted_problems() << " problem(s) not listed)\n";
+    }
+  }
+  if (output != "json" && output != "yaml") {
+    for (const v1::ScanProblem& w : response.warnings()) {
+      err << w.source();
+      if (w.line() > 0) err << ":" << w.line();
+      err << ": warning: " << w.message() << "\n";
+    }
+  }
+}
+
+int ScanExitCode(const v1::ScanObjectsResponse& response,
+                 const ScanOptions& options) {
+  int code = kScanExitClean;
+  if (response.problems_size() > 0 || response.omitted_problems() > 0) {
+    code = kScanExitError;
+  }
+  if (response.deprecated() > 0 && !options.ignore_deprecations) {
+    code = kScanExitDeprecated;
+  }
+  if (response.blocking() > 0 && !options.ignore_removals) {
+    code = kScanExitRemoved;
+  }
+  return code;
+}
+
+}  // namespace
 
 int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
             std::ostream& err) {
@@ -624,25 +700,9 @@ int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
   const std::shared_ptr<const runtime::ServingSnapshot> snapshot =
       ServeOffline(options.catalog_paths, err);
   if (snapshot == nullptr) return kScanExitError;
-  const ScanInputs inputs = ReadScanInputs(options.paths, in);
-  std::vector<ScanText> texts;
-  texts.reserve(inputs.texts.size());
-  for (size_t i = 0; i < inputs.texts.size(); ++i) {
-    texts.push_back(ScanText{inputs.names[i], inputs.texts[i]});
-  }
   v1::ScanObjectsResponse response;
-  if (const absl::Status status = ScanManifests(
-          snapshot->default_line(), engine::VersionQuery{}, options.target,
-          texts, &response, ScanLimits(), options.cel_min_compatibility);
-      !status.ok()) {
-    err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
-        << "\n";
+  if (!ScanPaths(options, *snapshot, in, err, &response)) {
     return kScanExitError;
-  }
-  for (const auto& [path, message] : inputs.errors) {
-    v1::ScanProblem* problem = response.add_problems();
-    problem->set_source(path);
-    problem->set_message(message);
   }
   if (options.output == "json") {
     if (!PrintJson(response, "response", out, err)) return kScanExitError;
@@ -652,35 +712,9 @@ int RunScan(const ScanOptions& options, std::istream& in, std::ostream& out,
     PrintScanSarif(response, out);
   } else {
     PrintScanTable(response, out);
-    for (const v1::ScanProblem& p : response.problems()) {
-      err << p.source();
-      if (p.line() > 0) err << ":" << p.line();
-      err << ": " << p.message() << "\n";
-    }
-    if (response.partial()) {
-      err << "partial answer: " << response.partial_reason() << " ("
-          << response.omitted_findings() << " finding(s) and "
-          << response.omitted_problems() << " problem(s) not listed)\n";
-    }
   }
-  if (options.output != "json" && options.output != "yaml") {
-    for (const v1::ScanProblem& w : response.warnings()) {
-      err << w.source();
-      if (w.line() > 0) err << ":" << w.line();
-      err << ": warning: " << w.message() << "\n";
-    }
-  }
-  int code = kScanExitClean;
-  if (response.problems_size() > 0 || response.omitted_problems() > 0) {
-    code = kScanExitError;
-  }
-  if (response.deprecated() > 0 && !options.ignore_deprecations) {
-    code = kScanExitDeprecated;
-  }
-  if (response.blocking() > 0 && !options.ignore_removals) {
-    code = kScanExitRemoved;
-  }
-  return code;
+  PrintScanNotes(response, options.output, err);
+  return ScanExitCode(response, options);
 }
 
 int RunCheckCatalog(const std::vector<std::string>& paths, std::ostream& out,

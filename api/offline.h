@@ -11,6 +11,7 @@
 
 #include "absl/strings/string_view.h"
 #include "api/handlers.h"
+#include "api/plan_text.h"
 
 namespace compatd::api {
 
@@ -69,12 +70,25 @@ struct PlanOptions {
   std::string clients;
   // "text" (or empty) or "json" (the PlanUpgradeResponse, as eval prints it).
   std::string output;
+  // Text: every item with its reason (--all) instead of the summary.
+  bool all = false;
+  // Text: colour and width of the summary (a terminal's, else plain, 100).
+  PlanTextStyle style;
 };
 
+// Exit codes of `compatd plan`: those of `compatd scan` (below), so that a CI
+// job gates an upgrade as it gates manifests. Whatever the output format.
+inline constexpr int kPlanExitNothingToDo = 0;
+inline constexpr int kPlanExitError = 1;  // bad usage, a catalog that does not
+                                          // load, an RPC error
+inline constexpr int kPlanExitActions = 2;   // actions, no blocker
+inline constexpr int kPlanExitBlockers = 3;  // at least one blocking item
+
 // `compatd plan`: PlanUpgrade through the server's handler, offline (so no
-// recorded clients; the output says so). Prints the plan on `out` (exit 0);
-// an RPC error "ERROR: <CODE>: <message>" on `err` (exit 1); a catalog that
-// does not load (exit 1); bad usage (exit 2).
+// recorded clients; the output says so). Prints the plan on `out` (the
+// summary of api/plan_text.h, every item with `all`, or JSON) and returns
+// its outcome's exit code above; an RPC error "ERROR: <CODE>: <message>", a
+// catalog that does not load or bad usage on `err` (exit 1).
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
 
 // Exit codes of `compatd scan`, Pluto's convention (CI users know it): the
@@ -102,6 +116,9 @@ struct ScanOptions {
   // out of the exit code; they are still printed.
   bool ignore_deprecations = false;
   bool ignore_removals = false;
+  // Progress (files and objects so far) on `err`, for a terminal: a line
+  // redrawn at most ten times a second and cleared at the end.
+  bool progress = false;
 };
 
 // `compatd scan`: reads every path, scans the objects through the

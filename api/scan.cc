@@ -140,14 +140,17 @@ class Scanner {
 
   // Every object of every text; CRDs first collected, so that a custom
   // resource before its CRD (or in another file) is still checked.
-  void Run(absl::Span<const ScanText> texts) {
+  void Run(absl::Span<const ScanText> texts, const ScanProgress& progress) {
     std::vector<manifest::ManifestContents> contents;
     contents.reserve(texts.size());
     manifest::ReadLimits read_limits;
     read_limits.budget = base::CurrentWorkBudget();
+    size_t objects_read = 0;
     for (const ScanText& text : texts) {
       if (Exhausted()) break;
       contents.push_back(manifest::ReadManifests(text.text, read_limits));
+      objects_read += contents.back().objects.size();
+      if (progress) progress(contents.size(), objects_read);
       if (!contents.back().stopped.empty()) {
         MarkPartial(absl::StrCat(text.name, ": ", contents.back().stopped));
       }
@@ -551,13 +554,11 @@ bool IsBlocking(v1::ScanStatus status) {
          status != v1::SCAN_STATUS_UNSPECIFIED;
 }
 
-absl::Status ScanManifests(const runtime::ServingLine& snapshot,
-                           const engine::VersionQuery& base,
-                           absl::string_view target,
-                           absl::Span<const ScanText> texts,
-                           v1::ScanObjectsResponse* response,
-                           const ScanLimits& limits,
-                           absl::string_view cel_min_compatibility) {
+absl::Status ScanManifests(
+    const runtime::ServingLine& snapshot, const engine::VersionQuery& base,
+    absl::string_view target, absl::Span<const ScanText> texts,
+    v1::ScanObjectsResponse* response, const ScanLimits& limits,
+    absl::string_view cel_min_compatibility, const ScanProgress& progress) {
   const engine::Catalog& catalog = *snapshot.catalog;
   COMPATD_ASSIGN_OR_RETURN(engine::EffectiveVersions effective,
                            engine::ResolveEffectiveVersions(catalog, base));
@@ -581,7 +582,7 @@ absl::Status ScanManifests(const runtime::ServingLine& snapshot,
       const Version cel_min_compat,
       CelScanMinCompatibility(release, cel_min_compatibility));
   Scanner(catalog, release, in_window ? &window : nullptr, limits, response)
-      .Run(texts);
+      .Run(texts, progress);
   const int cel_checked =
       ScanCelExpressions(texts, release, cel_min_compat, response);
   response->set_target(release_text);

@@ -21,6 +21,7 @@
 // The CEL expressions of the kinds that carry one are checked by api/scan_cel.h
 // at `cel_min_compatibility` (empty: its default for the target).
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -54,6 +55,10 @@ struct ScanLimits {
   int max_listed_names = 8;
 };
 
+// Told after each text is read: texts read so far and the objects in them
+// (`compatd scan`'s progress line). Called on the scanning thread.
+using ScanProgress = std::function<void(size_t texts, size_t objects)>;
+
 // Fills everything of `response` (common fields included). `target` empty:
 // the binary version (the query's, else the catalog's). INVALID_ARGUMENT for
 // a malformed or too old target, or versions/flags the catalog refuses.
@@ -68,7 +73,8 @@ absl::Status ScanManifests(const runtime::ServingLine& line,
                            absl::Span<const ScanText> texts,
                            v1::ScanObjectsResponse* response,
                            const ScanLimits& limits = ScanLimits(),
-                           absl::string_view cel_min_compatibility = "");
+                           absl::string_view cel_min_compatibility = "",
+                           const ScanProgress& progress = nullptr);
 
 // "DEPRECATED", "REMOVED", "NOT-SERVED", "NOT-YET-INTRODUCED", "UNKNOWN",
 // "CRD-VIOLATION", "CEL-NOT-WRITABLE", "CEL-NOT-READABLE": how the table of

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 
 namespace compatd::base {
 
@@ -17,7 +18,8 @@ void FlagTable::AddString(std::string name, std::string* value,
                         [value](absl::string_view text) {
                           *value = std::string(text);
                           return absl::OkStatus();
-                        }});
+                        },
+                        ""});
 }
 
 void FlagTable::AddStringList(std::string name,
@@ -28,7 +30,8 @@ void FlagTable::AddStringList(std::string name,
                         [values](absl::string_view text) {
                           values->push_back(std::string(text));
                           return absl::OkStatus();
-                        }});
+                        },
+                        ""});
 }
 
 void FlagTable::AddDuration(std::string name, absl::Duration* value,
@@ -36,7 +39,8 @@ void FlagTable::AddDuration(std::string name, absl::Duration* value,
   const std::string flag_name = name;
   flags_.push_back(
       Flag{std::move(name), std::move(help), absl::FormatDuration(*value),
-           "DURATION", [value, flag_name](absl::string_view text) {
+           "DURATION",
+           [value, flag_name](absl::string_view text) {
              absl::Duration d;
              if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
                return absl::InvalidArgumentError(absl::StrFormat(
@@ -45,7 +49,8 @@ void FlagTable::AddDuration(std::string name, absl::Duration* value,
              }
              *value = d;
              return absl::OkStatus();
-           }});
+           },
+           ""});
 }
 
 void FlagTable::AddInt(std::string name, int* value, int min, int max,
@@ -62,7 +67,8 @@ void FlagTable::AddInt(std::string name, int* value, int min, int max,
              }
              *value = n;
              return absl::OkStatus();
-           }});
+           },
+           ""});
 }
 
 void FlagTable::AddBool(std::string name, bool* value, std::string help) {
@@ -79,12 +85,29 @@ void FlagTable::AddBool(std::string name, bool* value, std::string help) {
                    "--%s=%s: expected true or false", flag_name, text));
              }
              return absl::OkStatus();
-           }});
+           },
+           ""});
+}
+
+void FlagTable::AddAlias(std::string short_name, std::string name) {
+  for (Flag& flag : flags_) {
+    if (flag.name == name) flag.alias = std::move(short_name);
+  }
+}
+
+void FlagTable::AddSection(std::string title) {
+  sections_.emplace_back(flags_.size(), std::move(title));
+}
+
+bool FlagTable::Has(absl::string_view name) const {
+  return Find(name) != nullptr;
 }
 
 const FlagTable::Flag* FlagTable::Find(absl::string_view name) const {
   for (const Flag& flag : flags_) {
-    if (flag.name == name) return &flag;
+    if (flag.name == name || (!flag.alias.empty() && flag.alias == name)) {
+      return &flag;
+    }
   }
   return nullptr;
 }
@@ -112,8 +135,12 @@ absl::Status FlagTable::Parse(int argc, char** argv, int first,
     }
     const Flag* flag = Find(name);
     if (flag == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown flag --", name, "; run compatd --help for the flags"));
+      std::optional<std::string> message;
+      if (unknown_message_) message = unknown_message_(name);
+      return absl::InvalidArgumentError(
+          message.has_value() ? *message
+                              : absl::StrCat("unknown flag --", name, "; run ",
+                                             help_command_, " for the flags"));
     }
     if (!has_value) {
       if (flag->value_name.empty()) {
@@ -130,13 +157,46 @@ absl::Status FlagTable::Parse(int argc, char** argv, int first,
   return absl::OkStatus();
 }
 
+std::string WrapText(absl::string_view text, size_t indent, size_t width) {
+  std::string out(indent, ' ');
+  size_t column = indent;
+  bool first = true;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (!first && column + 1 + word.size() > width) {
+      out.append("\n");
+      out.append(indent, ' ');
+      column = indent;
+      first = true;
+    }
+    if (!first) {
+      out.push_back(' ');
+      ++column;
+    }
+    absl::StrAppend(&out, word);
+    column += word.size();
+    first = false;
+  }
+  out.append("\n");
+  return out;
+}
+
 std::string FlagTable::Usage() const {
   std::string out;
-  for (const Flag& flag : flags_) {
+  size_t section = 0;
+  for (size_t i = 0; i < flags_.size(); ++i) {
+    for (; section < sections_.size() && sections_[section].first == i;
+         ++section) {
+      absl::StrAppend(&out, i == 0 ? "" : "\n", sections_[section].second,
+                      ":\n");
+    }
+    const Flag& flag = flags_[i];
     absl::StrAppend(
-        &out, "  --", flag.name,
+        &out, "  ",
+        flag.alias.empty() ? "" : absl::StrCat("-", flag.alias, ", "), "--",
+        flag.name,
         flag.value_name.empty() ? "" : absl::StrCat("=", flag.value_name),
-        "\n      ", flag.help, " (default: ", flag.default_text, ")\n");
+        " (default: ", flag.default_text, ")\n");
+    absl::StrAppend(&out, WrapText(flag.help, 6, 80));
   }
   return out;
 }

@@ -63,7 +63,9 @@ absl::string_view ApiUseVerdictName(ApiUseVerdict verdict) {
   return "deprecated";
 }
 
-ApiUseIndex ApiUseIndex::Build(const Catalog& catalog) {
+ApiUseIndex ApiUseIndex::Build(const Catalog& catalog,
+                               const Catalog* target_catalog) {
+  if (target_catalog == nullptr) target_catalog = &catalog;
   ApiUseIndex index;
   absl::StatusOr<EffectiveVersions> now =
       ResolveEffectiveVersions(catalog, VersionQuery{});
@@ -78,16 +80,16 @@ ApiUseIndex ApiUseIndex::Build(const Catalog& catalog) {
   if (catalog.cluster.upgrade_target.has_value()) {
     const UpgradePlanQuery plan = UpgradeTargetQuery(catalog);
     absl::StatusOr<EffectiveVersions> target =
-        ResolveEffectiveVersions(catalog, plan.to);
+        ResolveEffectiveVersions(*target_catalog, plan.to);
     if (target.ok()) {
       index.target_ = *target;
-      served_target = Served(catalog, *target, plan.to);
+      served_target = Served(*target_catalog, *target, plan.to);
       if (!served_target.has_value()) {
         VersionQuery without = plan.to;
         without.runtime_config = {};
         without.emulation_forward_compatible.reset();
         without.runtime_config_emulation_forward_compatible.reset();
-        served_target = Served(catalog, *target, without);
+        served_target = Served(*target_catalog, *target, without);
       }
     }
   }

@@ -63,10 +63,13 @@ struct ApiUseJudgement {
 class ApiUseIndex final {
  public:
   // Judges every API resource of `catalog` at the cluster section's versions,
-  // its upgrade target (if any) and its rollback floor. Versions or flags
-  // that do not resolve leave that point out (the catalog's loader and the
-  // plan report them); an index is always built.
-  static ApiUseIndex Build(const Catalog& catalog);
+  // its upgrade target (if any) and its rollback floor. The target is judged
+  // by `target_catalog`, the catalog of the line its binary version selects
+  // (null: `catalog`, a target on the cluster's own binary). Versions or
+  // flags that do not resolve leave that point out (the catalog's loader and
+  // the plan report them); an index is always built.
+  static ApiUseIndex Build(const Catalog& catalog,
+                           const Catalog* target_catalog = nullptr);
 
   // The judgement of a call to group/version/resource (group "" for core),
   // or null: served without risk, or not an API the catalog knows.

@@ -89,8 +89,18 @@ std::shared_ptr<const engine::ApiUseIndex> ApiUsageTracker::Index(
     const ServingSnapshot& snapshot) const {
   std::lock_guard<std::mutex> lock(index_mu_);
   if (index_ == nullptr || index_generation_ != snapshot.generation) {
+    // The cluster's line now; its upgrade target on the target's line.
+    const engine::Catalog& catalog = snapshot.default_catalog();
+    const engine::Catalog* target = &catalog;
+    if (catalog.cluster.upgrade_target.has_value() &&
+        !catalog.cluster.upgrade_target->binary_version.empty()) {
+      absl::StatusOr<size_t> line = snapshot.catalogs->ResolveIndex(
+          catalog.cluster.upgrade_target->binary_version,
+          "cluster.upgradeTarget.binaryVersion");
+      if (line.ok()) target = snapshot.catalogs->lines()[*line].get();
+    }
     index_ = std::make_shared<const engine::ApiUseIndex>(
-        engine::ApiUseIndex::Build(snapshot.default_catalog()));
+        engine::ApiUseIndex::Build(catalog, target));
     index_generation_ = snapshot.generation;
   }
   return index_;

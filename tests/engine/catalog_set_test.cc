@@ -13,23 +13,8 @@
 #include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/count_allocations.h"
 #include "tests/testing/status_matchers.h"
-
-// Counts heap allocations, to hold the line's resolution (done once per call,
-// on every call) to none. The replacement pair is malloc/free, as in
-// skew_test.cc.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace compatd::engine {
 namespace {
@@ -103,7 +88,7 @@ TEST(CatalogSetTest, TwoCatalogsOfOneLineAreRefused) {
 TEST(CatalogSetTest, ResolvingALineAllocatesNothing) {
   auto set = CatalogSet::Make(ThreeLines()).value();
   size_t found = 0;
-  const long before = g_allocations.load();
+  const long before = ::compatd::testing::Allocations();
   for (int i = 0; i < 1000; ++i) {
     for (absl::string_view binary :
          {"", "1.33", "v1.34.1", "1.36.0-alpha.1", " 1.34.7+build"}) {
@@ -111,7 +96,7 @@ TEST(CatalogSetTest, ResolvingALineAllocatesNothing) {
       if (index.ok()) found += *index;
     }
   }
-  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_EQ(::compatd::testing::Allocations() - before, 0);
   EXPECT_EQ(found, 1000u * (2 + 0 + 1 + 2 + 1));
 }
 

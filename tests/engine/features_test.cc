@@ -25,35 +25,8 @@
 #include "engine/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/count_allocations.h"
 #include "tests/testing/status_matchers.h"
-
-// Counts heap allocations, for the hot-path test below. (GCC cannot see that
-// the replaced operator new and delete form a pair.)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-static std::atomic<long> g_allocations{0};
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
-  return operator new(size, tag);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-#pragma GCC diagnostic pop
 
 namespace compatd::engine {
 namespace {
@@ -1004,19 +977,19 @@ TEST(DecideFeatureTest, HotPathAllocatesNothing) {
     SCOPED_TRACE(emulation);
     VersionQuery query;
     query.emulation_version = emulation;
-    const long before = g_allocations.load();
+    const long before = ::compatd::testing::Allocations();
     absl::StatusOr<EffectiveVersions> versions =
         ResolveEffectiveVersions(catalog, query);
     ASSERT_TRUE(versions.ok());
     absl::StatusOr<FeatureDecision> d =
         DecideFeature(catalog, *versions, query, "Graduated");
     ASSERT_TRUE(d.ok());
-    EXPECT_EQ(g_allocations.load() - before, 0);
+    EXPECT_EQ(::compatd::testing::Allocations() - before, 0);
 
     std::string reason;
-    const long before_reason = g_allocations.load();
+    const long before_reason = ::compatd::testing::Allocations();
     d->AppendReason(&reason);
-    EXPECT_EQ(g_allocations.load() - before_reason, 1) << reason;
+    EXPECT_EQ(::compatd::testing::Allocations() - before_reason, 1) << reason;
     EXPECT_GT(reason.size(), 15u);  // beyond the small-string buffer
   }
 }

@@ -13,23 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/count_allocations.h"
 #include "tests/testing/status_matchers.h"
-
-// Counts heap allocations, to hold CheckSkew to no allocation at all (the
-// issue's "0 heap allocations per query"; its reason is written on demand). The
-// replacement pair is malloc/free, which GCC cannot see through once inlined.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace compatd::engine {
 namespace {
@@ -348,18 +333,18 @@ TEST(SkewPerformanceTest, AllocatesNothing) {
   ASSERT_OK(CheckSkew(empty, versions, "kubectl", "v1.34.2"));
   for (const Catalog* c : {&catalog, &empty}) {
     for (const char* client : {"v1.34.2", "1.20", "1.99.0-alpha.1+build"}) {
-      const long before = g_allocations.load();
+      const long before = ::compatd::testing::Allocations();
       absl::StatusOr<SkewDecision> d =
           CheckSkew(*c, versions, "cloud-controller-manager", client);
-      const long after = g_allocations.load();
+      const long after = ::compatd::testing::Allocations();
       ASSERT_OK(d);
       EXPECT_EQ(after - before, 0) << client;
 
       // Writing the reason grows the target string once.
       std::string reason;
-      const long before_reason = g_allocations.load();
+      const long before_reason = ::compatd::testing::Allocations();
       d->AppendReason(&reason);
-      EXPECT_EQ(g_allocations.load() - before_reason, 1) << reason;
+      EXPECT_EQ(::compatd::testing::Allocations() - before_reason, 1) << reason;
       EXPECT_EQ(reason, d->Reason());
     }
   }

@@ -1,11 +1,14 @@
-// The offline commands of the real binary: eval, --check-catalog, --help, bad
-// usage.
+// The offline commands of the real binary: eval, --check-catalog, --help (the
+// server's and each subcommand's), bad usage.
 
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/subprocess.h"
@@ -14,6 +17,7 @@ namespace compatd {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::RunCompatd;
 using testing::RunResult;
 using ::testing::StartsWith;
@@ -26,11 +30,98 @@ TEST(CliTest, HelpListsEveryFlagWithItsDefault) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* flag :
        {"--listen", "--metrics-listen", "--catalog", "--check-catalog",
-        "--reload-interval", "--shutdown-grace", "--rpc", "--request"}) {
+        "--reload-interval", "--shutdown-grace", "--tls-cert"}) {
     EXPECT_THAT(r.out, HasSubstr(flag));
   }
-  EXPECT_THAT(r.out, HasSubstr("(default: 127.0.0.1:50051)"));
-  EXPECT_THAT(r.out, HasSubstr("(default: 127.0.0.1:9464)"));
+  EXPECT_THAT(r.out, HasSubstr("--listen=STRING (default: 127.0.0.1:50051)"));
+  EXPECT_THAT(r.out,
+              HasSubstr("--metrics-listen=STRING (default: 127.0.0.1:9464)"));
+  // The subcommands are listed, their flags are theirs.
+  for (const char* command : {"eval", "lint", "plan", "scan"}) {
+    EXPECT_THAT(r.out, HasSubstr(std::string("\n    ") + command + "   "));
+  }
+  EXPECT_THAT(r.out, HasSubstr("compatd COMMAND --help"));
+  EXPECT_THAT(r.out, Not(HasSubstr("--rpc")));
+  EXPECT_THAT(r.out, Not(HasSubstr("--ignore-removals")));
+  // Wrapped at 80 columns.
+  for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+    EXPECT_LE(line.size(), 80u) << line;
+  }
+}
+
+// Each subcommand's --help: its synopsis, its own flags, examples and exit
+// codes, and none of the server's flags.
+struct CommandHelp {
+  const char* command;
+  const char* own_flag;
+  const char* exit_code_line;
+};
+
+TEST(CliTest, EverySubcommandHasItsOwnHelp) {
+  for (const CommandHelp& c :
+       {CommandHelp{"eval", "--rpc=STRING", "  2  bad usage"},
+        CommandHelp{"lint", "--catalog=STRING", "  1  errors"},
+        CommandHelp{"plan", "--all (default: false)",
+                    "  3  at least one blocker"},
+        CommandHelp{"scan", "--target=STRING", "  2  deprecated APIs found"}}) {
+    SCOPED_TRACE(c.command);
+    for (const char* help : {"--help", "-h"}) {
+      const RunResult r = RunCompatd(COMPATD_BINARY, {c.command, help});
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_THAT(r.out,
+                  StartsWith(std::string("Usage: compatd ") + c.command));
+      EXPECT_THAT(r.out, HasSubstr(c.own_flag));
+      EXPECT_THAT(r.out, HasSubstr("\nExamples:\n  "));
+      EXPECT_THAT(r.out, HasSubstr("\nExit codes:\n  0  "));
+      EXPECT_THAT(r.out, HasSubstr(c.exit_code_line));
+      for (const char* server_flag :
+           {"--listen", "--tls-cert", "--http-listen", "--max-call-duration",
+            "--check-catalog"}) {
+        EXPECT_THAT(r.out, Not(HasSubstr(server_flag)));
+      }
+      EXPECT_LE(r.out.size(), 4000u);  // a screen or two, not 57 flags
+      for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+        EXPECT_LE(line.size(), 100u) << line;
+      }
+    }
+  }
+}
+
+// A server flag given to a subcommand is refused by name, with the
+// subcommand's usage exit code (scan's and plan's 1: their 2 means
+// "deprecated" and "actions").
+TEST(CliTest, SubcommandsRefuseServerFlags) {
+  for (const auto& [command, code] : std::vector<std::pair<std::string, int>>{
+           {"eval", 2}, {"lint", 2}, {"plan", 1}, {"scan", 1}}) {
+    SCOPED_TRACE(command);
+    const RunResult r =
+        RunCompatd(COMPATD_BINARY, {command, "--listen=127.0.0.1:0"});
+    EXPECT_EQ(r.exit_code, code);
+    EXPECT_THAT(r.err, HasSubstr("compatd " + command +
+                                 ": --listen is a server flag that compatd " +
+                                 command + " does not use; compatd " + command +
+                                 " --help lists its flags"));
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(CliTest, SubcommandsRefuseEachOthersFlags) {
+  RunResult r = RunCompatd(COMPATD_BINARY, {"plan", "--target=1.36"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--target is a flag of compatd scan, not of "
+                               "compatd plan"));
+  r = RunCompatd(COMPATD_BINARY, {"eval", "--from=1.33"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(
+      r.err,
+      HasSubstr("--from is a flag of compatd plan, not of compatd eval"));
+  r = RunCompatd(COMPATD_BINARY, {"lint", "--no-such-flag"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --no-such-flag; run compatd lint "
+                               "--help for the flags"));
+  r = RunCompatd(COMPATD_BINARY, {"--catalog=" + kGood, "lint"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("put the command first: compatd lint [flags]"));
 }
 
 TEST(CliTest, UnknownFlagIsUsageError) {

@@ -205,28 +205,27 @@ class LinesServerTest : public ::testing::Test {
     const std::string err = server_.Stderr();
     ASSERT_TRUE(std::regex_search(
         err, match, std::regex("gRPC listening on 127\\.0\\.0\\.1:([0-9]+)")));
-    const std::shared_ptr<grpc::Channel> channel =
+    const auto channel =
         grpc::CreateChannel(absl::StrCat("127.0.0.1:", match[1].str()),
                             grpc::InsecureChannelCredentials());
     stub_ = v1::CompatibilityPolicy::NewStub(channel);
-    // Ready, not just listening: health says SERVING once the first catalog
-    // set is published.
+    // Ready, not only listening: SERVING once the first catalogs are served.
     auto health = grpc::health::v1::Health::NewStub(channel);
     const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
+    bool serving = false;
+    while (!serving && std::chrono::steady_clock::now() < deadline) {
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + 2s);
       grpc::health::v1::HealthCheckResponse response;
-      if (health
-              ->Check(&context, grpc::health::v1::HealthCheckRequest(),
-                      &response)
-              .ok() &&
-          response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
-        return;
-      }
-      std::this_thread::sleep_for(20ms);
+      serving = health
+                    ->Check(&context, grpc::health::v1::HealthCheckRequest(),
+                            &response)
+                    .ok() &&
+                response.status() ==
+                    grpc::health::v1::HealthCheckResponse::SERVING;
+      if (!serving) std::this_thread::sleep_for(20ms);
     }
-    FAIL() << "compatd never reported SERVING; stderr:\n" << server_.Stderr();
+    ASSERT_TRUE(serving) << server_.Stderr();
   }
 
   grpc::Status Feature(absl::string_view name, absl::string_view binary,

@@ -1,10 +1,20 @@
 // `compatd scan` as a user runs it: old Helm-chart-style manifests, a
 // rendered chart on stdin, Cluster API CRDs against examples/cluster-api.yaml,
-// the kustomize output of k8s/, Pluto's exit codes, and the three outputs.
+// the kustomize output of k8s/, Pluto's exit codes, and the three outputs;
+// its --help, and its progress line on a terminal (a pseudo-terminal) but
+// never on a pipe.
 
+#include <fcntl.h>
+#include <pty.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -228,8 +238,126 @@ TEST(ScanCliTest, UsageErrorsExitOne) {
   r = Scan({"--no-such-flag", kScan + "/clean.yaml"});
   EXPECT_EQ(r.exit_code, 1);
   r = RunCompatd(COMPATD_BINARY, {"--target=1.30"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("go with the scan command"));
+  EXPECT_EQ(r.exit_code, 2);  // the server's usage error
+  EXPECT_THAT(r.err, HasSubstr("--target is a flag of compatd scan, not of "
+                               "the server"));
+  r = Scan({"--http-listen=127.0.0.1:0", kScan + "/clean.yaml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--http-listen is a server flag that compatd "
+                               "scan does not use"));
+}
+
+TEST(ScanCliTest, HelpIsTheCommandsOwn) {
+  const RunResult r = Scan({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, AllOf(HasSubstr("Usage: compatd scan [--target=1.37]"),
+                           HasSubstr("--ignore-removals (default: false)"),
+                           HasSubstr("-o, --output=STRING"),
+                           HasSubstr("  3  removed, not served"),
+                           Not(HasSubstr("--listen"))));
+}
+
+// A tree of `files` manifests, one Deployment each.
+std::string ManyManifests(int files) {
+  const std::string dir = ::testing::TempDir() + "/scan_progress_tree";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < files; ++i) {
+    std::ofstream(dir + "/deploy-" + std::to_string(i) + ".yaml")
+        << "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d" << i
+        << "\n";
+  }
+  return dir;
+}
+
+struct PtyRun {
+  int exit_code = -1;
+  std::string terminal;  // what compatd wrote to the terminal (stderr)
+  std::string out;       // stdout, a file
+  double seconds = 0;
+};
+
+// Runs compatd with stderr on a pseudo-terminal and stdout in a file.
+PtyRun RunWithStderrOnATerminal(const std::vector<std::string>& args) {
+  PtyRun run;
+  int master = -1, slave = -1;
+  if (openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) return run;
+  const std::string out_path = ::testing::TempDir() + "/scan_pty_stdout";
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(out, STDOUT_FILENO);
+    dup2(slave, STDERR_FILENO);
+    close(master);
+    std::vector<char*> argv = {const_cast<char*>(COMPATD_BINARY)};
+    for (const std::string& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(COMPATD_BINARY, argv.data());
+    _exit(127);
+  }
+  close(slave);
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = read(master, buffer, sizeof(buffer));
+    if (n > 0) {
+      run.terminal.append(buffer, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // EIO once the child's side is closed
+    }
+  }
+  close(master);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  run.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream out(out_path);
+  run.out.assign(std::istreambuf_iterator<char>(out),
+                 std::istreambuf_iterator<char>());
+  return run;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + what.size())) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(ScanCliTest, ProgressOnATerminalIsRedrawnAndCleared) {
+  const std::string dir = ManyManifests(3000);
+  const PtyRun run = RunWithStderrOnATerminal({"scan", dir});
+  ASSERT_EQ(run.exit_code, 0) << run.terminal << run.out;
+  // Files and objects so far, each redraw from the line's start, erased.
+  EXPECT_THAT(run.terminal, HasSubstr("\r\033[Kcompatd scan: "));
+  EXPECT_THAT(run.terminal, HasSubstr("/3000 file(s), "));
+  EXPECT_THAT(run.terminal, HasSubstr(" object(s)"));
+  // The line is cleared at the end: nothing after the last erase.
+  ASSERT_GE(run.terminal.size(), 4u);
+  EXPECT_EQ(run.terminal.substr(run.terminal.size() - 4), "\r\033[K");
+  // At most ten redraws a second (and the first at once).
+  const size_t redraws = Count(run.terminal, "\r\033[Kcompatd scan: ");
+  EXPECT_GE(redraws, 1u);
+  EXPECT_LE(redraws, 2 + static_cast<size_t>(run.seconds * 10)) << run.seconds;
+  // stdout (a file) has the table only.
+  EXPECT_THAT(run.out, HasSubstr("3000 object(s) checked"));
+  EXPECT_THAT(run.out, Not(HasSubstr("\033")));
+}
+
+TEST(ScanCliTest, NoProgressOnAPipe) {
+  const std::string dir = ManyManifests(300);
+  const RunResult r = Scan({dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, Not(HasSubstr("\033")));
+  EXPECT_THAT(r.out, Not(HasSubstr("\r")));
 }
 
 // Manifests as real repositories have them: a file named just ".yaml", an

@@ -2,12 +2,22 @@
 // the server recorded, and inside Evaluate) and `compatd plan` offline (text
 // and -o json, --from-json, usage errors).
 
+#include <pty.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "compatd/v1/compatd.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
@@ -286,11 +296,12 @@ TEST_F(UpgradeTargetServerTest, MetricsExportWhatBlocksTheTarget) {
   EXPECT_EQ(plan.blockers(), 3u);
 }
 
-TEST(PlanCommandTest, PrintsThePlanAsTextSayingNoClientsAreRecorded) {
+TEST(PlanCommandTest, AllPrintsEveryItemSayingNoClientsAreRecorded) {
   const RunResult r = RunCompatd(
       COMPATD_BINARY, {"plan", R"(--from-json={"emulationVersion":"1.33"})",
-                       "--clients=kubelet=1.31"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+                       "--clients=kubelet=1.31", "--all"});
+  // kubelet 1.31 is a blocker (below).
+  ASSERT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.out,
               AllOf(HasSubstr("Upgrade plan on kube-apiserver 1.36 "
                               "(embedded:kubernetes-1.36): emulation 1.33 -> "
@@ -314,7 +325,11 @@ TEST(PlanCommandTest, JsonOutputIsThePlanUpgradeResponse) {
       {"plan",
        R"(--from-json={"emulationVersion":"1.33","featureGates":"APIServerTracing=false"})",
        "-o", "json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // APIServerTracing is GA and locked to true from 1.34 (apiserver v0.34.0
+  // pkg/features/kube_features.go: {Version: 1.34, Default: true,
+  // PreRelease: GA, LockToDefault: true}); component-base refuses to set a
+  // locked gate to another value, so the flag blocks: exit 3, -o json too.
+  ASSERT_EQ(r.exit_code, 3) << r.err;
   v1::PlanUpgradeResponse response;
   ASSERT_TRUE(
       google::protobuf::util::JsonStringToMessage(r.out, &response).ok())
@@ -324,35 +339,44 @@ TEST(PlanCommandTest, JsonOutputIsThePlanUpgradeResponse) {
   ASSERT_GE(response.flags_size(), 1);
   EXPECT_EQ(response.flags(0).subject(),
             "--feature-gates APIServerTracing=false (from.feature_gates)");
+  EXPECT_TRUE(response.flags(0).blocking());
   // Same answer as eval.
   const RunResult eval = RunCompatd(
       COMPATD_BINARY,
       {"eval", "--rpc=PlanUpgrade",
        R"(--request={"from":{"emulationVersion":"1.33","featureGates":"APIServerTracing=false"}})"});
-  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;  // eval prints; it does not judge
   v1::PlanUpgradeResponse from_eval;
   ASSERT_TRUE(
       google::protobuf::util::JsonStringToMessage(eval.out, &from_eval).ok());
   EXPECT_EQ(from_eval.SerializeAsString(), response.SerializeAsString());
 }
 
+// Usage errors exit 1, as scan's do: plan's 2 means "actions".
 TEST(PlanCommandTest, BadUsageAndBadPlans) {
   RunResult r =
       RunCompatd(COMPATD_BINARY, {"plan", "--from=1.33", "--from-json={}"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("give --from or --from-json, not both"));
   r = RunCompatd(COMPATD_BINARY, {"plan", "--to-json={\"emulation\":1}"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("--to-json is not a valid "
                                "compatd.v1.VersionContext"));
   r = RunCompatd(COMPATD_BINARY, {"plan", "-o", "yaml"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("expected text (the default) or json"));
+  r = RunCompatd(COMPATD_BINARY, {"plan", "--all", "-o", "json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--all is for the text output"));
   r = RunCompatd(COMPATD_BINARY, {"plan", "--clients=kubelet"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 1);
+  r = RunCompatd(COMPATD_BINARY, {"plan", "1.36"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("unexpected argument \"1.36\""));
   r = RunCompatd(COMPATD_BINARY, {"--from=1.33"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("go with the plan command"));
+  EXPECT_EQ(r.exit_code, 2);  // the server's usage error
+  EXPECT_THAT(r.err, HasSubstr("--from is a flag of compatd plan, not of the "
+                               "server"));
   r = RunCompatd(COMPATD_BINARY,
                  {"plan", R"(--from-json={"emulationVersion":"1.36"})",
                   R"(--to-json={"emulationVersion":"1.35"})"});
@@ -376,6 +400,211 @@ TEST(PlanCommandTest, BadUsageAndBadPlans) {
               HasSubstr("from.binary_version \"one.33\" is not a version"));
 }
 
+// `compatd plan --from=1.33 --to=1.36` on the embedded catalogs, as a pipe
+// gets it (no colour, 100 columns). Where each fact comes from (Kubernetes,
+// not compatd):
+// - Steps: one binary minor at a time (version skew policy: kube-apiserver
+//   upgrades one minor), each hop binaries -> emulation -> min-compatibility
+//   (KEP-4330); 1.34 has no --min-compatibility-version, so it is emulation
+//   - 1 there (component-base version.go of v0.34.7); 1.35 and 1.36 take it.
+// - Gates, step by step: each binary's versioned specs, the spec in force
+//   being the last one at or before the emulation version. 1.34 and 1.35:
+//   pkg/features/kube_features.go of k8s.io/kubernetes v1.34.7 / v1.35.4 and
+//   the staging gates (apiserver, component-base, controller-manager,
+//   apiextensions-apiserver, client-go) at v0.34.7 / v0.35.4, as collected in
+//   the release-lines notes (gates-by-line.json); 1.36: kube_features.go of
+//   the 1.36 tree and the staging gates at v0.36.3. Checked name by name:
+//   step 1 StatefulSetSemanticRevisionComparison (added in 1.34.7 as
+//   {1.0, Beta, true}); step 2 the 25 gates whose 1.34 spec is off at 1.33
+//   and on at 1.34, ProbeHostPodSecurityStandards only {1.34, GA, true,
+//   LockToDefault}; step 3 ChangeContainerStatusOnKubeletRestart, new in the
+//   1.35 binary and on at 1.34; step 4 the 19 gates on at 1.35 and not at
+//   1.34, and ChangeContainerStatusOnKubeletRestart {1.35, Deprecated,
+//   false}; step 6 AllowServiceExternalIPs, new in 1.36 ({1.0, GA, true});
+//   step 7 the 38 gates on at 1.36 and not at 1.35, NodeLogQuery {1.36, GA,
+//   true, LockToDefault} (Alpha 1.27 and Beta 1.30 off upstream).
+// - Storage: apiserver pkg/server/storage/resource_encoding_config.go (the
+//   highest-priority version introduced at or before the min-compatibility
+//   version, else the preferred one) and the overrides of
+//   pkg/kubeapiserver/default_storage_factory_builder.go. Step 2
+//   (min-compatibility 1.33): networking.k8s.io/v1 IPAddress and ServiceCIDR
+//   are 1.33's (GA), 1.34 dropped their v1beta1 overrides;
+//   resource.k8s.io/v1beta2 is introduced=1.33 and v1 1.34. Step 3 (the 1.35
+//   binary): its overrides store MutatingAdmissionPolicy(Binding) and
+//   PodCertificateRequest in v1beta1 (1.34: v1alpha1); storagemigration
+//   v1beta1 is 1.35's, nothing qualifies at 1.33, so the preferred v1beta1.
+//   Step 5 (min-compatibility 1.34): resource.k8s.io/v1 is introduced=1.34.
+//   Step 6 (the 1.36 binary): its overrides store workloads in v1alpha2
+//   (1.35: v1alpha1) and no longer hold volumeattributesclasses v1beta1, so
+//   storage.k8s.io/v1 (1.34) applies at min-compatibility 1.34.
+// - The skip-level path: KEP-4330 "Motivation"; the 1.36 binary accepts
+//   --emulated-version down to 1.33 (apiserver pkg/util/compatibility
+//   version.go: binary - 3, not below 1.31); unsupported by the skew policy.
+constexpr char kPlan133To136[] =
+    R"(Upgrade kube-apiserver 1.33 -> 1.36: one minor at a time (supported by Kubernetes), 8 steps
+
+STEP  WHAT                    BINARY  EMULATION  MIN-COMPAT  ROLLBACK TO  NEEDS
+now                           1.33    1.33       1.32
+1     binaries 1.34           1.34    1.33       1.32        1.32         1 action
+2     emulation 1.34          1.34    1.34       1.33        1.33         31 actions
+3     binaries 1.35           1.35    1.34       1.33        1.33         5 actions
+4     emulation 1.35          1.35    1.35       1.33        1.33         20 actions
+5     min-compatibility 1.34  1.35    1.35       1.34        1.34         4 actions
+6     binaries 1.36           1.36    1.35       1.34        1.34         3 actions
+7     emulation 1.36          1.36    1.36       1.34        1.34         38 actions
+8     min-compatibility 1.35  1.36    1.36       1.35        1.35         -
+
+Blockers: none
+Actions (102):
+  Gates that turn on (or off) at the step; keep the old value until ready with --feature-gates:
+  step 1  StatefulSetSemanticRevisionComparison
+  step 2  ProbeHostPodSecurityStandards (locked), DRAAdminAccess, DRAPrioritizedList,
+          DRASchedulerFilterTimeout, DetectCacheInconsistency, DisableAllocatorDualWrite,
+          DynamicResourceAllocation, ExternalServiceAccountTokenSigner, KubeletPSI,
+          KubeletPodResourcesDynamicResources, KubeletPodResourcesGet,
+          KubeletPodResourcesListUseActivePods, ... and 13 more (--all)
+  step 3  ChangeContainerStatusOnKubeletRestart
+  step 4  ChangeContainerStatusOnKubeletRestart (off), AuthorizePodWebsocketUpgradeCreatePermission,
+          CSIServiceAccountTokenSecrets, ClearingNominatedNodeNameAfterBinding,
+          ContainerRestartRules, DeploymentReplicaSetTerminatingReplicas, EnvFiles,
+          HPAConfigurableTolerance, HostnameOverride, ImageVolume, InOrderInformersBatchProcess,
+          InformerResourceVersion, KubeletCrashLoopBackOffMax, ... and 7 more (--all)
+  step 6  AllowServiceExternalIPs
+  step 7  NodeLogQuery (locked), AtomicFIFO, CRDObservedGenerationTracking, ClientsAllowCARotation,
+          ClientsAllowTLSCacheGC, ComponentFlagz, ComponentStatusz, ConstrainedImpersonation,
+          CustomCPUCFSQuotaPeriod, DRAConsumableCapacity, DRADeviceBindingConditions,
+          DRADeviceTaints, DRAExtendedResource, DRAPartitionableDevices,
+          DRAResourceClaimGranularStatusAuthorization, ... and 23 more (--all)
+  Storage to migrate once the step runs on every API server (a StorageVersionMigration each):
+  step 2  networking.k8s.io/v1: ipaddresses, servicecidrs; resource.k8s.io/v1beta2: deviceclasses,
+          resourceclaims, resourceclaimtemplates, resourceslices
+  step 3  admissionregistration.k8s.io/v1beta1: mutatingadmissionpolicies,
+          mutatingadmissionpolicybindings; certificates.k8s.io/v1beta1: podcertificaterequests;
+          storagemigration.k8s.io/v1beta1: storageversionmigrations
+  step 5  resource.k8s.io/v1: deviceclasses, resourceclaims, resourceclaimtemplates, resourceslices
+  step 6  scheduling.k8s.io/v1alpha2: workloads; storage.k8s.io/v1: volumeattributesclasses
+
+Nothing to do (--all: every item with its reason and action; -o json: the whole plan):
+  feature gates: 135 items (same value; or a gate dropped, or new and off)
+  APIs: 3 items (group-versions that start being served)
+  rollback: 8 items (the ROLLBACK TO column above)
+  cel: 2 items (CEL libraries new expressions may use from a step)
+Also: skip-level through --emulated-version (not supported by Kubernetes): 6 steps, 0 blockers
+Clients checked: 0 from the request; this process records no clients (offline evaluation): ask a
+  running compatd to include the clients it has seen
+)";
+
+TEST(PlanCommandTest, SummaryOf133To136FitsAScreenAndExitsTwo) {
+  const RunResult r =
+      RunCompatd(COMPATD_BINARY, {"plan", "--from=1.33", "--to=1.36"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // actions, no blocker
+  EXPECT_EQ(r.out, kPlan133To136);
+  const std::vector<std::string> lines = absl::StrSplit(r.out, '\n');
+  EXPECT_LE(lines.size(), 61u);  // 60 lines and the empty string after the last
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
+  EXPECT_THAT(r.out, Not(HasSubstr("\033")));  // a pipe: no colour
+}
+
+// Runs compatd with stdout and stderr on a pseudo-terminal 120 columns wide
+// (TERM=xterm, NO_COLOR unset, then `env` set); what it printed, with the
+// terminal's \r\n made \n.
+std::string RunOnATerminal(const std::vector<std::string>& args,
+                           const std::vector<std::string>& env,
+                           int* exit_code) {
+  struct winsize size = {};
+  size.ws_col = 120;
+  size.ws_row = 40;
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, &size);
+  if (pid == 0) {
+    setenv("TERM", "xterm", 1);
+    unsetenv("NO_COLOR");
+    for (const std::string& kv : env) putenv(const_cast<char*>(kv.c_str()));
+    std::vector<char*> argv = {const_cast<char*>(COMPATD_BINARY)};
+    for (const std::string& a : args) {
+      argv.push_back(const_cast<char*>(a.c_str()));
+    }
+    argv.push_back(nullptr);
+    execv(COMPATD_BINARY, argv.data());
+    _exit(127);
+  }
+  std::string text;
+  char buffer[4096];
+  while (pid > 0) {
+    const ssize_t n = read(master, buffer, sizeof(buffer));
+    if (n > 0) {
+      text.append(buffer, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // EIO once the child's side is closed
+    }
+  }
+  if (master >= 0) close(master);
+  int status = 0;
+  if (pid > 0) waitpid(pid, &status, 0);
+  *exit_code = pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return absl::StrReplaceAll(text, {{"\r\n", "\n"}});
+}
+
+// A terminal gets colour (ANSI SGR) and lines that fit 100 columns once the
+// escape codes are left out; NO_COLOR or TERM=dumb: plain text.
+TEST(PlanCommandTest, ATerminalGetsColourInsideOneHundredColumns) {
+  const std::vector<std::string> args = {"plan", "--from=1.33", "--to=1.36"};
+  int code = -1;
+  const std::string coloured = RunOnATerminal(args, {}, &code);
+  EXPECT_EQ(code, 2);
+  EXPECT_THAT(coloured,
+              AllOf(HasSubstr("\033[1mSTEP  WHAT"),
+                    HasSubstr("\033[1mBlockers:\033[0m \033[32mnone\033[0m"),
+                    HasSubstr("\033[33mActions (102):\033[0m")));
+  const std::string plain =
+      std::regex_replace(coloured, std::regex("\033\\[[0-9;]*m"), "");
+  EXPECT_EQ(plain, kPlan133To136);  // the same text, coloured
+  for (const std::vector<std::string>& env :
+       std::vector<std::vector<std::string>>{{"NO_COLOR=1"}, {"TERM=dumb"}}) {
+    const std::string text = RunOnATerminal(args, env, &code);
+    EXPECT_EQ(code, 2);
+    EXPECT_EQ(text, kPlan133To136) << env[0];
+  }
+}
+
+// A plan with nothing to do: the binary it runs, at its defaults.
+TEST(PlanCommandTest, NothingToDoExitsZero) {
+  for (const char* output : {"text", "json"}) {
+    const RunResult r = RunCompatd(
+        COMPATD_BINARY, {"plan", "--from=1.36", "--to=1.36", "-o", output});
+    EXPECT_EQ(r.exit_code, 0) << output << r.err;
+  }
+  const RunResult r =
+      RunCompatd(COMPATD_BINARY, {"plan", "--from=1.36", "--to=1.36"});
+  EXPECT_THAT(r.out, AllOf(HasSubstr("Blockers: none\nActions: none\n"),
+                           HasSubstr("  rollback: 1 item")));
+}
+
+// AppArmor is registered by the 1.32 binary ({1.31, GA, true, LockToDefault}
+// in k8s.io/kubernetes v1.32.5 pkg/features/kube_features.go) and no longer
+// by 1.33's (removed; gates-removed-before-1.36.json: lastLine 1.32), so
+// kube-apiserver 1.33 refuses --feature-gates=AppArmor=true ("unrecognized
+// feature gate", component-base featuregate): a blocker, exit 3.
+TEST(PlanCommandTest, ABlockerExitsThreeAndComesFirst) {
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY,
+      {"plan",
+       R"(--from-json={"binaryVersion":"1.32","featureGates":"AppArmor=true"})",
+       "--to=1.33"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("\nBlockers (1):\n"
+                "  step 1  --feature-gates AppArmor=true (from.feature_gates): "
+                "remove AppArmor from --feature-gates\n"
+                "          before this step: kube-apiserver 1.33 does not "
+                "register it\nActions ("));
+  EXPECT_THAT(r.out, HasSubstr("1     binaries 1.33   1.33    1.32       1.31"
+                               "        1.31         1 blocker, 6 actions"));
+}
+
 // The issue's two "done when" plans through the CLI: binary 1.32 with
 // AppArmor=true to 1.33 blocks on AppArmor; 1.33 to 1.36 hops on the 1.34
 // and 1.35 binaries.
@@ -384,8 +613,8 @@ TEST(PlanCommandTest, PlansAcrossBinaries) {
       COMPATD_BINARY,
       {"plan",
        R"(--from-json={"binaryVersion":"1.32","featureGates":"AppArmor=true"})",
-       "--to=1.33"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+       "--to=1.33", "--all"});
+  ASSERT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.out,
               AllOf(HasSubstr("Upgrade plan from kube-apiserver 1.32 to 1.33"),
                     HasSubstr("Path: one minor at a time (supported by "
@@ -397,7 +626,7 @@ TEST(PlanCommandTest, PlansAcrossBinaries) {
 
   r = RunCompatd(COMPATD_BINARY,
                  {"plan", "--from=1.33", "--to=1.36", "-o", "json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 2) << r.err;  // actions (the golden test below)
   v1::PlanUpgradeResponse response;
   ASSERT_TRUE(
       google::protobuf::util::JsonStringToMessage(r.out, &response).ok());

@@ -259,7 +259,8 @@ TEST(UpgradePlanningCliTest, LintUsageErrorsExitTwo) {
   EXPECT_EQ(RunCompatd(COMPATD_BINARY, {"lint", "extra"}).exit_code, 2);
   const RunResult r = RunCompatd(COMPATD_BINARY, {"lint", "--rpc=GetFeature"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("go with the eval command"));
+  EXPECT_THAT(r.err, HasSubstr("compatd lint: --rpc is a flag of compatd eval, "
+                               "not of compatd lint"));
 }
 
 TEST(UpgradePlanningCliTest, ClusterApiExampleIsAValidCatalog) {

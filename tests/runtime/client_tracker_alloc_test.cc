@@ -1,6 +1,6 @@
 // The hot path of client tracking — a known client calling again — does not
 // allocate: identifying the caller from its User-Agent, and Record(). Counts
-// every operator new of this test binary while a flag is on.
+// every operator new of this test binary (tests/testing/count_allocations.h).
 
 #include <atomic>
 #include <cstdlib>
@@ -15,23 +15,8 @@
 #include "runtime/client_tracker.h"
 #include "runtime/service_metrics.h"
 #include "runtime/serving_snapshot.h"
+#include "tests/testing/count_allocations.h"
 #include "tests/testing/status_matchers.h"
-
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<int> allocations{0};
-}  // namespace
-
-// Replacement operators pair malloc with free by design; GCC cannot tell.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-void* operator new(std::size_t size) {
-  if (counting.load(std::memory_order_relaxed)) ++allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace compatd::runtime {
 namespace {
@@ -53,8 +38,7 @@ TEST(ClientTrackerAllocTest, KnownClientCallingAgainDoesNotAllocate) {
       "(linux; chttp2)";
   tracker.Record(catalog, engine::IdentifyClient("", "", user_agent));
 
-  allocations = 0;
-  counting = true;
+  const long before = ::compatd::testing::Allocations();
   for (int i = 0; i < 1000; ++i) {
     const engine::ClientIdentity client =
         engine::IdentifyClient("", "", user_agent);
@@ -62,18 +46,15 @@ TEST(ClientTrackerAllocTest, KnownClientCallingAgainDoesNotAllocate) {
     metrics->RecordRequest("CheckSkew", absl::StatusCode::kOk,
                            absl::Microseconds(40));
   }
-  counting = false;
-  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_EQ(::compatd::testing::Allocations() - before, 0);
   EXPECT_EQ(tracker.List(catalog)[0].requests, 1001u);
 }
 
 TEST(ClientTrackerAllocTest, TheCounterActuallyCounts) {
   // Guards the test above: an allocation is seen.
-  allocations = 0;
-  counting = true;
+  const long before = ::compatd::testing::Allocations();
   auto p = std::make_unique<std::string>(100, 'x');
-  counting = false;
-  EXPECT_GE(allocations.load(), 1);
+  EXPECT_GE(::compatd::testing::Allocations() - before, 1);
 }
 
 }  // namespace
