@@ -1,8 +1,10 @@
 #include "api/scan_cel.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -141,6 +143,53 @@ int ScanCelExpressions(absl::Span<const ScanText> texts, const Version& target,
     }
   }
   return checked;
+}
+
+std::vector<std::string> CelNotReadableAfterRollback(
+    absl::string_view object, absl::string_view old_object,
+    const Version& binary, const Version& min_compatibility, size_t max) {
+  std::vector<std::string> out;
+  const CelEnvironment* env = catalog::CelEnvironmentFor(binary);
+  if (env == nullptr || max == 0) return out;
+  // An UPDATE's expressions that the stored object already has.
+  absl::flat_hash_set<std::pair<std::string, std::string>> stored;
+  if (!old_object.empty()) {
+    for (const manifest::CelObject& old : manifest::ReadCelFields(old_object)) {
+      for (const manifest::CelField& field : old.fields) {
+        stored.insert({field.path, field.expression});
+      }
+    }
+  }
+  for (const manifest::CelObject& written : manifest::ReadCelFields(object)) {
+    for (const manifest::CelField& field : written.fields) {
+      if (stored.contains(std::make_pair(field.path, field.expression))) {
+        continue;
+      }
+      absl::StatusOr<engine::CelReading> reading =
+          engine::ReadCel(field.expression);
+      // kube-apiserver compiled it before the webhook was called; what this
+      // reader cannot read is never reported (no proof, no finding).
+      if (!reading.ok()) continue;
+      // The oldest release the rollback reaches that cannot read it.
+      for (Version r = min_compatibility; r.CompareMajorMinor(binary) < 0;
+           r = r.AddMinor(1)) {
+        const CelEnvironment* older = catalog::CelEnvironmentFor(r);
+        if (older == nullptr) continue;
+        const std::vector<CelMissingUse> missing =
+            engine::CelUsesNotReadable(*reading, *env, *older);
+        if (missing.empty()) continue;
+        const CelMissingUse& m = missing.front();
+        out.push_back(absl::StrFormat(
+            "%s %s %s uses %s (%s, Kubernetes %s): kube-apiserver %s cannot "
+            "read it back after a rollback",
+            written.kind, written.name, field.path, m.use.name, m.library,
+            m.introduced.MajorMinorString(), r.MajorMinorString()));
+        if (out.size() >= max) return out;
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace compatd::api

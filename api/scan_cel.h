@@ -8,6 +8,9 @@
 // version could not read it back (weighs like a deprecation).
 // docs/kubernetes-rules.md#cel-libraries.
 
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -32,5 +35,19 @@ int ScanCelExpressions(absl::Span<const ScanText> texts,
                        const engine::Version& target,
                        const engine::Version& min_compatibility,
                        v1::ScanObjectsResponse* response);
+
+// The admission webhook's CEL check: the expressions of one object (its
+// JSON, as an AdmissionReview carries it) that a rollback of `binary` down to
+// `min_compatibility` could not read back (StoredExpressions of that release
+// lacks a use). For an UPDATE, `old_object` is the stored object: an
+// expression it already has (same field, same text) is not new and is left
+// out. One sentence per expression and release, "<Kind> <name> <field> uses
+// <name> (<library>, Kubernetes 1.N): kube-apiserver 1.M cannot read it back
+// after a rollback", at most `max` of them. Objects of kinds without CEL, and
+// binaries without a CEL environment in compatd, give none.
+std::vector<std::string> CelNotReadableAfterRollback(
+    absl::string_view object, absl::string_view old_object,
+    const engine::Version& binary, const engine::Version& min_compatibility,
+    size_t max);
 
 }  // namespace compatd::api

@@ -9,8 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "api/catalog_answers.h"
 #include "api/object_check.h"
+#include "api/scan_cel.h"
 #include "engine/api_names.h"
+#include "engine/effective_version.h"
 #include "gateway/json.h"
 #include "gateway/ondemand.h"
 #include "gateway/url_query.h"
@@ -46,6 +49,9 @@ struct ObjectFacts {
   std::string name;
   std::vector<CrdVersion> versions;  // spec.versions (CRDs)
   std::vector<std::string> stored;   // status.storedVersions (CRDs)
+  // Where the object's JSON is in the body (for the CEL check).
+  size_t raw_begin = 0;
+  size_t raw_size = 0;
 };
 
 struct Review {
@@ -61,6 +67,9 @@ struct Review {
   std::string request_sub_resource;  // request.requestSubResource
   ObjectFacts object;
   ObjectFacts old_object;
+  // The start of the parsed copy of the body, which ObjectFacts' raw_begin
+  // counts from (the body's own offsets).
+  const char* base = nullptr;
 };
 
 // Errors carry where the parser stopped, for the 400.
@@ -279,7 +288,7 @@ absl::Status ReadCrdPart(std::string_view key, od::value part_value,
 }
 
 absl::Status ReadObject(od::value value, absl::string_view where,
-                        ObjectFacts* out) {
+                        const char* base, ObjectFacts* out) {
   // is_null() is an error, not false, for a malformed atom ("n", "nul"):
   // taken as a bool, it threw out of the handler and ended the process.
   absl::StatusOr<bool> null = IsNull(value, where);
@@ -290,6 +299,18 @@ absl::Status ReadObject(od::value value, absl::string_view where,
     return Malformed(where, error);
   }
   out->present = true;
+  // Its text, for the CEL check; then read from its start again.
+  std::string_view raw;
+  if (const auto error = object.raw_json().get(raw); error) {
+    return Malformed(where, error);
+  }
+  if (base != nullptr && raw.data() >= base) {
+    out->raw_begin = static_cast<size_t>(raw.data() - base);
+    out->raw_size = raw.size();
+  }
+  if (const auto error = object.reset().error(); error) {
+    return Malformed(where, error);
+  }
   std::set<std::string> seen;
   for (auto field : object) {
     std::string_view key;
@@ -368,9 +389,11 @@ absl::Status ReadRequest(od::value value, Review* review) {
       s = ReadString(field.value(), "request.requestSubResource",
                      &review->request_sub_resource);
     } else if (key == "object") {
-      s = ReadObject(field.value(), "request.object", &review->object);
+      s = ReadObject(field.value(), "request.object", review->base,
+                     &review->object);
     } else if (key == "oldObject") {
-      s = ReadObject(field.value(), "request.oldObject", &review->old_object);
+      s = ReadObject(field.value(), "request.oldObject", review->base,
+                     &review->old_object);
     } else {
       s = Skip(field.value(), "request");
     }
@@ -384,6 +407,7 @@ absl::Status ReadReview(const std::string& body, Review* review) {
   // (bounded by --max-http-body-bytes).
   thread_local od::parser parser;
   simdjson::padded_string padded(body);
+  review->base = padded.data();
   od::document document;
   if (const auto error = Iterate(parser, padded).get(document); error) {
     return Malformed("the document", error);
@@ -619,6 +643,69 @@ absl::Status ReadOptions(const http::Request& request, UrlVersions* url) {
   return MergeUrlVersions(query, url);
 }
 
+// At most this many CEL warnings per answer (kube-apiserver keeps 4096
+// characters of warnings: 10 of 256 leave room for the others).
+constexpr size_t kMaxCelWarnings = 10;
+
+// The kinds whose objects carry CEL (manifest/cel_fields.h).
+bool CarriesCel(const Gvk& gvk) {
+  if (gvk.group == "apiextensions.k8s.io") {
+    return gvk.kind == "CustomResourceDefinition";
+  }
+  return gvk.group == "admissionregistration.k8s.io" &&
+         (gvk.kind == "ValidatingAdmissionPolicy" ||
+          gvk.kind == "MutatingAdmissionPolicy" ||
+          gvk.kind == "ValidatingWebhookConfiguration" ||
+          gvk.kind == "MutatingWebhookConfiguration");
+}
+
+// The versions whose rollback floor a stored expression must survive: the
+// cluster's upgrade target, else the versions the review is checked at.
+absl::StatusOr<engine::EffectiveVersions> CelVersions(
+    const runtime::ServingLine& line, const UrlVersions& url) {
+  const auto* answers =
+      static_cast<const api::CatalogAnswers*>(line.derived.get());
+  if (answers != nullptr && answers->target.present &&
+      answers->target.status.ok()) {
+    return answers->target.versions;
+  }
+  return engine::ResolveEffectiveVersions(*line.catalog, url.Query());
+}
+
+// CREATE and UPDATE of an object with CEL: each new expression that a
+// rollback down to the min-compatibility version (of the upgrade target)
+// could not read back. kube-apiserver compiles what it reads from storage in
+// StoredExpressions: after such a rollback, the policy or the CRD's writes
+// fail. A warning, or (enforce) the denial.
+void CheckCel(const http::Request& request, const Review& review,
+              const Gvk& gvk, const runtime::ServingLine& line,
+              const UrlVersions& url, bool* allowed, std::string* message,
+              std::vector<std::string>* warnings) {
+  if ((review.operation != "CREATE" && review.operation != "UPDATE") ||
+      review.object.raw_size == 0 || !CarriesCel(gvk)) {
+    return;
+  }
+  absl::StatusOr<engine::EffectiveVersions> versions = CelVersions(line, url);
+  if (!versions.ok()) return;  // the API check above reports bad versions
+  const absl::string_view body = request.body;
+  const absl::string_view old_object =
+      review.operation == "UPDATE" && review.old_object.raw_size > 0
+          ? body.substr(review.old_object.raw_begin, review.old_object.raw_size)
+          : absl::string_view();
+  for (const std::string& found : api::CelNotReadableAfterRollback(
+           body.substr(review.object.raw_begin, review.object.raw_size),
+           old_object, versions->binary, versions->min_compatibility,
+           kMaxCelWarnings)) {
+    std::string text = Bounded(absl::StrCat("compatd: ", found));
+    if (url.mode == "enforce" && *allowed) {
+      *allowed = false;
+      *message = std::move(text);
+    } else {
+      warnings->push_back(std::move(text));
+    }
+  }
+}
+
 }  // namespace
 
 void ServeAdmission(const runtime::ServingSnapshot* snapshot,
@@ -684,6 +771,7 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
       warnings.push_back(TargetWarning(gvk, *verdict));
     }
   }
+  CheckCel(request, review, gvk, **line, url, &allowed, &message, &warnings);
   response->body = Answer(review.uid, allowed, message, warnings);
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "gateway/json.h"
 #include "gateway/ondemand.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -643,6 +644,86 @@ TEST_F(AdmissionTest, OnlyPostIsAllowed) {
 
 // A catalog with cluster.upgradeTarget: objects served now but not at the
 // target get a warning, and are denied in enforce mode.
+// CEL a rollback could not read back (issue: CEL across versions). cel-go's
+// ext.Lists library (distinct, flatten, reverse, slice, sort, sortBy,
+// lists.range) entered kube-apiserver's CEL environment in 1.34
+// (kubernetes/apiserver v0.34.0 pkg/cel/environment/base.go:
+// ext.Lists(ext.ListsVersion(3)) at IntroducedVersion 1.34); a 1.33 binary's
+// StoredExpressions has none of them (its own kubernetes.Lists has isSorted,
+// sum, min, max, indexOf, lastIndexOf). A cluster on the 1.36 binary at
+// --min-compatibility-version=1.33 may be rolled back to 1.33.
+Review PolicyReview(absl::string_view expression) {
+  Review review;
+  review.kind =
+      Gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy");
+  review.object = absl::StrCat(
+      R"({"apiVersion":"admissionregistration.k8s.io/v1",)",
+      R"("kind":"ValidatingAdmissionPolicy","metadata":{"name":"versions"},)",
+      R"("spec":{"validations":[{"expression":)", JsonQuote(expression),
+      "}]}}");
+  return review;
+}
+
+TEST_F(AdmissionTest, CelARollbackCannotReadIsWarnedOrDenied) {
+  const Review review = PolicyReview(
+      "object.spec.ports.distinct().size() == object.spec.ports.size()");
+  const std::string warning =
+      "compatd: ValidatingAdmissionPolicy versions "
+      "spec.validations[0].expression uses distinct (ext.Lists v3, Kubernetes "
+      "1.34): kube-apiserver 1.33 cannot read it back after a rollback";
+  const google::protobuf::Value warned =
+      Admit(review, "minCompatibilityVersion=1.33");
+  EXPECT_TRUE(Allowed(warned));
+  EXPECT_THAT(Warnings(warned), ::testing::ElementsAre(warning));
+  const http::Response denied =
+      Call("POST", absl::StrCat(kValidate, "/enforce/min-compatibility-1.33"),
+           review.Json());
+  ASSERT_EQ(denied.status, 200) << denied.body;
+  const google::protobuf::Value answer = ParseJson(denied.body);
+  EXPECT_FALSE(Allowed(answer));
+  EXPECT_EQ(At(answer, "response.status.message").string_value(), warning);
+  // At the 1.36 binary's default min-compatibility (1.35), every release a
+  // rollback reaches has ext.Lists.
+  EXPECT_FALSE(Has(Admit(review, "mode=enforce"), "response.warnings"));
+  // Base CEL only: nothing to say.
+  EXPECT_FALSE(Has(Admit(PolicyReview("object.spec.replicas < 5"),
+                         "mode=enforce&minCompatibilityVersion=1.33"),
+                   "response.warnings"));
+}
+
+TEST_F(AdmissionTest, CelAnUpdateIsHeldOnlyToItsNewExpressions) {
+  Review review =
+      PolicyReview("object.spec.ports.reverse() == object.spec.ports");
+  review.operation = "UPDATE";
+  review.old_object = review.object;  // already stored: not new
+  EXPECT_TRUE(
+      Allowed(Admit(review, "mode=enforce&minCompatibilityVersion=1.33")));
+  review.old_object = PolicyReview("object.metadata.name != ''").object;
+  EXPECT_FALSE(
+      Allowed(Admit(review, "mode=enforce&minCompatibilityVersion=1.33")));
+  // DELETE writes nothing.
+  review.operation = "DELETE";
+  EXPECT_TRUE(
+      Allowed(Admit(review, "mode=enforce&minCompatibilityVersion=1.33")));
+}
+
+TEST_F(AdmissionTest, CelRulesOfACrdSchemaAreCheckedAtAnyDepth) {
+  Review review;
+  review.kind = Gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+  review.object = R"json({"apiVersion":"apiextensions.k8s.io/v1",
+    "kind":"CustomResourceDefinition","metadata":{"name":"w.example.com"},
+    "spec":{"group":"example.com","versions":[{"name":"v1","served":true,
+    "storage":true,"schema":{"openAPIV3Schema":{"type":"object",
+    "properties":{"spec":{"type":"object","x-kubernetes-validations":
+    [{"rule":"self.items.sort() == self.items"}]}}}}}]}})json";
+  const google::protobuf::Value answer =
+      Admit(review, "minCompatibilityVersion=1.33");
+  ASSERT_EQ(Warnings(answer).size(), 1u) << answer.DebugString();
+  EXPECT_THAT(Warnings(answer)[0],
+              HasSubstr("uses sort (ext.Lists v3, Kubernetes 1.34): "
+                        "kube-apiserver 1.33 cannot read it back"));
+}
+
 class AdmissionUpgradeTargetTest : public AdmissionTest {
  protected:
   virtual const char* CatalogFile() const { return "upgrade_target.yaml"; }
