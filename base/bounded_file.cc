@@ -47,41 +47,51 @@ bool SameVersion(const struct stat& a, const struct stat& b) {
          a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> ReadBoundedFile(const std::string& path,
-                                            const BoundedFileOptions& options) {
+// Opens `path` for reading, and stats it: a regular file, or a clear error
+// (a missing file is NOT_FOUND, an unreadable one PERMISSION_DENIED).
+absl::StatusOr<int> OpenRegularFile(const std::string& path,
+                                    absl::string_view what, struct stat* st) {
   // O_NONBLOCK: a FIFO put in the file's place fails instead of waiting for a
   // writer (and a device that would block is not waited for either).
   const int fd =
       open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     const int error = errno;
-    const std::string why = absl::StrCat(path, ": cannot open ", options.what,
-                                         ": ", std::strerror(error));
+    const std::string why =
+        absl::StrCat(path, ": cannot open ", what, ": ", std::strerror(error));
     if (error == ENOENT || error == ENOTDIR) return absl::NotFoundError(why);
     if (error == EACCES || error == EPERM) {
       return absl::PermissionDeniedError(why);
     }
     return absl::FailedPreconditionError(why);
   }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
+  if (fstat(fd, st) != 0) {
     const int error = errno;
     close(fd);
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": cannot stat ", options.what, ": ", std::strerror(error)));
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": cannot stat ", what, ": ", std::strerror(error)));
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (!S_ISREG(st->st_mode)) {
     close(fd);
     return absl::FailedPreconditionError(absl::StrCat(
         path, ": not a regular file",
-        S_ISDIR(st.st_mode)    ? " (it is a directory; give the file inside it)"
-        : S_ISFIFO(st.st_mode) ? " (it is a FIFO)"
-        : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? " (it is a device)"
-        : S_ISSOCK(st.st_mode)                       ? " (it is a socket)"
-                                                     : ""));
+        S_ISDIR(st->st_mode) ? " (it is a directory; give the file inside it)"
+        : S_ISFIFO(st->st_mode)                        ? " (it is a FIFO)"
+        : S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? " (it is a device)"
+        : S_ISSOCK(st->st_mode)                        ? " (it is a socket)"
+                                                       : ""));
   }
+  return fd;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadBoundedFile(const std::string& path,
+                                            const BoundedFileOptions& options) {
+  struct stat st;
+  absl::StatusOr<int> opened = OpenRegularFile(path, options.what, &st);
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
   const std::string too_large =
       absl::StrCat(path, ": ", options.what, " is larger than the limit of ",
                    options.max_bytes, " bytes");

@@ -31,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LISTENING = re.compile(r"gRPC listening on (\S+):(\d+)")
@@ -81,10 +83,12 @@ def pin(cpu, argv, pinning):
 class Server:
     """A server process (compatd or null_server) on 127.0.0.1:<free port>."""
 
-    def __init__(self, name, argv, recorder, workdir, ready=None, listening=None):
+    def __init__(self, name, argv, recorder, workdir, ready=None, listening=None,
+                 healthz=False):
         """Starts `argv` and waits until its log shows the port and, if given,
         the `ready` pattern (compatd: its catalog is published; before that it
-        answers UNAVAILABLE)."""
+        answers UNAVAILABLE); with `healthz`, until GET /healthz on that (HTTP)
+        port answers 200 too: compatd's readiness, not just its port."""
         self.name = name
         self.log_path = os.path.join(workdir, name + ".log")
         self.log = open(self.log_path, "w")
@@ -107,6 +111,20 @@ class Server:
             self.stop()
             with open(self.log_path) as f:
                 raise Failure("%s did not start:\n%s" % (name, f.read()[-2000:]))
+        while healthz and not self.healthy():
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.stop()
+                with open(self.log_path) as f:
+                    raise Failure("%s never answered /healthz 200:\n%s" %
+                                  (name, f.read()[-2000:]))
+            time.sleep(0.02)
+
+    def healthy(self):
+        try:
+            with urllib.request.urlopen("http://%s/healthz" % self.target, timeout=2) as r:
+                return r.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
 
     @property
     def target(self):
@@ -486,7 +504,8 @@ def http_rows(args, recorder, workdir, pinning, rows):
     compatd = Server("compatd_http", pin(0, [args.compatd, "--listen=127.0.0.1:0",
                                              "--metrics-listen=", "--http-listen=127.0.0.1:0"],
                                          pinning),
-                     recorder, workdir, ready=COMPATD_READY, listening=HTTP_LISTENING)
+                     recorder, workdir, ready=COMPATD_READY, listening=HTTP_LISTENING,
+                     healthz=True)
     nulls = {}
     try:
         canned = {}
@@ -532,7 +551,8 @@ def http_rows(args, recorder, workdir, pinning, rows):
         uncached = Server("compatd_http_nocache", pin(0, [
             args.compatd, "--listen=127.0.0.1:0", "--metrics-listen=",
             "--http-listen=127.0.0.1:0", "--gatekeeper-cache-bytes=0"], pinning),
-            recorder, workdir, ready=COMPATD_READY, listening=HTTP_LISTENING)
+            recorder, workdir, ready=COMPATD_READY, listening=HTTP_LISTENING,
+            healthz=True)
         try:
             wrk(warmup, recorder, uncached, "/gatekeeper/v1", bodies["gatekeeper"], script,
                 pinning, connections=4)

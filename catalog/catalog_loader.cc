@@ -689,6 +689,39 @@ class CatalogBuilder {
     }
   }
 
+  // A resource's introduced, deprecated and removed releases, in order.
+  bool ResourceLifecycle(const pb::APIResource& in, const std::string& where,
+                         APIResource& out) {
+    bool ok = true;
+    out.introduced =
+        LifecycleVersion(in, pb::APIResource::kIntroducedFieldNumber,
+                         "introduced", in.introduced(), where);
+    out.deprecated =
+        LifecycleVersion(in, pb::APIResource::kDeprecatedFieldNumber,
+                         "deprecated", in.deprecated(), where);
+    out.removed = LifecycleVersion(in, pb::APIResource::kRemovedFieldNumber,
+                                   "removed", in.removed(), where);
+    if (out.introduced && out.deprecated && *out.deprecated < *out.introduced) {
+      Error(lines_.FieldLine(in, pb::APIResource::kDeprecatedFieldNumber),
+            absl::StrFormat("%s: deprecated %s is before introduced %s", where,
+                            in.deprecated(), in.introduced()));
+      ok = false;
+    }
+    if (out.removed) {
+      const std::optional<Version>& earlier =
+          out.deprecated ? out.deprecated : out.introduced;
+      if (earlier && *out.removed < *earlier) {
+        Error(lines_.FieldLine(in, pb::APIResource::kRemovedFieldNumber),
+              absl::StrFormat("%s: removed %s is before %s %s", where,
+                              in.removed(),
+                              out.deprecated ? "deprecated" : "introduced",
+                              earlier->MajorMinorString()));
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
   std::optional<APIResource> BuildResource(
       const pb::APIResource& in, const std::string& group_version,
       absl::flat_hash_map<std::string, int>& resource_lines) {
@@ -736,32 +769,7 @@ class CatalogBuilder {
       }
       ok = false;
     }
-    out.introduced =
-        LifecycleVersion(in, pb::APIResource::kIntroducedFieldNumber,
-                         "introduced", in.introduced(), where);
-    out.deprecated =
-        LifecycleVersion(in, pb::APIResource::kDeprecatedFieldNumber,
-                         "deprecated", in.deprecated(), where);
-    out.removed = LifecycleVersion(in, pb::APIResource::kRemovedFieldNumber,
-                                   "removed", in.removed(), where);
-    if (out.introduced && out.deprecated && *out.deprecated < *out.introduced) {
-      Error(lines_.FieldLine(in, pb::APIResource::kDeprecatedFieldNumber),
-            absl::StrFormat("%s: deprecated %s is before introduced %s", where,
-                            in.deprecated(), in.introduced()));
-      ok = false;
-    }
-    if (out.removed) {
-      const std::optional<Version>& earlier =
-          out.deprecated ? out.deprecated : out.introduced;
-      if (earlier && *out.removed < *earlier) {
-        Error(lines_.FieldLine(in, pb::APIResource::kRemovedFieldNumber),
-              absl::StrFormat("%s: removed %s is before %s %s", where,
-                              in.removed(),
-                              out.deprecated ? "deprecated" : "introduced",
-                              earlier->MajorMinorString()));
-        ok = false;
-      }
-    }
+    ok = ResourceLifecycle(in, where, out) && ok;
     out.resource = in.resource();
     out.kind = in.kind();
     out.replacement = in.replacement();
@@ -1097,143 +1105,169 @@ class CatalogBuilder {
     }
     out.api_history.reserve(in.api_history_size());
     for (int i = 0; i < in.api_history_size(); ++i) {
-      const pb::APIHistoryEntry& entry = in.api_history(i);
-      const int line = lines_.MessageLine(entry);
-      if (entry.version().empty() || entry.kind().empty()) {
-        Error(line, absl::StrFormat("apiHistory[%d]: version and kind are "
-                                    "required ({group, version, kind, ...}; "
-                                    "group \"\" is the core group)",
-                                    i));
-        continue;
-      }
-      const std::string where = absl::StrFormat(
-          "apiHistory %s %s",
-          engine::GroupVersionString(entry.group(), entry.version()),
-          entry.kind());
-      if (absl::StrContains(entry.group(), "/") ||
-          absl::StrContains(entry.version(), "/") ||
-          absl::StrContains(entry.kind(), "/")) {
-        Error(line, absl::StrFormat("%s: group, version and kind must not "
-                                    "contain \"/\" (write them separately)",
-                                    where));
-        continue;
-      }
-      const std::string key =
-          engine::HistoryKey(entry.group(), entry.version(), entry.kind());
-      auto [it, inserted] = first_line.try_emplace(key, line);
-      if (!inserted) {
-        Error(line, absl::StrFormat("duplicate %s (first defined at line %d)",
-                                    where, it->second));
-        continue;
-      }
-      bool ok = true;
-      APIHistoryEntry built;
-      built.group = entry.group();
-      built.version = entry.version();
-      built.kind = entry.kind();
-      built.resource = entry.resource();
-      built.line = line;
-      if (absl::AsciiStrToLower(entry.resource()) != entry.resource() ||
-          absl::StrContains(entry.resource(), "/")) {
-        Error(LineOr(lines_.FieldLine(
-                         entry, pb::APIHistoryEntry::kResourceFieldNumber),
-                     line),
-              absl::StrFormat("%s: resource \"%s\" must be the lowercase "
-                              "plural name without \"/\" (e.g. "
-                              "\"deployments\")",
-                              where, entry.resource()));
+      std::string key;
+      std::optional<APIHistoryEntry> built = BuildHistoryEntry(
+          in.api_history(i), i, group_versions, first_line, key);
+      if (!built.has_value()) continue;
+      out.history_index.emplace(key, out.api_history.size());
+      out.api_history.push_back(*std::move(built));
+    }
+  }
+
+  // apiHistory[i], or nullopt after its errors; `key` its history key.
+  std::optional<APIHistoryEntry> BuildHistoryEntry(
+      const pb::APIHistoryEntry& entry, int i,
+      const absl::flat_hash_set<std::string>& group_versions,
+      absl::flat_hash_map<std::string, int>& first_line, std::string& key) {
+    const int line = lines_.MessageLine(entry);
+    if (entry.version().empty() || entry.kind().empty()) {
+      Error(line, absl::StrFormat("apiHistory[%d]: version and kind are "
+                                  "required ({group, version, kind, ...}; "
+                                  "group \"\" is the core group)",
+                                  i));
+      return std::nullopt;
+    }
+    const std::string where = absl::StrFormat(
+        "apiHistory %s %s",
+        engine::GroupVersionString(entry.group(), entry.version()),
+        entry.kind());
+    if (absl::StrContains(entry.group(), "/") ||
+        absl::StrContains(entry.version(), "/") ||
+        absl::StrContains(entry.kind(), "/")) {
+      Error(line, absl::StrFormat("%s: group, version and kind must not "
+                                  "contain \"/\" (write them separately)",
+                                  where));
+      return std::nullopt;
+    }
+    key = engine::HistoryKey(entry.group(), entry.version(), entry.kind());
+    auto [it, inserted] = first_line.try_emplace(key, line);
+    if (!inserted) {
+      Error(line, absl::StrFormat("duplicate %s (first defined at line %d)",
+                                  where, it->second));
+      return std::nullopt;
+    }
+    APIHistoryEntry built;
+    built.group = entry.group();
+    built.version = entry.version();
+    built.kind = entry.kind();
+    built.resource = entry.resource();
+    built.line = line;
+    bool ok = HistoryLifecycle(entry, where, line, built);
+    ok = HistoryReplacement(entry, where, line, group_versions, built) && ok;
+    if (!ok) return std::nullopt;
+    return built;
+  }
+
+  // An apiHistory entry's resource and lifecycle versions, in order.
+  bool HistoryLifecycle(const pb::APIHistoryEntry& entry,
+                        const std::string& where, int line,
+                        APIHistoryEntry& built) {
+    bool ok = true;
+    if (absl::AsciiStrToLower(entry.resource()) != entry.resource() ||
+        absl::StrContains(entry.resource(), "/")) {
+      Error(LineOr(lines_.FieldLine(entry,
+                                    pb::APIHistoryEntry::kResourceFieldNumber),
+                   line),
+            absl::StrFormat("%s: resource \"%s\" must be the lowercase "
+                            "plural name without \"/\" (e.g. "
+                            "\"deployments\")",
+                            where, entry.resource()));
+      ok = false;
+    }
+    built.introduced =
+        HistoryVersion(entry, pb::APIHistoryEntry::kIntroducedFieldNumber,
+                       "introduced", entry.introduced(), where, ok);
+    built.deprecated =
+        HistoryVersion(entry, pb::APIHistoryEntry::kDeprecatedFieldNumber,
+                       "deprecated", entry.deprecated(), where, ok);
+    built.removed =
+        HistoryVersion(entry, pb::APIHistoryEntry::kRemovedFieldNumber,
+                       "removed", entry.removed(), where, ok);
+    built.types_deleted =
+        HistoryVersion(entry, pb::APIHistoryEntry::kTypesDeletedFieldNumber,
+                       "typesDeleted", entry.types_deleted(), where, ok);
+    // introduced <= deprecated <= removed, and the types outlive the
+    // introduction (prerelease-lifecycle-gen's order).
+    struct Step {
+      const std::optional<Version>& value;
+      absl::string_view key;
+      int field;
+    };
+    const Step steps[] = {
+        {built.introduced, "introduced",
+         pb::APIHistoryEntry::kIntroducedFieldNumber},
+        {built.deprecated, "deprecated",
+         pb::APIHistoryEntry::kDeprecatedFieldNumber},
+        {built.removed, "removed", pb::APIHistoryEntry::kRemovedFieldNumber},
+    };
+    const Step* earlier = nullptr;
+    for (const Step& step : steps) {
+      if (!step.value.has_value()) continue;
+      if (earlier != nullptr && *step.value < *earlier->value) {
+        Error(LineOr(lines_.FieldLine(entry, step.field), line),
+              absl::StrFormat("%s: %s %s is before %s %s", where, step.key,
+                              step.value->MajorMinorString(), earlier->key,
+                              earlier->value->MajorMinorString()));
         ok = false;
       }
-      built.introduced =
-          HistoryVersion(entry, pb::APIHistoryEntry::kIntroducedFieldNumber,
-                         "introduced", entry.introduced(), where, ok);
-      built.deprecated =
-          HistoryVersion(entry, pb::APIHistoryEntry::kDeprecatedFieldNumber,
-                         "deprecated", entry.deprecated(), where, ok);
-      built.removed =
-          HistoryVersion(entry, pb::APIHistoryEntry::kRemovedFieldNumber,
-                         "removed", entry.removed(), where, ok);
-      built.types_deleted =
-          HistoryVersion(entry, pb::APIHistoryEntry::kTypesDeletedFieldNumber,
-                         "typesDeleted", entry.types_deleted(), where, ok);
-      // introduced <= deprecated <= removed, and the types outlive the
-      // introduction (prerelease-lifecycle-gen's order).
-      struct Step {
-        const std::optional<Version>& value;
-        absl::string_view key;
-        int field;
-      };
-      const Step steps[] = {
-          {built.introduced, "introduced",
-           pb::APIHistoryEntry::kIntroducedFieldNumber},
-          {built.deprecated, "deprecated",
-           pb::APIHistoryEntry::kDeprecatedFieldNumber},
-          {built.removed, "removed", pb::APIHistoryEntry::kRemovedFieldNumber},
-      };
-      const Step* earlier = nullptr;
-      for (const Step& step : steps) {
-        if (!step.value.has_value()) continue;
-        if (earlier != nullptr && *step.value < *earlier->value) {
-          Error(LineOr(lines_.FieldLine(entry, step.field), line),
-                absl::StrFormat("%s: %s %s is before %s %s", where, step.key,
-                                step.value->MajorMinorString(), earlier->key,
-                                earlier->value->MajorMinorString()));
-          ok = false;
-        }
-        earlier = &step;
-      }
-      if (built.types_deleted && built.introduced &&
-          *built.types_deleted <= *built.introduced) {
-        Error(
-            LineOr(lines_.FieldLine(
+      earlier = &step;
+    }
+    if (built.types_deleted && built.introduced &&
+        *built.types_deleted <= *built.introduced) {
+      Error(LineOr(lines_.FieldLine(
                        entry, pb::APIHistoryEntry::kTypesDeletedFieldNumber),
                    line),
             absl::StrFormat("%s: typesDeleted %s is not after introduced %s",
                             where, entry.types_deleted(), entry.introduced()));
-        ok = false;
-      }
-      built.replacement = entry.replacement();
-      built.replacement_kind = entry.replacement_kind();
-      const int replacement_line = LineOr(
-          lines_.FieldLine(entry, pb::APIHistoryEntry::kReplacementFieldNumber),
-          line);
-      if (!built.replacement.empty() &&
-          !group_versions.contains(built.replacement)) {
-        Error(replacement_line,
-              absl::StrFormat("%s: replacement \"%s\" is not a group-version "
-                              "of apiHistory or apis; expected \"group/"
-                              "version\" (\"v1\" for the core group)",
-                              where, built.replacement));
-        ok = false;
-      }
-      if (!built.replacement_kind.empty() && built.replacement.empty()) {
-        Error(
-            LineOr(lines_.FieldLine(
+      ok = false;
+    }
+    return ok;
+  }
+
+  // An apiHistory entry's replacement, replacementKind and enabledByDefault.
+  bool HistoryReplacement(
+      const pb::APIHistoryEntry& entry, const std::string& where, int line,
+      const absl::flat_hash_set<std::string>& group_versions,
+      APIHistoryEntry& built) {
+    bool ok = true;
+    built.replacement = entry.replacement();
+    built.replacement_kind = entry.replacement_kind();
+    const int replacement_line = LineOr(
+        lines_.FieldLine(entry, pb::APIHistoryEntry::kReplacementFieldNumber),
+        line);
+    if (!built.replacement.empty() &&
+        !group_versions.contains(built.replacement)) {
+      Error(replacement_line,
+            absl::StrFormat("%s: replacement \"%s\" is not a group-version "
+                            "of apiHistory or apis; expected \"group/"
+                            "version\" (\"v1\" for the core group)",
+                            where, built.replacement));
+      ok = false;
+    }
+    if (!built.replacement_kind.empty() && built.replacement.empty()) {
+      Error(LineOr(lines_.FieldLine(
                        entry, pb::APIHistoryEntry::kReplacementKindFieldNumber),
                    line),
             absl::StrFormat("%s: replacementKind \"%s\" needs replacement "
                             "(the group-version it belongs to)",
                             where, built.replacement_kind));
+      ok = false;
+    }
+    if (entry.has_enabled_by_default()) {
+      if (!engine::IsBetaVersion(entry.version())) {
+        Error(LineOr(
+                  lines_.FieldLine(
+                      entry, pb::APIHistoryEntry::kEnabledByDefaultFieldNumber),
+                  line),
+              absl::StrFormat("%s: enabledByDefault applies to beta "
+                              "versions only (GA is on and alpha off by "
+                              "default); \"%s\" is not a beta version",
+                              where, entry.version()));
         ok = false;
       }
-      if (entry.has_enabled_by_default()) {
-        if (!engine::IsBetaVersion(entry.version())) {
-          Error(LineOr(lines_.FieldLine(
-                           entry,
-                           pb::APIHistoryEntry::kEnabledByDefaultFieldNumber),
-                       line),
-                absl::StrFormat("%s: enabledByDefault applies to beta "
-                                "versions only (GA is on and alpha off by "
-                                "default); \"%s\" is not a beta version",
-                                where, entry.version()));
-          ok = false;
-        }
-        built.enabled_by_default = entry.enabled_by_default();
-      }
-      if (!ok) continue;
-      out.history_index.emplace(key, out.api_history.size());
-      out.api_history.push_back(std::move(built));
+      built.enabled_by_default = entry.enabled_by_default();
     }
+    return ok;
   }
 
   // patchChanges: gates a patch release inside the catalog's line changed.

@@ -533,46 +533,29 @@ class ProtoEventHandler final {
     lines_.SetMapKeyLine(message, field.number(), key, key_node.line);
   }
 
-  // Sets (or adds, for a repeated field) one scalar. False on a type error,
-  // which has then been reported.
-  bool SetScalar(const NodeEvent& node, const std::string& path,
-                 Message& message, const FieldDescriptor& field,
-                 bool repeated) {
+  // Reports a scalar of the wrong type; false.
+  bool BadScalar(const NodeEvent& node, const std::string& path,
+                 const FieldDescriptor& field, bool repeated,
+                 absl::string_view extra) {
+    Error(node.line,
+          absl::StrFormat("%s must be %s, got \"%s\"%s", path,
+                          repeated ? ElementName(field) : ExpectedName(field),
+                          *node.text, extra));
+    return false;
+  }
+
+  // SetScalar of an integer field: a decimal in the field's range.
+  bool SetInteger(const NodeEvent& node, const std::string& path,
+                  Message& message, const FieldDescriptor& field,
+                  bool repeated) {
     const Reflection& reflection = *message.GetReflection();
     const std::string& text = *node.text;
     int64_t signed_value = 0;
     uint64_t unsigned_value = 0;
     auto bad = [&](absl::string_view extra) {
-      Error(node.line,
-            absl::StrFormat("%s must be %s, got \"%s\"%s", path,
-                            repeated ? ElementName(field) : ExpectedName(field),
-                            text, extra));
-      return false;
+      return BadScalar(node, path, field, repeated, extra);
     };
     switch (field.cpp_type()) {
-      case FieldDescriptor::CPPTYPE_STRING:
-        if (repeated) {
-          reflection.AddString(&message, &field, text);
-        } else {
-          reflection.SetString(&message, &field, text);
-        }
-        return true;
-      case FieldDescriptor::CPPTYPE_BOOL: {
-        // YAML 1.2's core schema; YAML 1.1's yes/no/on/off are not booleans.
-        bool value = false;
-        if (!node.plain) return bad(" (quoted; write it without quotes)");
-        if (text == "true" || text == "True" || text == "TRUE") {
-          value = true;
-        } else if (text != "false" && text != "False" && text != "FALSE") {
-          return bad("");
-        }
-        if (repeated) {
-          reflection.AddBool(&message, &field, value);
-        } else {
-          reflection.SetBool(&message, &field, value);
-        }
-        return true;
-      }
       case FieldDescriptor::CPPTYPE_INT32:
         if (!ParseDecimal(text, std::numeric_limits<int32_t>::min(),
                           std::numeric_limits<int32_t>::max(), &signed_value,
@@ -623,6 +606,51 @@ class ProtoEventHandler final {
           reflection.SetUInt64(&message, &field, unsigned_value);
         }
         return true;
+      default:
+        break;
+    }
+    return bad("");
+  }
+
+  // Sets (or adds, for a repeated field) one scalar. False on a type error,
+  // which has then been reported.
+  bool SetScalar(const NodeEvent& node, const std::string& path,
+                 Message& message, const FieldDescriptor& field,
+                 bool repeated) {
+    const Reflection& reflection = *message.GetReflection();
+    const std::string& text = *node.text;
+    auto bad = [&](absl::string_view extra) {
+      return BadScalar(node, path, field, repeated, extra);
+    };
+    switch (field.cpp_type()) {
+      case FieldDescriptor::CPPTYPE_STRING:
+        if (repeated) {
+          reflection.AddString(&message, &field, text);
+        } else {
+          reflection.SetString(&message, &field, text);
+        }
+        return true;
+      case FieldDescriptor::CPPTYPE_BOOL: {
+        // YAML 1.2's core schema; YAML 1.1's yes/no/on/off are not booleans.
+        bool value = false;
+        if (!node.plain) return bad(" (quoted; write it without quotes)");
+        if (text == "true" || text == "True" || text == "TRUE") {
+          value = true;
+        } else if (text != "false" && text != "False" && text != "FALSE") {
+          return bad("");
+        }
+        if (repeated) {
+          reflection.AddBool(&message, &field, value);
+        } else {
+          reflection.SetBool(&message, &field, value);
+        }
+        return true;
+      }
+      case FieldDescriptor::CPPTYPE_INT32:
+      case FieldDescriptor::CPPTYPE_INT64:
+      case FieldDescriptor::CPPTYPE_UINT32:
+      case FieldDescriptor::CPPTYPE_UINT64:
+        return SetInteger(node, path, message, field, repeated);
       case FieldDescriptor::CPPTYPE_DOUBLE:
       case FieldDescriptor::CPPTYPE_FLOAT: {
         double value = 0;
@@ -838,6 +866,32 @@ int YamlLineCount(absl::string_view text) {
   return breaks + (text.empty() || ends_with_break ? 0 : 1);
 }
 
+namespace {
+
+// After the walk: one document, a mapping at its root; the walk's errors
+// after those.
+bool CheckDocument(ProtoEventHandler& handler,
+                   std::vector<CatalogError>& walk_errors,
+                   std::vector<CatalogError>& errors) {
+  if (handler.documents() > 1) {
+    errors.push_back(CatalogError{
+        handler.second_document_line(),
+        "more than one YAML document (\"---\"); a catalog is one document"});
+    return false;
+  }
+  if (!handler.saw_root() ||
+      (!handler.root_is_mapping() && walk_errors.empty())) {
+    errors.push_back(CatalogError{
+        0, "empty catalog: expected a mapping with at least binaryVersion"});
+    return false;
+  }
+  errors.insert(errors.end(), std::make_move_iterator(walk_errors.begin()),
+                std::make_move_iterator(walk_errors.end()));
+  return handler.root_is_mapping();
+}
+
+}  // namespace
+
 bool YamlToProto(absl::string_view text, google::protobuf::Message& message,
                  SourceLines& lines, std::vector<CatalogError>& errors) {
   std::vector<CatalogError> walk_errors;
@@ -907,21 +961,7 @@ bool YamlToProto(absl::string_view text, google::protobuf::Message& message,
         break;
     }
   }
-  if (handler.documents() > 1) {
-    errors.push_back(CatalogError{
-        handler.second_document_line(),
-        "more than one YAML document (\"---\"); a catalog is one document"});
-    return false;
-  }
-  if (!handler.saw_root() ||
-      (!handler.root_is_mapping() && walk_errors.empty())) {
-    errors.push_back(CatalogError{
-        0, "empty catalog: expected a mapping with at least binaryVersion"});
-    return false;
-  }
-  errors.insert(errors.end(), std::make_move_iterator(walk_errors.begin()),
-                std::make_move_iterator(walk_errors.end()));
-  return handler.root_is_mapping();
+  return CheckDocument(handler, walk_errors, errors);
 }
 
 }  // namespace compatd::catalog

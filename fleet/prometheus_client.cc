@@ -349,23 +349,70 @@ absl::StatusOr<std::string> PrometheusClient::Token() {
   return token_;
 }
 
-absl::StatusOr<std::string> PrometheusClient::Query(absl::string_view promql) {
-  if (!url_status_.ok()) return url_status_;
+namespace {
+
+// GET <prefix>/api/v1/query?query=<promql>, one request a connection.
+bhttp::request<bhttp::empty_body> QueryRequest(const PrometheusUrl& url,
+                                               absl::string_view promql) {
   bhttp::request<bhttp::empty_body> request;
   request.method(bhttp::verb::get);
   request.version(11);
-  request.target(absl::StrCat(url_.path_prefix,
-                              "/api/v1/query?query=", UrlEncode(promql)));
-  const bool default_port = url_.port == (url_.https ? "443" : "80");
-  const std::string host_header = url_.host.find(':') != std::string::npos
-                                      ? absl::StrCat("[", url_.host, "]")
-                                      : url_.host;
+  request.target(
+      absl::StrCat(url.path_prefix, "/api/v1/query?query=", UrlEncode(promql)));
+  const bool default_port = url.port == (url.https ? "443" : "80");
+  const std::string host_header = url.host.find(':') != std::string::npos
+                                      ? absl::StrCat("[", url.host, "]")
+                                      : url.host;
   request.set(
       bhttp::field::host,
-      default_port ? host_header : absl::StrCat(host_header, ":", url_.port));
+      default_port ? host_header : absl::StrCat(host_header, ":", url.port));
   request.set(bhttp::field::user_agent, "compatd-fleet");
   request.set(bhttp::field::accept, "application/json");
   request.set(bhttp::field::connection, "close");
+  return request;
+}
+
+// The exchange's outcome as the answer's body (200, or Prometheus' own JSON
+// error), or why there is none.
+absl::StatusOr<std::string> Answer(
+    const Outcome& outcome, bhttp::response_parser<bhttp::string_body>& parser,
+    const PrometheusClientOptions& options, const std::string& where) {
+  if (outcome.ec) {
+    if (outcome.ec == beast::error::timeout) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          where, " did not answer within ",
+          absl::FormatDuration(options.timeout), " (", outcome.stage, ")"));
+    }
+    if (outcome.ec == bhttp::error::body_limit) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          where, " answered more than ", options.max_answer_bytes, " bytes"));
+    }
+    return absl::UnavailableError(absl::StrCat(
+        where, ": failed ", outcome.stage, ": ", outcome.ec.message()));
+  }
+  bhttp::response<bhttp::string_body> response = parser.release();
+  if (response.body().size() > options.max_answer_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        where, " answered more than ", options.max_answer_bytes, " bytes"));
+  }
+  if (response.result_int() == 200) return std::move(response.body());
+  const absl::string_view body = response.body();
+  const auto content_type = response[bhttp::field::content_type];
+  const absl::string_view type(content_type.data(), content_type.size());
+  if (absl::StartsWith(type, "application/json") &&
+      absl::StartsWith(absl::StripLeadingAsciiWhitespace(body), "{")) {
+    return std::move(response.body());  // Prometheus' own error JSON
+  }
+  return absl::InternalError(
+      absl::StrCat(where, " answered HTTP ", response.result_int(), ": ",
+                   absl::CEscape(body.substr(0, kMaxQuotedBody))));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> PrometheusClient::Query(absl::string_view promql) {
+  if (!url_status_.ok()) return url_status_;
+  bhttp::request<bhttp::empty_body> request = QueryRequest(url_, promql);
   if (!options_.bearer_token_file.empty()) {
     absl::StatusOr<std::string> token = Token();
     if (!token.ok()) return token.status();
@@ -429,35 +476,7 @@ absl::StatusOr<std::string> PrometheusClient::Query(absl::string_view promql) {
         where, " did not answer within ",
         absl::FormatDuration(options_.timeout), " (", outcome.stage, ")"));
   }
-  if (outcome.ec) {
-    if (outcome.ec == beast::error::timeout) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          where, " did not answer within ",
-          absl::FormatDuration(options_.timeout), " (", outcome.stage, ")"));
-    }
-    if (outcome.ec == bhttp::error::body_limit) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          where, " answered more than ", options_.max_answer_bytes, " bytes"));
-    }
-    return absl::UnavailableError(absl::StrCat(
-        where, ": failed ", outcome.stage, ": ", outcome.ec.message()));
-  }
-  bhttp::response<bhttp::string_body> response = parser.release();
-  if (response.body().size() > options_.max_answer_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        where, " answered more than ", options_.max_answer_bytes, " bytes"));
-  }
-  if (response.result_int() == 200) return std::move(response.body());
-  const absl::string_view body = response.body();
-  const auto content_type = response[bhttp::field::content_type];
-  const absl::string_view type(content_type.data(), content_type.size());
-  if (absl::StartsWith(type, "application/json") &&
-      absl::StartsWith(absl::StripLeadingAsciiWhitespace(body), "{")) {
-    return std::move(response.body());  // Prometheus' own error JSON
-  }
-  return absl::InternalError(
-      absl::StrCat(where, " answered HTTP ", response.result_int(), ": ",
-                   absl::CEscape(body.substr(0, kMaxQuotedBody))));
+  return Answer(outcome, parser, options_, where);
 }
 
 }  // namespace compatd::fleet

@@ -35,7 +35,7 @@
 #include "fuzz/fuzz_check.h"
 #include "fuzz/gateway_fuzz.h"
 #include "gateway/gateway.h"
-#include "gateway/query.h"
+#include "gateway/url_query.h"
 #include "simdjson.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // Fuzzes the front door's query parameters: the version parameters of a
-// webhook URL (gateway/query.h, ParseUrlVersions) and the GET form of an RPC
-// (gateway/json.h, ParseQueryRequest: "name=WatchList&versions.
+// webhook URL (gateway/url_query.h, ParseUrlVersions) and the GET form of an
+// RPC (gateway/json.h, ParseQueryRequest: "name=WatchList&versions.
 // emulationVersion=1.34" into the RPC's request message), with percent-
 // decoding, and the proto3 JSON the answer is written in (ToJson).
 //
@@ -27,7 +27,7 @@
 #include "compatd/v1/compatd.pb.h"
 #include "fuzz/fuzz_check.h"
 #include "gateway/json.h"
-#include "gateway/query.h"
+#include "gateway/url_query.h"
 #include "google/protobuf/util/message_differencer.h"
 
 namespace {

@@ -16,7 +16,7 @@
 #include "engine/effective_version.h"
 #include "gateway/json.h"
 #include "gateway/ondemand.h"
-#include "gateway/query.h"
+#include "gateway/url_query.h"
 #include "simdjson.h"
 
 namespace compatd::gateway {
@@ -236,6 +236,57 @@ absl::Status ReadStoredVersions(od::value value, ObjectFacts* out) {
   return absl::OkStatus();
 }
 
+// An object's metadata: its name (null: none).
+absl::Status ReadMetadata(od::value metadata_value, ObjectFacts* out) {
+  absl::StatusOr<bool> null = IsNull(metadata_value, "metadata");
+  if (!null.ok()) return null.status();
+  if (*null) return absl::OkStatus();
+  od::object metadata;
+  if (const auto error = metadata_value.get_object().get(metadata); error) {
+    return Malformed("metadata", error);
+  }
+  for (auto m : metadata) {
+    std::string_view mkey;
+    if (const auto error = m.unescaped_key().get(mkey); error) {
+      return Malformed("metadata", error);
+    }
+    absl::Status s = mkey == "name"
+                         ? ReadString(m.value(), "metadata.name", &out->name)
+                         : Skip(m.value(), "metadata");
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// A CRD's spec (its versions) or status (its storedVersions); `key` is
+// "spec" or "status". Another object's: skipped.
+absl::Status ReadCrdPart(std::string_view key, od::value part_value,
+                         ObjectFacts* out) {
+  od::object part;
+  if (const auto error = part_value.get_object().get(part); error) {
+    // Not a CRD's: nothing this check reads, but JSON all the same.
+    return Skip(std::move(part_value), View(key));
+  }
+  for (auto p : part) {
+    std::string_view pkey;
+    if (const auto error = p.unescaped_key().get(pkey); error) {
+      return Malformed(View(key), error);
+    }
+    if (key == "spec" && pkey == "versions") {
+      if (absl::Status s = ReadCrdVersions(p.value(), out); !s.ok()) {
+        return s;
+      }
+    } else if (key == "status" && pkey == "storedVersions") {
+      if (absl::Status s = ReadStoredVersions(p.value(), out); !s.ok()) {
+        return s;
+      }
+    } else if (absl::Status s = Skip(p.value(), View(key)); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadObject(od::value value, absl::string_view where,
                         const char* base, ObjectFacts* out) {
   // is_null() is an error, not false, for a malformed atom ("n", "nul"):
@@ -282,52 +333,18 @@ absl::Status ReadObject(od::value value, absl::string_view where,
       if (const auto error = field.value().get(metadata_value); error) {
         return Malformed("metadata", error);
       }
-      absl::StatusOr<bool> null = IsNull(metadata_value, "metadata");
-      if (!null.ok()) return null.status();
-      if (*null) continue;
-      od::object metadata;
-      if (const auto error = metadata_value.get_object().get(metadata); error) {
-        return Malformed("metadata", error);
-      }
-      for (auto m : metadata) {
-        std::string_view mkey;
-        if (const auto error = m.unescaped_key().get(mkey); error) {
-          return Malformed("metadata", error);
-        }
-        absl::Status s =
-            mkey == "name" ? ReadString(m.value(), "metadata.name", &out->name)
-                           : Skip(m.value(), "metadata");
-        if (!s.ok()) return s;
+      if (absl::Status s = ReadMetadata(std::move(metadata_value), out);
+          !s.ok()) {
+        return s;
       }
     } else if (key == "spec" || key == "status") {
       od::value part_value;
       if (const auto error = field.value().get(part_value); error) {
         return Malformed(View(key), error);
       }
-      od::object part;
-      if (const auto error = part_value.get_object().get(part); error) {
-        // Not a CRD's: nothing this check reads, but JSON all the same.
-        if (absl::Status s = Skip(std::move(part_value), View(key)); !s.ok()) {
-          return s;
-        }
-        continue;
-      }
-      for (auto p : part) {
-        std::string_view pkey;
-        if (const auto error = p.unescaped_key().get(pkey); error) {
-          return Malformed(View(key), error);
-        }
-        if (key == "spec" && pkey == "versions") {
-          if (absl::Status s = ReadCrdVersions(p.value(), out); !s.ok()) {
-            return s;
-          }
-        } else if (key == "status" && pkey == "storedVersions") {
-          if (absl::Status s = ReadStoredVersions(p.value(), out); !s.ok()) {
-            return s;
-          }
-        } else if (absl::Status s = Skip(p.value(), View(key)); !s.ok()) {
-          return s;
-        }
+      if (absl::Status s = ReadCrdPart(key, std::move(part_value), out);
+          !s.ok()) {
+        return s;
       }
     } else if (absl::Status s = Skip(field.value(), where); !s.ok()) {
       return s;

@@ -9,7 +9,7 @@
 //   request.kind, else the object's apiVersion/kind; for a subresource, the
 //   resource it was made to: requestResource, else resource) at the
 //   catalog's cluster versions, overridable per webhook with path segments
-//   (gateway/query.h, ParseUrlPath) or query parameters. kube-apiserver
+//   (gateway/url_query.h, ParseUrlPath) or query parameters. kube-apiserver
 //   sent it, so it serves it:
 //   - deprecated: allowed with a warning naming the replacement kind first;
 //   - not served at the catalog's cluster.upgradeTarget: a warning (warn,
@@ -32,7 +32,7 @@
 
 namespace compatd::gateway {
 
-// The webhook's path; options may follow as segments (gateway/query.h,
+// The webhook's path; options may follow as segments (gateway/url_query.h,
 // ParseUrlPath).
 inline constexpr char kAdmissionPath[] = "/admission/v1/validate";
 

@@ -196,123 +196,97 @@ absl::Status NotJson(absl::string_view where, simdjson::error_code error) {
 
 }  // namespace
 
-absl::Status ReadAuditEvents(
-    absl::string_view body, size_t max_events,
-    const std::function<void(const AuditEvent&)>& on_event,
-    AuditReadStats* stats) {
-  // One parser per thread, reused: its buffers grow to the largest body seen
-  // (bounded by the batch byte bound).
-  thread_local od::parser parser;
-  simdjson::padded_string padded(body.data(), body.size());
-  od::document document;
-  if (const auto error = Iterate(parser, padded).get(document); error) {
-    return NotJson("the document", error);
+namespace {
+
+// items[index] into `event`; what is wrong with it (not an object, a field
+// of the wrong type) into `problem`. An error only for JSON it cannot read.
+absl::Status ReadItem(od::value item, size_t index, AuditEvent* event,
+                      std::string* problem) {
+  od::json_type type;
+  if (const auto error = item.type().get(type); error) {
+    return NotJson(absl::StrCat("items[", index, "]"), error);
   }
-  od::object root;
-  if (const auto error = document.get_object().get(root); error) {
-    return NotJson("the document (expected an object)", error);
+  if (type != od::json_type::object) {
+    *problem = absl::StrCat("expected an object, got ", TypeName(type));
+    if (const auto error = SkipValue(std::move(item)); error) {
+      return NotJson(absl::StrCat("items[", index, "]"), error);
+    }
+  } else {
+    od::object object;
+    if (const auto error = item.get_object().get(object); error) {
+      return NotJson(absl::StrCat("items[", index, "]"), error);
+    }
+    EventReader reader(event, problem);
+    for (auto member : object) {
+      std::string_view member_key;
+      od::value member_value;
+      simdjson::error_code error = member.unescaped_key().get(member_key);
+      if (!error) error = member.value().get(member_value);
+      if (!error) error = reader.Field(member_key, std::move(member_value));
+      if (error) {
+        return NotJson(absl::StrCat("items[", index, "]"), error);
+      }
+    }
+    reader.Finish();
   }
-  std::vector<AuditEvent> items;
-  std::vector<bool> good;
+  return absl::OkStatus();
+}
+
+// An EventList's items (null: none), at most `max_events`; `good` says which
+// were read whole.
+absl::Status ReadItems(od::value value, size_t max_events,
+                       std::vector<AuditEvent>* items, std::vector<bool>* good,
+                       AuditReadStats* stats) {
   std::string problem;
-  AuditEvent root_event;
-  std::string root_problem;
-  EventReader root_reader(&root_event, &root_problem);
-  std::string_view kind, api_version;
-  bool has_items = false;
-  for (auto field : root) {
-    std::string_view key;
-    if (const auto error = field.unescaped_key().get(key); error) {
-      return NotJson("the document", error);
+  // encoding/json writes an empty slice as null.
+  bool is_null = false;
+  if (value.is_null().get(is_null) == simdjson::SUCCESS && is_null) {
+    return absl::OkStatus();
+  }
+  od::array array;
+  if (value.get_array().get(array) != simdjson::SUCCESS) {
+    return absl::InvalidArgumentError(
+        "items: expected an array of audit.k8s.io/v1 Events");
+  }
+  for (auto element : array) {
+    if (items->size() >= max_events) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the batch has more than %d events; compatd reads at most %d "
+          "a batch (--audit-max-batch-events; kube-apiserver's "
+          "--audit-webhook-batch-max-size defaults to 400)",
+          max_events, max_events));
     }
-    od::value value;
-    if (const auto error = field.value().get(value); error) {
-      return NotJson(View(key), error);
+    od::value item;
+    const size_t index = items->size();
+    if (const auto error = element.get(item); error) {
+      return NotJson(absl::StrCat("items[", index, "]"), error);
     }
-    if (key == "kind" || key == "apiVersion") {
-      std::string_view text;
-      if (value.get_string().get(text) != simdjson::SUCCESS) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(View(key),
-                         ": expected a string (\"EventList\", "
-                         "\"audit.k8s.io/v1\")"));
-      }
-      (key == "kind" ? kind : api_version) = text;
-      continue;
+    items->emplace_back();
+    problem.clear();
+    if (absl::Status s =
+            ReadItem(std::move(item), index, &items->back(), &problem);
+        !s.ok()) {
+      return s;
     }
-    if (key == "items") {
-      // encoding/json writes an empty slice as null.
-      bool is_null = false;
-      if (value.is_null().get(is_null) == simdjson::SUCCESS && is_null) {
-        has_items = true;
-        continue;
+    good->push_back(problem.empty());
+    if (!problem.empty()) {
+      ++stats->malformed;
+      if (stats->first_problem.empty()) {
+        stats->first_problem = absl::StrCat("items[", index, "].", problem);
       }
-      od::array array;
-      if (value.get_array().get(array) != simdjson::SUCCESS) {
-        return absl::InvalidArgumentError(
-            "items: expected an array of audit.k8s.io/v1 Events");
-      }
-      has_items = true;
-      for (auto element : array) {
-        if (items.size() >= max_events) {
-          return absl::ResourceExhaustedError(absl::StrFormat(
-              "the batch has more than %d events; compatd reads at most %d "
-              "a batch (--audit-max-batch-events; kube-apiserver's "
-              "--audit-webhook-batch-max-size defaults to 400)",
-              max_events, max_events));
-        }
-        od::value item;
-        const size_t index = items.size();
-        if (const auto error = element.get(item); error) {
-          return NotJson(absl::StrCat("items[", index, "]"), error);
-        }
-        items.emplace_back();
-        problem.clear();
-        od::json_type type;
-        if (const auto error = item.type().get(type); error) {
-          return NotJson(absl::StrCat("items[", index, "]"), error);
-        }
-        if (type != od::json_type::object) {
-          problem = absl::StrCat("expected an object, got ", TypeName(type));
-          if (const auto error = SkipValue(std::move(item)); error) {
-            return NotJson(absl::StrCat("items[", index, "]"), error);
-          }
-        } else {
-          od::object object;
-          if (const auto error = item.get_object().get(object); error) {
-            return NotJson(absl::StrCat("items[", index, "]"), error);
-          }
-          EventReader reader(&items.back(), &problem);
-          for (auto member : object) {
-            std::string_view member_key;
-            od::value member_value;
-            simdjson::error_code error = member.unescaped_key().get(member_key);
-            if (!error) error = member.value().get(member_value);
-            if (!error)
-              error = reader.Field(member_key, std::move(member_value));
-            if (error) {
-              return NotJson(absl::StrCat("items[", index, "]"), error);
-            }
-          }
-          reader.Finish();
-        }
-        good.push_back(problem.empty());
-        if (!problem.empty()) {
-          ++stats->malformed;
-          if (stats->first_problem.empty()) {
-            stats->first_problem = absl::StrCat("items[", index, "].", problem);
-          }
-        }
-      }
-      continue;
-    }
-    if (const auto error = root_reader.Field(key, std::move(value)); error) {
-      return NotJson(View(key), error);
     }
   }
-  if (const auto error = CheckEnd(document); error) {
-    return NotJson("the end of the document", error);
-  }
+  return absl::OkStatus();
+}
+
+// The document's apiVersion and kind, then its events to `on_event`: an
+// EventList's good items, or a lone Event (the root, read by `root_reader`).
+absl::Status Deliver(std::string_view kind, std::string_view api_version,
+                     bool has_items, const std::vector<AuditEvent>& items,
+                     const std::vector<bool>& good, EventReader& root_reader,
+                     const AuditEvent& root_event, std::string& root_problem,
+                     const std::function<void(const AuditEvent&)>& on_event,
+                     AuditReadStats* stats) {
   if (api_version != "audit.k8s.io/v1") {
     return absl::InvalidArgumentError(
         absl::StrCat("apiVersion \"", View(api_version),
@@ -343,6 +317,71 @@ absl::Status ReadAuditEvents(
                    "audit webhook sends) or \"Event\""));
 }
 
+}  // namespace
+
+absl::Status ReadAuditEvents(
+    absl::string_view body, size_t max_events,
+    const std::function<void(const AuditEvent&)>& on_event,
+    AuditReadStats* stats) {
+  // One parser per thread, reused: its buffers grow to the largest body seen
+  // (bounded by the batch byte bound).
+  thread_local od::parser parser;
+  simdjson::padded_string padded(body.data(), body.size());
+  od::document document;
+  if (const auto error = Iterate(parser, padded).get(document); error) {
+    return NotJson("the document", error);
+  }
+  od::object root;
+  if (const auto error = document.get_object().get(root); error) {
+    return NotJson("the document (expected an object)", error);
+  }
+  std::vector<AuditEvent> items;
+  std::vector<bool> good;
+  AuditEvent root_event;
+  std::string root_problem;
+  EventReader root_reader(&root_event, &root_problem);
+  std::string_view kind, api_version;
+  bool has_items = false;
+  for (auto field : root) {
+    std::string_view key;
+    if (const auto error = field.unescaped_key().get(key); error) {
+      return NotJson("the document", error);
+    }
+    od::value value;
+    if (const auto error = field.value().get(value); error) {
+      return NotJson(View(key), error);
+    }
+    if (key == "kind" || key == "apiVersion") {
+      std::string_view text;
+      if (value.get_string().get(text) != simdjson::SUCCESS) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(View(key),
+                         ": expected a string (\"EventList\", "
+                         "\"audit.k8s.io/v1\")"));
+      }
+      (key == "kind" ? kind : api_version) = text;
+      continue;
+    }
+    if (key == "items") {
+      has_items = true;
+      if (absl::Status s =
+              ReadItems(std::move(value), max_events, &items, &good, stats);
+          !s.ok()) {
+        return s;
+      }
+      continue;
+    }
+    if (const auto error = root_reader.Field(key, std::move(value)); error) {
+      return NotJson(View(key), error);
+    }
+  }
+  if (const auto error = CheckEnd(document); error) {
+    return NotJson("the end of the document", error);
+  }
+  return Deliver(kind, api_version, has_items, items, good, root_reader,
+                 root_event, root_problem, on_event, stats);
+}
+
 namespace {
 
 // What a row keeps of a User-Agent: printable ASCII, at most 256 bytes.
@@ -353,6 +392,65 @@ absl::string_view KeptUserAgent(absl::string_view user_agent) {
   }
   return user_agent.empty() ? absl::string_view(engine::kUnknownClient)
                             : user_agent;
+}
+
+// Why a batch is refused before it is read (compressed, not JSON, too
+// large), with its status and its audit batch result.
+struct Refusal {
+  int status;
+  runtime::AuditBatchResult result;
+  absl::Status why;
+};
+
+std::optional<Refusal> RefuseHead(const http::Request& request,
+                                  size_t max_batch_bytes) {
+  const absl::string_view encoding = request.Header("content-encoding");
+  if (!encoding.empty() && encoding != "identity") {
+    return Refusal{415, runtime::AuditBatchResult::kMalformed,
+                   absl::InvalidArgumentError(absl::StrCat(
+                       "Content-Encoding \"", encoding,
+                       "\": audit batches are read uncompressed, as "
+                       "kube-apiserver sends them"))};
+  }
+  const absl::string_view type = request.Header("content-type");
+  if (!type.empty() && type.substr(0, type.find(';')) != "application/json") {
+    return Refusal{415, runtime::AuditBatchResult::kMalformed,
+                   absl::InvalidArgumentError(absl::StrCat(
+                       "Content-Type \"", type,
+                       "\": expected application/json (kube-apiserver's "
+                       "audit webhook sends JSON)"))};
+  }
+  if (request.body.size() > max_batch_bytes) {
+    return Refusal{413, runtime::AuditBatchResult::kTooLarge,
+                   absl::ResourceExhaustedError(absl::StrFormat(
+                       "the batch is %d bytes; compatd reads at most %d "
+                       "(--audit-max-batch-bytes); lower kube-apiserver's "
+                       "--audit-webhook-batch-max-size",
+                       request.body.size(), max_batch_bytes))};
+  }
+  return std::nullopt;
+}
+
+// A batch read: its counts into the metrics and the answer.
+void AnswerAccepted(const runtime::ServiceMetrics* metrics, uint64_t recorded,
+                    uint64_t skipped_stage, uint64_t unauthenticated,
+                    const AuditReadStats& stats, http::Response* response) {
+  using runtime::AuditBatchResult;
+  using runtime::AuditEventResult;
+  if (metrics != nullptr) {
+    metrics->RecordAuditBatch(AuditBatchResult::kAccepted);
+    metrics->RecordAuditEvents(AuditEventResult::kRecorded, recorded);
+    metrics->RecordAuditEvents(AuditEventResult::kSkippedStage, skipped_stage);
+    metrics->RecordAuditEvents(AuditEventResult::kUnauthenticated,
+                               unauthenticated);
+    metrics->RecordAuditEvents(AuditEventResult::kMalformed, stats.malformed);
+  }
+  response->body = absl::StrFormat(
+      "{\"events\":%d,\"recorded\":%d,\"skipped\":%d,\"malformed\":%d%s}",
+      stats.events, recorded, skipped_stage + unauthenticated, stats.malformed,
+      stats.first_problem.empty()
+          ? std::string()
+          : absl::StrCat(",\"firstProblem\":", JsonQuote(stats.first_problem)));
 }
 
 }  // namespace
@@ -366,11 +464,50 @@ AuditIngest::AuditIngest(runtime::ClientTracker* clients,
       metrics_(metrics),
       options_(std::move(options)) {}
 
+void AuditIngest::RecordApiUse(const engine::ApiUseIndex& index,
+                               const AuditEvent& event,
+                               const engine::ClientIdentity& identity,
+                               std::string* user) {
+  const engine::ApiUseJudgement* judgement =
+      index.Find(event.api_group, event.api_version, event.resource);
+  engine::ApiUseJudgement from_annotation;
+  if (judgement == nullptr) {
+    // An API the catalog does not know that kube-apiserver calls
+    // deprecated (a CRD version, an aggregated API).
+    if (!event.deprecated_annotation ||
+        index.Knows(event.api_group, event.api_version, event.resource)) {
+      return;
+    }
+    from_annotation = runtime::AnnotationJudgement(
+        event.api_group, event.api_version, event.resource,
+        event.removed_release_annotation);
+    judgement = &from_annotation;
+  }
+  *user = runtime::UserLabel(event.username, options_.user_names,
+                             usage_->user_secret());
+  std::string client_version =
+      identity.has_major_minor()
+          ? absl::StrCat(*identity.major, ".", *identity.minor)
+          : std::string(identity.version);
+  runtime::ApiCall call;
+  call.component = identity.component;
+  call.client_version = client_version;
+  call.user = *user;
+  call.user_agent = KeptUserAgent(event.user_agent);
+  call.group = event.api_group;
+  call.version = event.api_version;
+  call.resource = event.resource;
+  call.subresource = event.subresource;
+  call.denied = event.code == 403;
+  call.apiserver_deprecated = event.deprecated_annotation;
+  call.apiserver_removed_release = event.removed_release_annotation;
+  usage_->Record(call, *judgement);
+}
+
 void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
                         const http::Request& request,
                         http::Response* response) {
   using runtime::AuditBatchResult;
-  using runtime::AuditEventResult;
   const auto refuse = [&](int status, AuditBatchResult result,
                           const absl::Status& why) {
     response->status = status;
@@ -383,29 +520,9 @@ void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
         "no catalog is loaded yet; kube-apiserver retries the batch"));
     return;
   }
-  const absl::string_view encoding = request.Header("content-encoding");
-  if (!encoding.empty() && encoding != "identity") {
-    return refuse(415, AuditBatchResult::kMalformed,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "Content-Encoding \"", encoding,
-                      "\": audit batches are read uncompressed, as "
-                      "kube-apiserver sends them")));
-  }
-  const absl::string_view type = request.Header("content-type");
-  if (!type.empty() && type.substr(0, type.find(';')) != "application/json") {
-    return refuse(415, AuditBatchResult::kMalformed,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "Content-Type \"", type,
-                      "\": expected application/json (kube-apiserver's "
-                      "audit webhook sends JSON)")));
-  }
-  if (request.body.size() > options_.max_batch_bytes) {
-    return refuse(413, AuditBatchResult::kTooLarge,
-                  absl::ResourceExhaustedError(absl::StrFormat(
-                      "the batch is %d bytes; compatd reads at most %d "
-                      "(--audit-max-batch-bytes); lower kube-apiserver's "
-                      "--audit-webhook-batch-max-size",
-                      request.body.size(), options_.max_batch_bytes)));
+  if (std::optional<Refusal> refusal =
+          RefuseHead(request, options_.max_batch_bytes)) {
+    return refuse(refusal->status, refusal->result, refusal->why);
   }
   if (in_flight_.fetch_add(1, std::memory_order_acq_rel) >=
       options_.max_concurrent_batches) {
@@ -449,41 +566,7 @@ void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
             event.resource.empty()) {
           return;
         }
-        const engine::ApiUseJudgement* judgement =
-            index->Find(event.api_group, event.api_version, event.resource);
-        engine::ApiUseJudgement from_annotation;
-        if (judgement == nullptr) {
-          // An API the catalog does not know that kube-apiserver calls
-          // deprecated (a CRD version, an aggregated API).
-          if (!event.deprecated_annotation ||
-              index->Knows(event.api_group, event.api_version,
-                           event.resource)) {
-            return;
-          }
-          from_annotation = runtime::AnnotationJudgement(
-              event.api_group, event.api_version, event.resource,
-              event.removed_release_annotation);
-          judgement = &from_annotation;
-        }
-        user = runtime::UserLabel(event.username, options_.user_names,
-                                  usage_->user_secret());
-        std::string client_version =
-            identity.has_major_minor()
-                ? absl::StrCat(*identity.major, ".", *identity.minor)
-                : std::string(identity.version);
-        runtime::ApiCall call;
-        call.component = identity.component;
-        call.client_version = client_version;
-        call.user = user;
-        call.user_agent = KeptUserAgent(event.user_agent);
-        call.group = event.api_group;
-        call.version = event.api_version;
-        call.resource = event.resource;
-        call.subresource = event.subresource;
-        call.denied = event.code == 403;
-        call.apiserver_deprecated = event.deprecated_annotation;
-        call.apiserver_removed_release = event.removed_release_annotation;
-        usage_->Record(call, *judgement);
+        RecordApiUse(*index, event, identity, &user);
       },
       &stats);
   if (!status.ok()) {
@@ -494,20 +577,8 @@ void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
         too_large ? AuditBatchResult::kTooLarge : AuditBatchResult::kMalformed,
         status);
   }
-  if (metrics_ != nullptr) {
-    metrics_->RecordAuditBatch(AuditBatchResult::kAccepted);
-    metrics_->RecordAuditEvents(AuditEventResult::kRecorded, recorded);
-    metrics_->RecordAuditEvents(AuditEventResult::kSkippedStage, skipped_stage);
-    metrics_->RecordAuditEvents(AuditEventResult::kUnauthenticated,
-                                unauthenticated);
-    metrics_->RecordAuditEvents(AuditEventResult::kMalformed, stats.malformed);
-  }
-  response->body = absl::StrFormat(
-      "{\"events\":%d,\"recorded\":%d,\"skipped\":%d,\"malformed\":%d%s}",
-      stats.events, recorded, skipped_stage + unauthenticated, stats.malformed,
-      stats.first_problem.empty()
-          ? std::string()
-          : absl::StrCat(",\"firstProblem\":", JsonQuote(stats.first_problem)));
+  AnswerAccepted(metrics_, recorded, skipped_stage, unauthenticated, stats,
+                 response);
 }
 
 }  // namespace compatd::gateway

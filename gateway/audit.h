@@ -116,6 +116,12 @@ class AuditIngest final {
   const Options& options() const { return options_; }
 
  private:
+  // One event's API call into the usage table, when its API is at risk
+  // (the catalog's judgement, or kube-apiserver's deprecation annotation for
+  // an API the catalog does not know).
+  void RecordApiUse(const engine::ApiUseIndex& index, const AuditEvent& event,
+                    const engine::ClientIdentity& identity, std::string* user);
+
   runtime::ClientTracker* const clients_;
   runtime::ApiUsageTracker* const usage_;
   const runtime::ServiceMetrics* const metrics_;

@@ -14,8 +14,8 @@
 #include "api/object_check.h"
 #include "gateway/json.h"
 #include "gateway/ondemand.h"
-#include "gateway/query.h"
 #include "gateway/stack_arena.h"
+#include "gateway/url_query.h"
 #include "simdjson.h"
 
 namespace compatd::gateway {
@@ -133,6 +133,8 @@ const char kGrammar[] =
     "expected feature:NAME[@EMULATION], api:[GROUP/]VERSION/KIND[@EMULATION], "
     "storage:[GROUP/]RESOURCE[@EMULATION] or skew:COMPONENT/VERSION";
 
+using Handlers = api::PolicyHandlers;
+
 // The provider URL's versions (binary-, emulation-, min-compatibility-
 // segments) with the key's own emulation version.
 void SetVersions(const UrlVersions& scope, const std::string& emulation,
@@ -142,138 +144,163 @@ void SetVersions(const UrlVersions& scope, const std::string& emulation,
   versions->set_min_compatibility_version(scope.min_compatibility_version);
 }
 
+absl::Status KeyError(absl::string_view key) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
+}
+
+// One "@EMULATION" at the end of `rest`, taken off; else `scope`'s (the
+// provider URL's). A second '@' leaves one in `rest`, which CheckKeyParts
+// refuses.
+std::string TakeEmulation(const UrlVersions& scope, absl::string_view* rest) {
+  const size_t at = rest->rfind('@');
+  if (at == absl::string_view::npos) return scope.emulation_version;
+  std::string emulation(rest->substr(at + 1));
+  *rest = rest->substr(0, at);
+  return emulation;
+}
+
+// A key's name parts: none empty, none with '@' (api:apps/v1/Deployment@
+// 1.34@1.35 is malformed, not an unknown kind "Deployment@1.34").
+absl::Status CheckKeyParts(absl::string_view key,
+                           absl::Span<const absl::string_view> parts) {
+  for (absl::string_view part : parts) {
+    if (part.empty() || absl::StrContains(part, '@')) return KeyError(key);
+  }
+  return absl::OkStatus();
+}
+
+// feature:NAME[@EMULATION]: GetFeature.
+absl::Status AnswerFeatureKey(const Handlers& handlers,
+                              const runtime::ServingSnapshot& snapshot,
+                              const UrlVersions& scope, absl::string_view key,
+                              absl::string_view rest, std::string* out) {
+  const std::string emulation = TakeEmulation(scope, &rest);
+  if (absl::Status s = CheckKeyParts(key, {rest}); !s.ok()) return s;
+  StackArena arena;
+  v1::GetFeatureRequest& request =
+      *StackArena::Create<v1::GetFeatureRequest>(arena);
+  request.set_name(std::string(rest));
+  SetVersions(scope, emulation, request.mutable_versions());
+  v1::GetFeatureResponse& response =
+      *StackArena::Create<v1::GetFeatureResponse>(arena);
+  if (absl::Status s = handlers.GetFeature(snapshot, request, &response);
+      !s.ok()) {
+    return s;
+  }
+  AppendJson(response, out);
+  return absl::OkStatus();
+}
+
+// api:[GROUP/]VERSION/KIND[@EMULATION]: CheckObjectApi.
+absl::Status AnswerApiKey(const runtime::ServingSnapshot& snapshot,
+                          const UrlVersions& scope, absl::string_view key,
+                          absl::string_view rest, std::string* out) {
+  const std::string emulation = TakeEmulation(scope, &rest);
+  const std::vector<absl::string_view> parts = absl::StrSplit(rest, '/');
+  if (parts.size() != 2 && parts.size() != 3) return KeyError(key);
+  if (absl::Status s = CheckKeyParts(key, parts); !s.ok()) return s;
+  const absl::string_view group = parts.size() == 3 ? parts[0] : "";
+  engine::VersionQuery query;
+  query.binary_version = scope.binary_version;
+  query.emulation_version = emulation;
+  query.min_compatibility_version = scope.min_compatibility_version;
+  absl::StatusOr<api::ObjectApiVerdict> verdict = api::CheckObjectApi(
+      snapshot, query, group, parts[parts.size() - 2], parts.back());
+  if (!verdict.ok()) return verdict.status();
+  using State = api::ObjectApiVerdict::State;
+  const absl::string_view state =
+      verdict->state == State::kServed       ? "served"
+      : verdict->state == State::kDeprecated ? "deprecated"
+      : verdict->state == State::kNotServed  ? "notServed"
+                                             : "unknown";
+  absl::StrAppend(
+      out, R"({"state":)", JsonQuote(state), R"(,"served":)",
+      verdict->state == State::kServed || verdict->state == State::kDeprecated
+          ? "true"
+          : "false",
+      R"(,"resource":)", JsonQuote(verdict->resource), R"(,"deprecated":)",
+      JsonQuote(verdict->deprecated), R"(,"removed":)",
+      JsonQuote(verdict->removed), R"(,"replacement":)",
+      JsonQuote(verdict->replacement), R"(,"emulationVersion":)",
+      JsonQuote(verdict->emulation), R"(,"reason":)",
+      JsonQuote(verdict->message), "}");
+  return absl::OkStatus();
+}
+
+// storage:[GROUP/]RESOURCE[@EMULATION]: GetStorageVersion.
+absl::Status AnswerStorageKey(const Handlers& handlers,
+                              const runtime::ServingSnapshot& snapshot,
+                              const UrlVersions& scope, absl::string_view key,
+                              absl::string_view rest, std::string* out) {
+  const std::string emulation = TakeEmulation(scope, &rest);
+  const std::vector<absl::string_view> parts = absl::StrSplit(rest, '/');
+  if (parts.size() > 2) return KeyError(key);
+  if (absl::Status s = CheckKeyParts(key, parts); !s.ok()) return s;
+  StackArena arena;
+  v1::GetStorageVersionRequest& request =
+      *StackArena::Create<v1::GetStorageVersionRequest>(arena);
+  if (parts.size() == 2) request.set_group(std::string(parts[0]));
+  request.set_resource(std::string(parts.back()));
+  SetVersions(scope, emulation, request.mutable_versions());
+  v1::GetStorageVersionResponse& response =
+      *StackArena::Create<v1::GetStorageVersionResponse>(arena);
+  if (absl::Status s = handlers.GetStorageVersion(snapshot, request, &response);
+      !s.ok()) {
+    return s;
+  }
+  AppendJson(response, out);
+  return absl::OkStatus();
+}
+
+// skew:COMPONENT/VERSION: CheckSkew.
+absl::Status AnswerSkewKey(const Handlers& handlers,
+                           const runtime::ServingSnapshot& snapshot,
+                           const UrlVersions& scope, absl::string_view key,
+                           absl::string_view rest, std::string* out) {
+  const size_t slash = rest.find('/');
+  if (slash == absl::string_view::npos) return KeyError(key);
+  if (absl::Status s =
+          CheckKeyParts(key, {rest.substr(0, slash), rest.substr(slash + 1)});
+      !s.ok()) {
+    return s;
+  }
+  StackArena arena;
+  v1::CheckSkewRequest& request =
+      *StackArena::Create<v1::CheckSkewRequest>(arena);
+  request.set_component(std::string(rest.substr(0, slash)));
+  request.set_client_version(std::string(rest.substr(slash + 1)));
+  SetVersions(scope, scope.emulation_version, request.mutable_versions());
+  v1::CheckSkewResponse& response =
+      *StackArena::Create<v1::CheckSkewResponse>(arena);
+  if (absl::Status s = handlers.CheckSkew(snapshot, request, &response);
+      !s.ok()) {
+    return s;
+  }
+  AppendJson(response, out);
+  return absl::OkStatus();
+}
+
 // Appends one key's value as JSON to `out`, or returns its lasting error
 // (and appends nothing).
-absl::Status AnswerKey(const api::PolicyHandlers& handlers,
+absl::Status AnswerKey(const Handlers& handlers,
                        const runtime::ServingSnapshot& snapshot,
                        const UrlVersions& scope, absl::string_view key,
                        std::string* out) {
   absl::string_view rest = key;
-  // The provider URL's emulation version, unless the key names its own.
-  std::string emulation = scope.emulation_version;
-  // One "@EMULATION" at the end; a second '@' leaves one in `rest`, which
-  // the checks below refuse.
-  auto take_emulation = [&rest, &emulation] {
-    const size_t at = rest.rfind('@');
-    if (at == absl::string_view::npos) return;
-    emulation = std::string(rest.substr(at + 1));
-    rest = rest.substr(0, at);
-  };
-  // A key's name parts: none empty, none with '@' (api:apps/v1/Deployment@
-  // 1.34@1.35 is malformed, not an unknown kind "Deployment@1.34").
-  auto malformed = [key](absl::Span<const absl::string_view> parts) {
-    for (absl::string_view part : parts) {
-      if (part.empty() || absl::StrContains(part, '@')) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
-      }
-    }
-    return absl::OkStatus();
-  };
   if (absl::ConsumePrefix(&rest, "feature:")) {
-    take_emulation();
-    if (absl::Status s = malformed({rest}); !s.ok()) return s;
-    StackArena arena;
-    v1::GetFeatureRequest& request =
-        *StackArena::Create<v1::GetFeatureRequest>(arena);
-    request.set_name(std::string(rest));
-    SetVersions(scope, emulation, request.mutable_versions());
-    v1::GetFeatureResponse& response =
-        *StackArena::Create<v1::GetFeatureResponse>(arena);
-    if (absl::Status s = handlers.GetFeature(snapshot, request, &response);
-        !s.ok()) {
-      return s;
-    }
-    AppendJson(response, out);
-    return absl::OkStatus();
+    return AnswerFeatureKey(handlers, snapshot, scope, key, rest, out);
   }
   if (absl::ConsumePrefix(&rest, "api:")) {
-    take_emulation();
-    const std::vector<absl::string_view> parts = absl::StrSplit(rest, '/');
-    if (parts.size() != 2 && parts.size() != 3) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
-    }
-    if (absl::Status s = malformed(parts); !s.ok()) return s;
-    const absl::string_view group = parts.size() == 3 ? parts[0] : "";
-    engine::VersionQuery query;
-    query.binary_version = scope.binary_version;
-    query.emulation_version = emulation;
-    query.min_compatibility_version = scope.min_compatibility_version;
-    absl::StatusOr<api::ObjectApiVerdict> verdict = api::CheckObjectApi(
-        snapshot, query, group, parts[parts.size() - 2], parts.back());
-    if (!verdict.ok()) return verdict.status();
-    using State = api::ObjectApiVerdict::State;
-    const absl::string_view state =
-        verdict->state == State::kServed       ? "served"
-        : verdict->state == State::kDeprecated ? "deprecated"
-        : verdict->state == State::kNotServed  ? "notServed"
-                                               : "unknown";
-    absl::StrAppend(
-        out, R"({"state":)", JsonQuote(state), R"(,"served":)",
-        verdict->state == State::kServed || verdict->state == State::kDeprecated
-            ? "true"
-            : "false",
-        R"(,"resource":)", JsonQuote(verdict->resource), R"(,"deprecated":)",
-        JsonQuote(verdict->deprecated), R"(,"removed":)",
-        JsonQuote(verdict->removed), R"(,"replacement":)",
-        JsonQuote(verdict->replacement), R"(,"emulationVersion":)",
-        JsonQuote(verdict->emulation), R"(,"reason":)",
-        JsonQuote(verdict->message), "}");
-    return absl::OkStatus();
+    return AnswerApiKey(snapshot, scope, key, rest, out);
   }
   if (absl::ConsumePrefix(&rest, "storage:")) {
-    take_emulation();
-    const std::vector<absl::string_view> parts = absl::StrSplit(rest, '/');
-    if (parts.size() > 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
-    }
-    if (absl::Status s = malformed(parts); !s.ok()) return s;
-    StackArena arena;
-    v1::GetStorageVersionRequest& request =
-        *StackArena::Create<v1::GetStorageVersionRequest>(arena);
-    if (parts.size() == 2) request.set_group(std::string(parts[0]));
-    request.set_resource(std::string(parts.back()));
-    SetVersions(scope, emulation, request.mutable_versions());
-    v1::GetStorageVersionResponse& response =
-        *StackArena::Create<v1::GetStorageVersionResponse>(arena);
-    if (absl::Status s =
-            handlers.GetStorageVersion(snapshot, request, &response);
-        !s.ok()) {
-      return s;
-    }
-    AppendJson(response, out);
-    return absl::OkStatus();
+    return AnswerStorageKey(handlers, snapshot, scope, key, rest, out);
   }
   if (absl::ConsumePrefix(&rest, "skew:")) {
-    const size_t slash = rest.find('/');
-    if (slash == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
-    }
-    if (absl::Status s =
-            malformed({rest.substr(0, slash), rest.substr(slash + 1)});
-        !s.ok()) {
-      return s;
-    }
-    StackArena arena;
-    v1::CheckSkewRequest& request =
-        *StackArena::Create<v1::CheckSkewRequest>(arena);
-    request.set_component(std::string(rest.substr(0, slash)));
-    request.set_client_version(std::string(rest.substr(slash + 1)));
-    SetVersions(scope, scope.emulation_version, request.mutable_versions());
-    v1::CheckSkewResponse& response =
-        *StackArena::Create<v1::CheckSkewResponse>(arena);
-    if (absl::Status s = handlers.CheckSkew(snapshot, request, &response);
-        !s.ok()) {
-      return s;
-    }
-    AppendJson(response, out);
-    return absl::OkStatus();
+    return AnswerSkewKey(handlers, snapshot, scope, key, rest, out);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("key ", JsonQuote(key), ": ", kGrammar));
+  return KeyError(key);
 }
 
 // A key's item after its "key" member: ,"value":...,"error":""} or
@@ -305,7 +332,7 @@ std::string ProviderResponse(const std::string& items,
 }
 
 // The provider URL's options: path segments after /gatekeeper/v1 (the
-// admission webhook's grammar, gateway/query.h) and the query. Only the
+// admission webhook's grammar, gateway/url_query.h) and the query. Only the
 // versions apply to a provider; INVALID_ARGUMENT for anything else.
 absl::Status ReadScope(const http::Request& request, UrlVersions* scope) {
   absl::string_view segments = request.path;

@@ -151,6 +151,66 @@ http::AsyncHandler Gateway::AsHandler() const {
   };
 }
 
+namespace {
+
+// GET or HEAD /healthz: 200 once a catalog is loaded, 503 before.
+void ServeHealthz(const http::Request& request,
+                  const runtime::ServingSnapshot* snapshot,
+                  http::Response* response) {
+  const absl::string_view path = request.path;
+  if (request.method != "GET" && request.method != "HEAD") {
+    // A google.rpc.Status like every other error: JSON, typed so.
+    MethodNotAllowed("GET, HEAD", path, response);
+  } else if (snapshot == nullptr) {
+    response->content_type = "text/plain; charset=utf-8";
+    response->status = 503;
+    response->body = "no catalog is loaded yet\n";
+  } else {
+    response->content_type = "text/plain; charset=utf-8";
+    response->body = "ok\n";
+    response->omit_body = request.method == "HEAD";
+  }
+}
+
+// /v1/<RPC>: the unary RPC `rpc_name` as JSON; the metrics route it gets
+// (empty for an unknown RPC).
+absl::string_view ServeV1(const api::PolicyHandlers& handlers,
+                          const runtime::ServingSnapshot* snapshot,
+                          absl::string_view path, const http::Request& request,
+                          http::Response* response) {
+  const std::optional<api::Rpc> rpc = api::FindRpc(path);
+  if (!rpc.has_value() || api::IsServerStreaming(*rpc) ||
+      absl::StrContains(path, "/") || absl::StrContains(path, ".")) {
+    response->status = 404;
+    response->body = StatusJson(absl::NotFoundError(absl::StrCat(
+        request.path, ": no such RPC; /v1/<RPC> serves the unary RPCs of ",
+        api::kServiceName,
+        ", e.g. /v1/GetFeature (WatchCatalog is a "
+        "stream: use gRPC)")));
+    return absl::string_view();
+  }
+  if (request.method != "GET" && request.method != "POST") {
+    MethodNotAllowed("GET, POST", request.path, response);
+  } else if (absl::Status s = api::CheckServing(snapshot); !s.ok()) {
+    Fail(s, response);
+  } else {
+    switch (*rpc) {
+#define COMPATD_GATEWAY_RPC(Name)                                      \
+  case api::Rpc::k##Name:                                              \
+    ServeRpc(handlers, *snapshot, &api::PolicyHandlers::Name, request, \
+             response);                                                \
+    break;
+      COMPATD_UNARY_RPCS(COMPATD_GATEWAY_RPC)
+#undef COMPATD_GATEWAY_RPC
+      case api::Rpc::kWatchCatalog:
+        break;
+    }
+  }
+  return RpcRoute(*rpc);
+}
+
+}  // namespace
+
 void Gateway::Handle(const http::Request& request,
                      http::Response* response) const {
   const absl::Time start = absl::Now();
@@ -173,49 +233,11 @@ void Gateway::Handle(const http::Request& request,
     ui_->Handle(request, snapshot.get(), response);
   } else if (path == "/healthz") {
     route = "/healthz";
-    if (request.method != "GET" && request.method != "HEAD") {
-      // A google.rpc.Status like every other error: JSON, typed so.
-      MethodNotAllowed("GET, HEAD", path, response);
-    } else if (snapshot == nullptr) {
-      response->content_type = "text/plain; charset=utf-8";
-      response->status = 503;
-      response->body = "no catalog is loaded yet\n";
-    } else {
-      response->content_type = "text/plain; charset=utf-8";
-      response->body = "ok\n";
-      response->omit_body = request.method == "HEAD";
-    }
+    ServeHealthz(request, snapshot.get(), response);
   } else if (absl::ConsumePrefix(&path, "/v1/")) {
-    const std::optional<api::Rpc> rpc = api::FindRpc(path);
-    if (!rpc.has_value() || api::IsServerStreaming(*rpc) ||
-        absl::StrContains(path, "/") || absl::StrContains(path, ".")) {
-      response->status = 404;
-      response->body = StatusJson(absl::NotFoundError(absl::StrCat(
-          request.path, ": no such RPC; /v1/<RPC> serves the unary RPCs of ",
-          api::kServiceName,
-          ", e.g. /v1/GetFeature (WatchCatalog is a "
-          "stream: use gRPC)")));
-    } else if (request.method != "GET" && request.method != "POST") {
-      route = RpcRoute(*rpc);
-      MethodNotAllowed("GET, POST", request.path, response);
-    } else {
-      route = RpcRoute(*rpc);
-      if (absl::Status s = api::CheckServing(snapshot.get()); !s.ok()) {
-        Fail(s, response);
-      } else {
-        switch (*rpc) {
-#define COMPATD_GATEWAY_RPC(Name)                                        \
-  case api::Rpc::k##Name:                                                \
-    ServeRpc(*handlers_, *snapshot, &api::PolicyHandlers::Name, request, \
-             response);                                                  \
-    break;
-          COMPATD_UNARY_RPCS(COMPATD_GATEWAY_RPC)
-#undef COMPATD_GATEWAY_RPC
-          case api::Rpc::kWatchCatalog:
-            break;
-        }
-      }
-    }
+    const absl::string_view rpc_route =
+        ServeV1(*handlers_, snapshot.get(), path, request, response);
+    if (!rpc_route.empty()) route = rpc_route;
   } else if (IsAdmissionPath(request.path)) {
     route = "/admission/v1/validate";
     if (request.method != "POST") {

@@ -111,6 +111,48 @@ using FD = google::protobuf::FieldDescriptor;
 bool ReadObject(simdjson::dom::object object,
                 google::protobuf::Message* message);
 
+// A JSON integer into an int32 or int64 field: in range, not quoted.
+bool ReadSigned(simdjson::dom::element value,
+                google::protobuf::Message* message, const FD* field, bool add) {
+  const google::protobuf::Reflection* r = message->GetReflection();
+  int64_t v = 0;
+  if (value.type() != simdjson::dom::element_type::INT64 ||
+      value.get_int64().get(v) != simdjson::SUCCESS) {
+    return false;
+  }
+  if (field->cpp_type() == FD::CPPTYPE_INT64) {
+    add ? r->AddInt64(message, field, v) : r->SetInt64(message, field, v);
+  } else if (v < INT32_MIN || v > INT32_MAX) {
+    return false;
+  } else {
+    const auto v32 = static_cast<int32_t>(v);
+    add ? r->AddInt32(message, field, v32) : r->SetInt32(message, field, v32);
+  }
+  return true;
+}
+
+// A JSON integer into a uint32 or uint64 field: not negative, in range.
+bool ReadUnsigned(simdjson::dom::element value,
+                  google::protobuf::Message* message, const FD* field,
+                  bool add) {
+  const google::protobuf::Reflection* r = message->GetReflection();
+  int64_t v = 0;
+  if (value.type() != simdjson::dom::element_type::INT64 ||
+      value.get_int64().get(v) != simdjson::SUCCESS || v < 0) {
+    return false;
+  }
+  const auto u = static_cast<uint64_t>(v);
+  if (field->cpp_type() == FD::CPPTYPE_UINT64) {
+    add ? r->AddUInt64(message, field, u) : r->SetUInt64(message, field, u);
+  } else if (u > UINT32_MAX) {
+    return false;
+  } else {
+    const auto u32 = static_cast<uint32_t>(u);
+    add ? r->AddUInt32(message, field, u32) : r->SetUInt32(message, field, u32);
+  }
+  return true;
+}
+
 bool ReadOne(simdjson::dom::element value, google::protobuf::Message* message,
              const FD* field, bool add) {
   const google::protobuf::Reflection* r = message->GetReflection();
@@ -138,42 +180,11 @@ bool ReadOne(simdjson::dom::element value, google::protobuf::Message* message,
       return true;
     }
     case FD::CPPTYPE_INT32:
-    case FD::CPPTYPE_INT64: {
-      int64_t v = 0;
-      if (value.type() != simdjson::dom::element_type::INT64 ||
-          value.get_int64().get(v) != simdjson::SUCCESS) {
-        return false;
-      }
-      if (field->cpp_type() == FD::CPPTYPE_INT64) {
-        add ? r->AddInt64(message, field, v) : r->SetInt64(message, field, v);
-      } else if (v < INT32_MIN || v > INT32_MAX) {
-        return false;
-      } else {
-        const auto v32 = static_cast<int32_t>(v);
-        add ? r->AddInt32(message, field, v32)
-            : r->SetInt32(message, field, v32);
-      }
-      return true;
-    }
+    case FD::CPPTYPE_INT64:
+      return ReadSigned(value, message, field, add);
     case FD::CPPTYPE_UINT32:
-    case FD::CPPTYPE_UINT64: {
-      int64_t v = 0;
-      if (value.type() != simdjson::dom::element_type::INT64 ||
-          value.get_int64().get(v) != simdjson::SUCCESS || v < 0) {
-        return false;
-      }
-      const auto u = static_cast<uint64_t>(v);
-      if (field->cpp_type() == FD::CPPTYPE_UINT64) {
-        add ? r->AddUInt64(message, field, u) : r->SetUInt64(message, field, u);
-      } else if (u > UINT32_MAX) {
-        return false;
-      } else {
-        const auto u32 = static_cast<uint32_t>(u);
-        add ? r->AddUInt32(message, field, u32)
-            : r->SetUInt32(message, field, u32);
-      }
-      return true;
-    }
+    case FD::CPPTYPE_UINT64:
+      return ReadUnsigned(value, message, field, add);
     case FD::CPPTYPE_ENUM: {
       std::string_view name;
       if (value.get_string().get(name) != simdjson::SUCCESS) return false;

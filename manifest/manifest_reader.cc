@@ -947,6 +947,22 @@ size_t OffsetOfLine(absl::string_view text, int line) {
   return at;
 }
 
+// The first line at or after `next` (0-based) that starts a document ("---"),
+// or the number of lines when none does.
+int NextDocumentStart(absl::string_view text,
+                      const std::vector<size_t>& line_starts, int next) {
+  const int lines = static_cast<int>(line_starts.size());
+  while (next < lines) {
+    const size_t begin = line_starts[static_cast<size_t>(next)];
+    const size_t end = next + 1 < lines
+                           ? line_starts[static_cast<size_t>(next + 1)]
+                           : text.size();
+    if (IsDocumentStart(text.substr(begin, end - begin))) break;
+    ++next;
+  }
+  return next;
+}
+
 void StopRead(ManifestContents& out, ManifestProblem problem) {
   out.stopped = problem.message;
   out.problems.push_back(std::move(problem));
@@ -1024,17 +1040,9 @@ ManifestContents ReadManifests(absl::string_view text,
     // Resume at the next document start after the error (never at the
     // piece's own first line, so that every round moves on).
     if (line_starts.empty()) line_starts = LineStarts(text);
-    int next = std::max(error_line, start_line + 1);
-    const int lines = static_cast<int>(line_starts.size());
-    while (next < lines) {
-      const size_t begin = line_starts[static_cast<size_t>(next)];
-      const size_t end = next + 1 < lines
-                             ? line_starts[static_cast<size_t>(next + 1)]
-                             : text.size();
-      if (IsDocumentStart(text.substr(begin, end - begin))) break;
-      ++next;
-    }
-    if (next >= lines) break;
+    const int next = NextDocumentStart(text, line_starts,
+                                       std::max(error_line, start_line + 1));
+    if (next >= static_cast<int>(line_starts.size())) break;
     start_line = next;
   }
   if (directives.has_value() && out.stopped.empty()) {

@@ -156,7 +156,11 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
   has_rejected_bytes_ = false;
   rejected_bytes_.clear();
 
-  std::unique_ptr<engine::Catalog> catalog = *std::move(parsed);
+  return Publish(*std::move(parsed), *std::move(bytes), initial);
+}
+
+absl::StatusOr<bool> CatalogReloader::Publish(
+    std::unique_ptr<engine::Catalog> catalog, std::string bytes, bool initial) {
   const size_t features = catalog->features.size();
   const size_t group_versions = catalog->apis.size();
   const std::string digest = catalog->digest;
@@ -180,7 +184,7 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
   if (options_.source->WatchDir().empty()) {
     static_loaded_ = true;
   } else {
-    last_loaded_ = *std::move(bytes);
+    last_loaded_ = std::move(bytes);
   }
   {
     std::lock_guard<std::mutex> lock(status_mu_);

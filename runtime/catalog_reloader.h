@@ -150,6 +150,11 @@ class CatalogReloader final {
 
   absl::StatusOr<bool> ReloadLocked(bool initial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
+  // ReloadLocked's last step: `catalog` (parsed from `bytes`) into the
+  // pipeline's slot; true once published.
+  absl::StatusOr<bool> Publish(std::unique_ptr<engine::Catalog> catalog,
+                               std::string bytes, bool initial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
   // Logs, once per wait, that the file is being written.
   void NoteBeingWritten(absl::string_view why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);

@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -19,13 +20,6 @@ struct ServiceMetrics::SourceState {
 namespace {
 
 constexpr absl::string_view kUnknown = "unknown";
-
-// go-grpc-prometheus' label names.
-const std::vector<std::string>& MethodLabels() {
-  static const auto* labels =
-      new std::vector<std::string>{"grpc_type", "grpc_service", "grpc_method"};
-  return *labels;
-}
 
 }  // namespace
 
@@ -123,289 +117,380 @@ ServiceMetrics::~ServiceMetrics() {
   SetClientSeenSource(nullptr);
 }
 
+// The families ServiceMetrics registers, before their children are added.
+struct ServiceMetricFamilies {
+  metrics::Family<metrics::Counter>* started = nullptr;
+  metrics::Family<metrics::Counter>* handled = nullptr;
+  metrics::Family<metrics::Histogram>* handling = nullptr;
+  metrics::Family<metrics::Counter>* reloads = nullptr;
+  metrics::Family<metrics::Gauge>* generation = nullptr;
+  metrics::Family<metrics::Gauge>* last_success = nullptr;
+  metrics::Family<metrics::Gauge>* build_info = nullptr;
+  metrics::Family<metrics::Counter>* client_requests = nullptr;
+  metrics::Family<metrics::Counter>* at_risk = nullptr;
+  metrics::Family<metrics::Counter>* audit_events = nullptr;
+  metrics::Family<metrics::Counter>* audit_batches = nullptr;
+  metrics::Family<metrics::Counter>* mismatch = nullptr;
+  metrics::Family<metrics::Counter>* http_requests = nullptr;
+  metrics::Family<metrics::Histogram>* http_seconds = nullptr;
+};
+
+namespace {
+
+template <typename T>
+using FamilyField = metrics::Family<T>* ServiceMetricFamilies::*;
+
+// One family of the exposition: its name, help, label names (in order) and,
+// for a histogram, its buckets; `field` says where its handle goes (and so
+// its type: counter, gauge or histogram).
+// Label names in order; the first empty one ends them.
+using Labels = std::array<absl::string_view, 4>;
+
+std::vector<std::string> LabelNames(const Labels& labels) {
+  std::vector<std::string> names;
+  for (absl::string_view label : labels) {
+    if (label.empty()) break;
+    names.emplace_back(label);
+  }
+  return names;
+}
+
+struct FamilySpec {
+  absl::string_view name;
+  absl::string_view help;
+  Labels labels;
+  std::variant<FamilyField<metrics::Counter>, FamilyField<metrics::Gauge>,
+               FamilyField<metrics::Histogram>>
+      field;
+  const std::vector<double>& (*buckets)() = nullptr;
+};
+
+using F = ServiceMetricFamilies;
+// go-grpc-prometheus' families and label names, then compatd's own.
+constexpr FamilySpec kFamilySpecs[] = {
+    {"grpc_server_started_total",
+     "Total number of RPCs started on the server.",
+     {"grpc_type", "grpc_service", "grpc_method"},
+     &F::started},
+    {"grpc_server_handled_total",
+     "Total number of RPCs completed on the server, regardless of success or "
+     "failure.",
+     {"grpc_type", "grpc_service", "grpc_method", "grpc_code"},
+     &F::handled},
+    {"grpc_server_handling_seconds",
+     "metrics::Histogram of response latency (seconds) of gRPC that had been "
+     "application-level handled by the server.",
+     {"grpc_type", "grpc_service", "grpc_method"},
+     &F::handling,
+     HandlingSecondsBuckets},
+    {"compatd_catalog_reloads_total",
+     "Catalog reload attempts, by result: loaded (a new catalog was "
+     "published), unchanged (same bytes), rejected (failed to read, parse or "
+     "validate; the previous catalog keeps serving).",
+     {"result"},
+     &F::reloads},
+    {"compatd_catalog_generation",
+     "Generation of the catalog now serving (increases by one on each "
+     "published catalog).",
+     {},
+     &F::generation},
+    {"compatd_catalog_last_reload_success_timestamp_seconds",
+     "Unix time of the last successful catalog load or reload check (loaded "
+     "or unchanged).",
+     {},
+     &F::last_success},
+    {"compatd_build_info",
+     "Always 1; the labels give the compatd version and git revision.",
+     {"version", "revision"},
+     &F::build_info},
+    {"compatd_client_requests_total",
+     "Requests by calling client component, its version (major.minor, or "
+     "unknown) and its skew verdict against the cluster's current versions. "
+     "Bounded: past the bound, component and version are \"other\".",
+     {"component", "version", "verdict"},
+     &F::client_requests},
+    {"compatd_api_requests_at_risk_total",
+     "API requests seen through kube-apiserver's audit webhook whose API is "
+     "at risk, by calling component, group/version, resource and verdict "
+     "(not_served, removed_at_target, not_served_at_target, "
+     "not_served_at_rollback, deprecated). Bounded: past the bound, "
+     "component, group_version and resource are \"other\".",
+     {"component", "group_version", "resource", "verdict"},
+     &F::at_risk},
+    {"compatd_audit_events_total",
+     "Audit events read from kube-apiserver's audit webhook, by what became "
+     "of them: recorded (a completed request: its client and, if at risk, "
+     "its API use), skipped_stage (RequestReceived or ResponseStarted: the "
+     "request is counted once, at completion), unauthenticated (401: its "
+     "User-Agent is anyone's), malformed (skipped; the rest of the batch is "
+     "read).",
+     {"result"},
+     &F::audit_events},
+    {"compatd_audit_batches_total",
+     "Batches posted to /audit/v1/events, by result: accepted (200), "
+     "malformed (400), too_large (413), busy (429). kube-apiserver retries "
+     "every refused batch, then drops it.",
+     {"result"},
+     &F::audit_batches},
+    {"compatd_admission_catalog_mismatch_total",
+     "Admission reviews of an API that the catalog says the cluster does not "
+     "serve at its versions: kube-apiserver served it, so the catalog or its "
+     "cluster section does not match the cluster. By the catalog's reason.",
+     {"reason"},
+     &F::mismatch},
+    {"compatd_http_requests_total",
+     "Requests on the HTTP front door (--http-listen) by route and HTTP "
+     "status.",
+     {"route", "code"},
+     &F::http_requests},
+    {"compatd_http_request_duration_seconds",
+     "Time from a request's last byte to its answer on the HTTP front door, "
+     "by route.",
+     {"route"},
+     &F::http_seconds,
+     HandlingSecondsBuckets},
+};
+
+absl::StatusOr<ServiceMetricFamilies> AddFamilies(metrics::Registry* registry) {
+  ServiceMetricFamilies families;
+  for (const FamilySpec& spec : kFamilySpecs) {
+    const std::vector<std::string> labels = LabelNames(spec.labels);
+    if (const auto* counter =
+            std::get_if<FamilyField<metrics::Counter>>(&spec.field)) {
+      COMPATD_ASSIGN_OR_RETURN(
+          families.*(*counter),
+          registry->AddCounterFamily(spec.name, spec.help, labels));
+    } else if (const auto* gauge =
+                   std::get_if<FamilyField<metrics::Gauge>>(&spec.field)) {
+      COMPATD_ASSIGN_OR_RETURN(
+          families.*(*gauge),
+          registry->AddGaugeFamily(spec.name, spec.help, labels));
+    } else {
+      COMPATD_ASSIGN_OR_RETURN(
+          families.*std::get<FamilyField<metrics::Histogram>>(spec.field),
+          registry->AddHistogramFamily(spec.name, spec.help, labels,
+                                       spec.buckets()));
+    }
+  }
+  return families;
+}
+
+// The gauges computed at scrape time from the sources the owner sets.
+enum class Source {
+  kOutOfAllowance,
+  kAtTarget,
+  kBlockers,
+  kFirstSeen,
+  kLastSeen
+};
+
+struct CallbackSpec {
+  absl::string_view name;
+  absl::string_view help;
+  Labels labels;
+  Source source;
+};
+
+constexpr CallbackSpec kCallbackSpecs[] = {
+    {"compatd_clients_out_of_allowance",
+     "Client versions seen within the idle TTL whose skew against the "
+     "cluster's current versions is outside the allowance (too old or too "
+     "new), by component.",
+     {"component"},
+     Source::kOutOfAllowance},
+    {"compatd_clients_out_of_allowance_at_target",
+     "Client versions seen within the idle TTL whose skew against the "
+     "catalog's cluster.upgradeTarget is outside the allowance, by "
+     "component (no samples without a target).",
+     {"component"},
+     Source::kAtTarget},
+    {"compatd_upgrade_blockers",
+     "What blocks the upgrade to the catalog's cluster.upgradeTarget, by "
+     "kind: flags kube-apiserver would refuse (flags), APIs that stop being "
+     "served (apis), clients out of allowance at the target (clients); no "
+     "samples without a target.",
+     {"kind"},
+     Source::kBlockers},
+    {"compatd_client_first_seen_timestamp_seconds",
+     "When this replica first saw each client component and version still "
+     "seen within the client TTL (Unix time).",
+     {"component", "version"},
+     Source::kFirstSeen},
+    {"compatd_client_last_seen_timestamp_seconds",
+     "When this replica last saw each client component and version (Unix "
+     "time; version major.minor, unknown or other), for the pairs seen "
+     "within the client TTL. Prometheus' max by (component, version) over "
+     "the replicas is the fleet's (--prometheus-url).",
+     {"component", "version"},
+     Source::kLastSeen},
+};
+
+std::vector<metrics::CallbackSample> CountSamples(
+    const ServiceMetrics::OutOfAllowanceSource& source) {
+  std::vector<metrics::CallbackSample> samples;
+  if (source == nullptr) return samples;
+  for (auto& [label, count] : source()) {
+    samples.push_back(metrics::CallbackSample{{std::move(label)},
+                                              static_cast<double>(count)});
+  }
+  return samples;
+}
+
+std::vector<metrics::CallbackSample> SeenSamples(
+    const ServiceMetrics::ClientSeenSource& source, bool last) {
+  std::vector<metrics::CallbackSample> samples;
+  if (source == nullptr) return samples;
+  for (ServiceMetrics::ClientSeen& seen : source()) {
+    const absl::Time at = last ? seen.last_seen : seen.first_seen;
+    samples.push_back(metrics::CallbackSample{
+        {std::move(seen.component), std::move(seen.version)},
+        absl::ToDoubleSeconds(at - absl::UnixEpoch())});
+  }
+  return samples;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ServiceMetrics>> ServiceMetrics::Create(
     metrics::Registry* registry, Options options) {
   if (registry == nullptr) {
     return absl::InvalidArgumentError("service metrics need a registry");
   }
   std::unique_ptr<ServiceMetrics> metrics(new ServiceMetrics());
+  COMPATD_ASSIGN_OR_RETURN(const ServiceMetricFamilies families,
+                           AddFamilies(registry));
+  COMPATD_RETURN_IF_ERROR(metrics->AddMethods(families, options.methods));
+  COMPATD_RETURN_IF_ERROR(metrics->AddCatalogChildren(families, options));
+  COMPATD_RETURN_IF_ERROR(metrics->AddRequestChildren(families, options));
+  COMPATD_RETURN_IF_ERROR(metrics->AddSourceFamilies(registry));
+  return metrics;
+}
 
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Counter> * started,
-      registry->AddCounterFamily("grpc_server_started_total",
-                                 "Total number of RPCs started on the server.",
-                                 MethodLabels()));
-  std::vector<std::string> handled_labels = MethodLabels();
-  handled_labels.push_back("grpc_code");
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Counter> * handled,
-      registry->AddCounterFamily("grpc_server_handled_total",
-                                 "Total number of RPCs completed on the "
-                                 "server, regardless of success or failure.",
-                                 handled_labels));
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Histogram> * handling,
-      registry->AddHistogramFamily("grpc_server_handling_seconds",
-                                   "metrics::Histogram of response latency "
-                                   "(seconds) of gRPC that had been "
-                                   "application-level handled by the server.",
-                                   MethodLabels(), HandlingSecondsBuckets()));
-
+absl::Status ServiceMetrics::AddMethods(const ServiceMetricFamilies& families,
+                                        const std::vector<RpcMethod>& methods) {
   auto resolve = [&](absl::string_view type, absl::string_view service,
                      absl::string_view method,
                      MethodMetrics* out) -> absl::Status {
     std::vector<std::string> labels = {std::string(type), std::string(service),
                                        std::string(method)};
-    COMPATD_ASSIGN_OR_RETURN(out->started_, started->Add(labels));
-    COMPATD_ASSIGN_OR_RETURN(out->handling_seconds_, handling->Add(labels));
+    COMPATD_ASSIGN_OR_RETURN(out->started_, families.started->Add(labels));
+    COMPATD_ASSIGN_OR_RETURN(out->handling_seconds_,
+                             families.handling->Add(labels));
     labels.emplace_back();
     for (size_t code = 0; code < MethodMetrics::kCodes; ++code) {
       labels.back() =
           std::string(GrpcCodeName(static_cast<absl::StatusCode>(code)));
-      COMPATD_ASSIGN_OR_RETURN(out->handled_[code], handled->Add(labels));
+      COMPATD_ASSIGN_OR_RETURN(out->handled_[code],
+                               families.handled->Add(labels));
     }
     return absl::OkStatus();
   };
-  for (const RpcMethod& method : options.methods) {
+  for (const RpcMethod& method : methods) {
     const std::string full_name =
         absl::StrCat(method.service, "/", method.method);
-    if (metrics->by_full_name_.contains(full_name)) continue;
+    if (by_full_name_.contains(full_name)) continue;
     auto handles = std::make_unique<MethodMetrics>();
     COMPATD_RETURN_IF_ERROR(resolve(RpcTypeName(method.type), method.service,
                                     method.method, handles.get()));
-    metrics->by_method_.emplace(method.method, handles.get());  // first wins
-    metrics->by_full_name_.emplace(full_name, std::move(handles));
+    by_method_.emplace(method.method, handles.get());  // first wins
+    by_full_name_.emplace(full_name, std::move(handles));
   }
   // go-grpc-prometheus' splitMethodName gives "unknown" when it cannot tell.
-  COMPATD_RETURN_IF_ERROR(resolve(RpcTypeName(RpcType::kUnary), kUnknown,
-                                  kUnknown, &metrics->unknown_method_));
+  return resolve(RpcTypeName(RpcType::kUnary), kUnknown, kUnknown,
+                 &unknown_method_);
+}
 
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Counter> * reloads,
-      registry->AddCounterFamily(
-          "compatd_catalog_reloads_total",
-          "Catalog reload attempts, by result: loaded (a new catalog was "
-          "published), unchanged (same bytes), rejected (failed to read, "
-          "parse or validate; the previous catalog keeps serving).",
-          {"result"}));
+absl::Status ServiceMetrics::AddCatalogChildren(
+    const ServiceMetricFamilies& families, const Options& options) {
   for (ReloadResult result : {ReloadResult::kLoaded, ReloadResult::kUnchanged,
                               ReloadResult::kRejected}) {
     COMPATD_ASSIGN_OR_RETURN(
-        metrics->reloads_[static_cast<size_t>(result)],
-        reloads->Add({std::string(ReloadResultName(result))}));
+        reloads_[static_cast<size_t>(result)],
+        families.reloads->Add({std::string(ReloadResultName(result))}));
   }
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Gauge> * generation,
-      registry->AddGaugeFamily(
-          "compatd_catalog_generation",
-          "Generation of the catalog now serving (increases by one on each "
-          "published catalog).",
-          {}));
-  COMPATD_ASSIGN_OR_RETURN(metrics->catalog_generation_, generation->Add({}));
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Gauge> * last_success,
-      registry->AddGaugeFamily(
-          "compatd_catalog_last_reload_success_timestamp_seconds",
-          "Unix time of the last successful catalog load or reload check "
-          "(loaded or unchanged).",
-          {}));
-  COMPATD_ASSIGN_OR_RETURN(metrics->last_success_, last_success->Add({}));
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Gauge> * build_info,
-      registry->AddGaugeFamily(
-          "compatd_build_info",
-          "Always 1; the labels give the compatd version and git revision.",
-          {"version", "revision"}));
+  COMPATD_ASSIGN_OR_RETURN(catalog_generation_, families.generation->Add({}));
+  COMPATD_ASSIGN_OR_RETURN(last_success_, families.last_success->Add({}));
   COMPATD_ASSIGN_OR_RETURN(
       metrics::Gauge * info,
-      build_info->Add({options.version, options.revision}));
+      families.build_info->Add({options.version, options.revision}));
   info->Set(1);
-
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Counter> * client_requests,
-      registry->AddCounterFamily(
-          "compatd_client_requests_total",
-          "Requests by calling client component, its version (major.minor, "
-          "or unknown) and its skew verdict against the cluster's current "
-          "versions. Bounded: past the bound, component and version are "
-          "\"other\".",
-          {"component", "version", "verdict"}));
-  metrics->client_requests_ =
-      std::make_unique<metrics::BoundedLabelTable<metrics::Counter>>(
-          client_requests, metrics::BoundedLabelTableOptions{
-                               .max_label_sets = options.max_client_label_sets,
-                               .overflow_labels = {0, 1},
-                               .overflow_reserve = 4});
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics->client_requests_fallback_,
-      client_requests->Add({std::string(metrics::kOverflowLabelValue),
-                            std::string(metrics::kOverflowLabelValue),
-                            std::string(ClientVerdictName(std::nullopt))}));
-
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Counter> * at_risk,
-      registry->AddCounterFamily(
-          "compatd_api_requests_at_risk_total",
-          "API requests seen through kube-apiserver's audit webhook whose "
-          "API is at risk, by calling component, group/version, resource "
-          "and verdict (not_served, removed_at_target, "
-          "not_served_at_target, not_served_at_rollback, deprecated). "
-          "Bounded: past the bound, component, group_version and resource "
-          "are \"other\".",
-          {"component", "group_version", "resource", "verdict"}));
-  metrics->api_requests_at_risk_ =
-      std::make_unique<metrics::BoundedLabelTable<metrics::Counter>>(
-          at_risk, metrics::BoundedLabelTableOptions{
-                       .max_label_sets = options.max_api_usage_label_sets,
-                       .overflow_labels = {0, 1, 2},
-                       .overflow_reserve = engine::kApiUseVerdictCount});
-  {
-    const std::string other(metrics::kOverflowLabelValue);
+  for (size_t i = 0; i < kAdmissionMismatchReasons.size(); ++i) {
     COMPATD_ASSIGN_OR_RETURN(
-        metrics->api_requests_at_risk_fallback_,
-        at_risk->Add({other, other, other,
-                      std::string(engine::ApiUseVerdictName(
-                          engine::ApiUseVerdict::kDeprecated))}));
+        admission_mismatch_[i],
+        families.mismatch->Add({std::string(kAdmissionMismatchReasons[i])}));
   }
+  http_requests_ = families.http_requests;
+  http_seconds_ = families.http_seconds;
+  return absl::OkStatus();
+}
+
+absl::Status ServiceMetrics::AddRequestChildren(
+    const ServiceMetricFamilies& families, const Options& options) {
+  const std::string other(metrics::kOverflowLabelValue);
+  client_requests_ =
+      std::make_unique<metrics::BoundedLabelTable<metrics::Counter>>(
+          families.client_requests,
+          metrics::BoundedLabelTableOptions{
+              .max_label_sets = options.max_client_label_sets,
+              .overflow_labels = {0, 1},
+              .overflow_reserve = 4});
   COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Counter> * audit_events,
-      registry->AddCounterFamily(
-          "compatd_audit_events_total",
-          "Audit events read from kube-apiserver's audit webhook, by what "
-          "became of them: recorded (a completed request: its client and, if "
-          "at risk, its API use), skipped_stage (RequestReceived or "
-          "ResponseStarted: the request is counted once, at completion), "
-          "unauthenticated (401: its User-Agent is anyone's), malformed "
-          "(skipped; the rest of the batch is read).",
-          {"result"}));
+      client_requests_fallback_,
+      families.client_requests->Add(
+          {other, other, std::string(ClientVerdictName(std::nullopt))}));
+  api_requests_at_risk_ =
+      std::make_unique<metrics::BoundedLabelTable<metrics::Counter>>(
+          families.at_risk,
+          metrics::BoundedLabelTableOptions{
+              .max_label_sets = options.max_api_usage_label_sets,
+              .overflow_labels = {0, 1, 2},
+              .overflow_reserve = engine::kApiUseVerdictCount});
+  COMPATD_ASSIGN_OR_RETURN(
+      api_requests_at_risk_fallback_,
+      families.at_risk->Add({other, other, other,
+                             std::string(engine::ApiUseVerdictName(
+                                 engine::ApiUseVerdict::kDeprecated))}));
   constexpr std::array<const char*, kAuditEventResultCount> kEventResults = {
       "recorded", "skipped_stage", "unauthenticated", "malformed"};
   for (size_t i = 0; i < kAuditEventResultCount; ++i) {
-    COMPATD_ASSIGN_OR_RETURN(metrics->audit_events_[i],
-                             audit_events->Add({kEventResults[i]}));
+    COMPATD_ASSIGN_OR_RETURN(audit_events_[i],
+                             families.audit_events->Add({kEventResults[i]}));
   }
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Counter> * audit_batches,
-      registry->AddCounterFamily(
-          "compatd_audit_batches_total",
-          "Batches posted to /audit/v1/events, by result: accepted (200), "
-          "malformed (400), too_large (413), busy (429). kube-apiserver "
-          "retries every refused batch, then drops it.",
-          {"result"}));
   constexpr std::array<const char*, kAuditBatchResultCount> kBatchResults = {
       "accepted", "malformed", "too_large", "busy"};
   for (size_t i = 0; i < kAuditBatchResultCount; ++i) {
-    COMPATD_ASSIGN_OR_RETURN(metrics->audit_batches_[i],
-                             audit_batches->Add({kBatchResults[i]}));
+    COMPATD_ASSIGN_OR_RETURN(audit_batches_[i],
+                             families.audit_batches->Add({kBatchResults[i]}));
   }
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Counter>* const mismatch,
-      registry->AddCounterFamily(
-          "compatd_admission_catalog_mismatch_total",
-          "Admission reviews of an API that the catalog says the cluster does "
-          "not serve at its versions: kube-apiserver served it, so the "
-          "catalog or its cluster section does not match the cluster. By the "
-          "catalog's reason.",
-          {"reason"}));
-  for (size_t i = 0; i < kAdmissionMismatchReasons.size(); ++i) {
-    COMPATD_ASSIGN_OR_RETURN(
-        metrics->admission_mismatch_[i],
-        mismatch->Add({std::string(kAdmissionMismatchReasons[i])}));
-  }
+  return absl::OkStatus();
+}
 
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics->http_requests_,
-      registry->AddCounterFamily(
-          "compatd_http_requests_total",
-          "Requests on the HTTP front door (--http-listen) by route and HTTP "
-          "status.",
-          {"route", "code"}));
-  COMPATD_ASSIGN_OR_RETURN(
-      metrics->http_seconds_,
-      registry->AddHistogramFamily(
-          "compatd_http_request_duration_seconds",
-          "Time from a request's last byte to its answer on the HTTP front "
-          "door, by route.",
-          {"route"}, HandlingSecondsBuckets()));
-
-  std::shared_ptr<SourceState> state = metrics->source_;
-  COMPATD_RETURN_IF_ERROR(registry->AddCallbackFamily(
-      "compatd_clients_out_of_allowance",
-      "Client versions seen within the idle TTL whose skew against the "
-      "cluster's current versions is outside the allowance (too old or too "
-      "new), by component.",
-      metrics::MetricType::kGauge, {"component"},
-      [state]() -> std::vector<metrics::CallbackSample> {
-        // Called under the lock, so that resetting the source (e.g. in the
-        // source owner's destructor) waits for a scrape that is using it.
-        std::lock_guard<std::mutex> lock(state->mu);
-        std::vector<metrics::CallbackSample> samples;
-        if (state->source == nullptr) return samples;
-        for (auto& [component, count] : state->source()) {
-          samples.push_back(metrics::CallbackSample{
-              {std::move(component)}, static_cast<double>(count)});
-        }
-        return samples;
-      }));
-  COMPATD_RETURN_IF_ERROR(registry->AddCallbackFamily(
-      "compatd_clients_out_of_allowance_at_target",
-      "Client versions seen within the idle TTL whose skew against the "
-      "catalog's cluster.upgradeTarget is outside the allowance, by "
-      "component (no samples without a target).",
-      metrics::MetricType::kGauge, {"component"},
-      [state]() -> std::vector<metrics::CallbackSample> {
-        std::lock_guard<std::mutex> lock(state->mu);
-        std::vector<metrics::CallbackSample> samples;
-        if (state->at_target == nullptr) return samples;
-        for (auto& [component, count] : state->at_target()) {
-          samples.push_back(metrics::CallbackSample{
-              {std::move(component)}, static_cast<double>(count)});
-        }
-        return samples;
-      }));
-  COMPATD_RETURN_IF_ERROR(registry->AddCallbackFamily(
-      "compatd_upgrade_blockers",
-      "What blocks the upgrade to the catalog's cluster.upgradeTarget, by "
-      "kind: flags kube-apiserver would refuse (flags), APIs that stop "
-      "being served (apis), clients out of allowance at the target "
-      "(clients); no samples without a target.",
-      metrics::MetricType::kGauge, {"kind"},
-      [state]() -> std::vector<metrics::CallbackSample> {
-        std::lock_guard<std::mutex> lock(state->mu);
-        std::vector<metrics::CallbackSample> samples;
-        if (state->blockers == nullptr) return samples;
-        for (auto& [kind, count] : state->blockers()) {
-          samples.push_back(metrics::CallbackSample{
-              {std::move(kind)}, static_cast<double>(count)});
-        }
-        return samples;
-      }));
-  for (const bool last : {false, true}) {
+absl::Status ServiceMetrics::AddSourceFamilies(metrics::Registry* registry) {
+  std::shared_ptr<SourceState> state = source_;
+  for (const CallbackSpec& spec : kCallbackSpecs) {
+    // Called under the lock, so that resetting a source (e.g. in the source
+    // owner's destructor) waits for a scrape that is using it.
+    auto samples = [state, source = spec.source]() {
+      std::lock_guard<std::mutex> lock(state->mu);
+      switch (source) {
+        case Source::kOutOfAllowance:
+          return CountSamples(state->source);
+        case Source::kAtTarget:
+          return CountSamples(state->at_target);
+        case Source::kBlockers:
+          return CountSamples(state->blockers);
+        case Source::kFirstSeen:
+          return SeenSamples(state->seen, /*last=*/false);
+        case Source::kLastSeen:
+          return SeenSamples(state->seen, /*last=*/true);
+      }
+      return std::vector<metrics::CallbackSample>();
+    };
     COMPATD_RETURN_IF_ERROR(registry->AddCallbackFamily(
-        last ? "compatd_client_last_seen_timestamp_seconds"
-             : "compatd_client_first_seen_timestamp_seconds",
-        last ? "When this replica last saw each client component and version "
-               "(Unix time; version major.minor, unknown or other), for the "
-               "pairs seen within the client TTL. Prometheus' max by "
-               "(component, version) over the replicas is the fleet's "
-               "(--prometheus-url)."
-             : "When this replica first saw each client component and version "
-               "still seen within the client TTL (Unix time).",
-        metrics::MetricType::kGauge, {"component", "version"},
-        [state, last]() -> std::vector<metrics::CallbackSample> {
-          std::lock_guard<std::mutex> lock(state->mu);
-          std::vector<metrics::CallbackSample> samples;
-          if (state->seen == nullptr) return samples;
-          for (ClientSeen& seen : state->seen()) {
-            const absl::Time at = last ? seen.last_seen : seen.first_seen;
-            samples.push_back(metrics::CallbackSample{
-                {std::move(seen.component), std::move(seen.version)},
-                absl::ToDoubleSeconds(at - absl::UnixEpoch())});
-          }
-          return samples;
-        }));
+        spec.name, spec.help, metrics::MetricType::kGauge,
+        LabelNames(spec.labels), std::move(samples)));
   }
-  return metrics;
+  return absl::OkStatus();
 }
 
 const MethodMetrics* ServiceMetrics::Method(absl::string_view service,

@@ -59,6 +59,8 @@
 
 namespace compatd::runtime {
 
+struct ServiceMetricFamilies;  // service_metrics.cc
+
 // go-grpc-prometheus' grpc_type values.
 enum class RpcType { kUnary, kClientStream, kServerStream, kBidiStream };
 absl::string_view RpcTypeName(RpcType type);  // "unary", "server_stream", ...
@@ -219,6 +221,15 @@ class ServiceMetrics final {
 
  private:
   ServiceMetrics();
+  // Create()'s steps: the handles of every RPC method, of the catalog's and
+  // the front door's families, of the request tables; the scrape-time gauges.
+  absl::Status AddMethods(const ServiceMetricFamilies& families,
+                          const std::vector<RpcMethod>& methods);
+  absl::Status AddCatalogChildren(const ServiceMetricFamilies& families,
+                                  const Options& options);
+  absl::Status AddRequestChildren(const ServiceMetricFamilies& families,
+                                  const Options& options);
+  absl::Status AddSourceFamilies(metrics::Registry* registry);
 
   // Keyed by "service/method" and by bare method name.
   absl::flat_hash_map<std::string, std::unique_ptr<MethodMetrics>>

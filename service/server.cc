@@ -153,6 +153,16 @@ class ServerImpl final : public Server {
         runtime::ServiceMetrics::Create(&registry_, std::move(metric_options));
     if (!created.ok()) return created.status();
     metrics_ = *std::move(created);
+    if (absl::Status s = InitPipeline(); !s.ok()) return s;
+    if (absl::Status s = RegisterCatalogMetrics(); !s.ok()) return s;
+    if (absl::Status s = InitClients(); !s.ok()) return s;
+    InitService();
+    return RegisterServerMetrics();
+  }
+
+  // The catalog pipeline over --catalog's files (or the embedded catalogs),
+  // its default line --binary-version.
+  absl::Status InitPipeline() {
     runtime::CatalogPipeline::Options pipeline_options;
     pipeline_options.derive = api::DeriveAnswers;
     if (options_.catalog_paths.empty()) {
@@ -187,6 +197,11 @@ class ServerImpl final : public Server {
     pipeline_options.events = &events_;
     pipeline_ =
         std::make_unique<runtime::CatalogPipeline>(std::move(pipeline_options));
+    return absl::OkStatus();
+  }
+
+  // compatd_catalog_info, the certificates' expiry, the process's families.
+  absl::Status RegisterCatalogMetrics() {
     // Which catalog each replica serves, comparable across replicas
     // (generations count loads per process; the digest names the content).
     if (absl::Status s = registry_.AddCallbackFamily(
@@ -221,9 +236,11 @@ class ServerImpl final : public Server {
         !s.ok()) {
       return s;
     }
-    if (absl::Status s = metrics::RegisterProcessMetrics(&registry_); !s.ok()) {
-      return s;
-    }
+    return metrics::RegisterProcessMetrics(&registry_);
+  }
+
+  // The client tracker, over the fleet's clients with --prometheus-url.
+  absl::Status InitClients() {
     runtime::ClientTracker::Options tracker_options;
     tracker_options.max_entries =
         static_cast<size_t>(options_.max_client_series);
@@ -246,6 +263,11 @@ class ServerImpl final : public Server {
     }
     clients_ = std::make_unique<runtime::ClientTracker>(
         &pipeline_->store(), metrics_.get(), tracker_options);
+    return absl::OkStatus();
+  }
+
+  // The API's handlers and the gRPC service over them, with their bounds.
+  void InitService() {
     api::RequestLimits limits = options_.limits;
     limits.max_answer_bytes =
         static_cast<size_t>(options_.max_send_message_bytes);
@@ -274,7 +296,6 @@ class ServerImpl final : public Server {
     service_ = std::make_unique<PolicyService>(
         handlers_.get(), &events_, &pipeline_->store(), observer_.get(),
         service_options);
-    return RegisterServerMetrics();
   }
 
   // What bounds the gRPC port under load or abuse (README, "Limits and bad

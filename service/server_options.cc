@@ -41,7 +41,10 @@ absl::Status CheckGrpcAddress(absl::string_view flag,
   return absl::OkStatus();
 }
 
-absl::Status ValidateServerOptions(const ServerOptions& options) {
+namespace {
+
+// The --prometheus-* flags: all or nothing, each in range.
+absl::Status CheckPrometheusOptions(const ServerOptions& options) {
   if (!options.prometheus.client.url.empty()) {
     if (absl::Status s =
             fleet::ValidatePrometheusClientOptions(options.prometheus.client);
@@ -70,6 +73,11 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
         "--prometheus-* options without --prometheus-url: give the URL of "
         "the Prometheus that scrapes every replica, or drop them");
   }
+  return absl::OkStatus();
+}
+
+// The TLS and user name files the flags name.
+absl::Status CheckFiles(const ServerOptions& options) {
   if (absl::Status s = http::CheckTlsFiles(options.tls, "--tls"); !s.ok()) {
     return s;
   }
@@ -87,6 +95,11 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
       !s.ok()) {
     return s;
   }
+  return absl::OkStatus();
+}
+
+// Durations: positive, and at least what their mechanism can do.
+absl::Status CheckDurations(const ServerOptions& options) {
   if (options.api_usage_ttl <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "--api-usage-ttl: must be positive, e.g. 1h");
@@ -118,6 +131,11 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
                      absl::FormatDuration(options.max_connection_idle),
                      ": must be at least 1s, e.g. 5m"));
   }
+  return absl::OkStatus();
+}
+
+// Memory bounds: each at least the one request or answer it must hold.
+absl::Status CheckMemoryBounds(const ServerOptions& options) {
   if (options.max_answer_backlog_bytes < options.max_send_message_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--max-answer-backlog-bytes=", options.max_answer_backlog_bytes,
@@ -138,6 +156,16 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
                      ": must be at least twice --max-recv-message-bytes=",
                      options.max_recv_message_bytes,
                      " (a request is buffered whole before it is refused)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateServerOptions(const ServerOptions& options) {
+  for (auto check : {CheckPrometheusOptions, CheckFiles, CheckDurations,
+                     CheckMemoryBounds}) {
+    if (absl::Status s = check(options); !s.ok()) return s;
   }
   if (absl::Status s = CheckGrpcAddress("listen", options.listen); !s.ok()) {
     return s;

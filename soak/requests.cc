@@ -331,9 +331,49 @@ void FillRandomPlan(Rng& rng, v1::PlanVersionRemovalRequest* request) {
   }
 }
 
+void FillWrong(Rng& rng, Rpc rpc, Message* message);
+
+// One wrong Evaluate item of a random kind (now and then none set).
+void FillWrongItem(Rng& rng, v1::EvaluateItem* item) {
+  switch (Below(rng, 9)) {
+    case 0:
+      FillWrong(rng, Rpc::kGetFeature, item->mutable_get_feature());
+      break;
+    case 1:
+      FillWrong(rng, Rpc::kListFeatures, item->mutable_list_features());
+      break;
+    case 2:
+      FillWrong(rng, Rpc::kGetStorageVersion,
+                item->mutable_get_storage_version());
+      break;
+    case 3:
+      FillWrong(rng, Rpc::kListAPIVersions, item->mutable_list_api_versions());
+      break;
+    case 4:
+      FillWrong(rng, Rpc::kCheckSkew, item->mutable_check_skew());
+      break;
+    case 5:
+      FillWrong(rng, Rpc::kResolveVersions, item->mutable_resolve_versions());
+      break;
+    case 6:
+      FillWrong(rng, Rpc::kComputeStorageVersionAgreement,
+                item->mutable_compute_storage_version_agreement());
+      break;
+    case 7:
+      FillWrong(rng, Rpc::kPlanVersionRemoval,
+                item->mutable_plan_version_removal());
+      break;
+    default:
+      break;  // an item with no request set
+  }
+}
+
 // Fills one wrong request of `rpc` (an Evaluate item kind or a unary RPC with
 // arguments). Strings stay small: huge ones are added by the caller.
-void FillWrong(Rng& rng, Rpc rpc, Message* message) {
+// FillWrong of the RPCs that ask about version contexts: GetFeature,
+// ListFeatures, GetStorageVersion, ListAPIVersions, CheckSkew,
+// ResolveVersions, PlanUpgrade.
+void FillWrongQuery(Rng& rng, Rpc rpc, Message* message) {
   auto versions = [&](auto* request) {
     if (!OneIn(rng, 4)) FillRandomVersions(rng, request->mutable_versions());
   };
@@ -370,6 +410,28 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
     case Rpc::kResolveVersions:
       versions(static_cast<v1::ResolveVersionsRequest*>(message));
       return;
+    case Rpc::kPlanUpgrade: {
+      auto* r = static_cast<v1::PlanUpgradeRequest*>(message);
+      versions(r);
+      if (!OneIn(rng, 3)) FillRandomVersions(rng, r->mutable_from());
+      if (!OneIn(rng, 3)) FillRandomVersions(rng, r->mutable_to());
+      if (OneIn(rng, 3)) {
+        v1::PlanClient* client = r->add_clients();
+        client->set_component(RandomComponent(rng));
+        client->set_version(OneIn(rng, 2) ? "1.31" : "x.y");
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void FillWrong(Rng& rng, Rpc rpc, Message* message) {
+  auto versions = [&](auto* request) {
+    if (!OneIn(rng, 4)) FillRandomVersions(rng, request->mutable_versions());
+  };
+  switch (rpc) {
     case Rpc::kComputeStorageVersionAgreement: {
       auto* r =
           static_cast<v1::ComputeStorageVersionAgreementRequest*>(message);
@@ -381,18 +443,6 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
       auto* r = static_cast<v1::PlanVersionRemovalRequest*>(message);
       versions(r);
       FillRandomPlan(rng, r);
-      return;
-    }
-    case Rpc::kPlanUpgrade: {
-      auto* r = static_cast<v1::PlanUpgradeRequest*>(message);
-      versions(r);
-      if (!OneIn(rng, 3)) FillRandomVersions(rng, r->mutable_from());
-      if (!OneIn(rng, 3)) FillRandomVersions(rng, r->mutable_to());
-      if (OneIn(rng, 3)) {
-        v1::PlanClient* client = r->add_clients();
-        client->set_component(RandomComponent(rng));
-        client->set_version(OneIn(rng, 2) ? "1.31" : "x.y");
-      }
       return;
     }
     case Rpc::kScanObjects: {
@@ -413,40 +463,7 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
       versions(r);
       const size_t n = OneIn(rng, 50) ? 1001 + Below(rng, 50) : Below(rng, 21);
       for (size_t i = 0; i < n; ++i) {
-        v1::EvaluateItem* item = r->add_items();
-        switch (Below(rng, 9)) {
-          case 0:
-            FillWrong(rng, Rpc::kGetFeature, item->mutable_get_feature());
-            break;
-          case 1:
-            FillWrong(rng, Rpc::kListFeatures, item->mutable_list_features());
-            break;
-          case 2:
-            FillWrong(rng, Rpc::kGetStorageVersion,
-                      item->mutable_get_storage_version());
-            break;
-          case 3:
-            FillWrong(rng, Rpc::kListAPIVersions,
-                      item->mutable_list_api_versions());
-            break;
-          case 4:
-            FillWrong(rng, Rpc::kCheckSkew, item->mutable_check_skew());
-            break;
-          case 5:
-            FillWrong(rng, Rpc::kResolveVersions,
-                      item->mutable_resolve_versions());
-            break;
-          case 6:
-            FillWrong(rng, Rpc::kComputeStorageVersionAgreement,
-                      item->mutable_compute_storage_version_agreement());
-            break;
-          case 7:
-            FillWrong(rng, Rpc::kPlanVersionRemoval,
-                      item->mutable_plan_version_removal());
-            break;
-          default:
-            break;  // an item with no request set
-        }
+        FillWrongItem(rng, r->add_items());
       }
       return;
     }
@@ -475,6 +492,9 @@ void FillWrong(Rng& rng, Rpc rpc, Message* message) {
     case Rpc::kGetCatalog:
     case Rpc::kWatchCatalog:  // not sent by the workers
       return;                 // no fields
+    default:
+      FillWrongQuery(rng, rpc, message);
+      return;
   }
 }
 
@@ -730,15 +750,14 @@ bool IsAcceptedItemCode(int32_t code) {
          IsAcceptedForWrongRequest(static_cast<grpc::StatusCode>(code));
 }
 
-std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
-  using v1::CheckSkewRequest;
-  using v1::CheckSkewResponse;
+namespace {
+
+// GetFeature.
+void AddFeatureCases(const CatalogFacts& facts, std::vector<ValidCase>* out) {
   using v1::GetFeatureRequest;
   using v1::GetFeatureResponse;
   const std::string gate(CatalogFacts::kSwitchedGate);
-  std::vector<ValidCase> cases;
-
-  // GetFeature.
+  std::vector<ValidCase>& cases = *out;
   cases.push_back(Valid<GetFeatureRequest, GetFeatureResponse>(
       Rpc::kGetFeature, 120, "WatchList at the catalog's versions",
       [](auto* r) { r->set_name("WatchList"); },
@@ -800,8 +819,13 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
                       "the request's gate wins over the cluster section");
       },
       facts));
+}
 
-  // ListFeatures.
+// ListFeatures.
+void AddListFeaturesCases(const CatalogFacts& facts,
+                          std::vector<ValidCase>* out) {
+  const std::string gate(CatalogFacts::kSwitchedGate);
+  std::vector<ValidCase>& cases = *out;
   cases.push_back(Valid<v1::ListFeaturesRequest, v1::ListFeaturesResponse>(
       Rpc::kListFeatures, 20, "every gate", [](auto*) {},
       [facts](const auto& r) -> std::string {
@@ -832,8 +856,12 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
         return Expect(watch_list, "WatchList is listed and on");
       },
       facts));
+}
 
-  // GetStorageVersion.
+// GetStorageVersion.
+void AddStorageVersionCases(const CatalogFacts& facts,
+                            std::vector<ValidCase>* out) {
+  std::vector<ValidCase>& cases = *out;
   struct StorageCase {
     const char* group;
     const char* resource;
@@ -862,8 +890,12 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
             },
             facts));
   }
+}
 
-  // ListAPIVersions.
+// ListAPIVersions.
+void AddApiVersionsCases(const CatalogFacts& facts,
+                         std::vector<ValidCase>* out) {
+  std::vector<ValidCase>& cases = *out;
   auto serves_deployments = [](const v1::ListAPIVersionsResponse& r) {
     for (const v1::APIGroupVersion& gv : r.group_versions()) {
       if (gv.group() != "apps" || gv.version() != "v1") continue;
@@ -890,8 +922,13 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
                           "apps/v1=false stops serving apps/v1");
           },
           facts));
+}
 
-  // CheckSkew: the KEP-4330 table at binary 1.36, min-compatibility 1.35.
+// CheckSkew: the KEP-4330 table at binary 1.36, min-compatibility 1.35.
+void AddSkewCases(const CatalogFacts& facts, std::vector<ValidCase>* out) {
+  using v1::CheckSkewRequest;
+  using v1::CheckSkewResponse;
+  std::vector<ValidCase>& cases = *out;
   struct SkewCase {
     const char* component;
     const char* version;
@@ -920,8 +957,12 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
         },
         facts));
   }
+}
 
-  // ResolveVersions.
+// ResolveVersions.
+void AddResolveVersionsCases(const CatalogFacts& facts,
+                             std::vector<ValidCase>* out) {
+  std::vector<ValidCase>& cases = *out;
   cases.push_back(
       Valid<v1::ResolveVersionsRequest, v1::ResolveVersionsResponse>(
           Rpc::kResolveVersions, 40, "the catalog's versions", [](auto*) {},
@@ -943,8 +984,11 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
                           "emulation 1.34, min-compatibility 1.33");
           },
           facts));
+}
 
-  // ComputeStorageVersionAgreement.
+// ComputeStorageVersionAgreement.
+void AddAgreementCases(const CatalogFacts& facts, std::vector<ValidCase>* out) {
+  std::vector<ValidCase>& cases = *out;
   using AgreementRequest = v1::ComputeStorageVersionAgreementRequest;
   using AgreementResponse = v1::ComputeStorageVersionAgreementResponse;
   cases.push_back(Valid<AgreementRequest, AgreementResponse>(
@@ -988,8 +1032,12 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
                       "b is ignored, a's apps/v1 is common");
       },
       facts));
+}
 
-  // PlanVersionRemoval with an inline history (the catalogs have no CRDs).
+// PlanVersionRemoval with an inline history (the catalogs have no CRDs).
+void AddVersionRemovalCases(const CatalogFacts& facts,
+                            std::vector<ValidCase>* out) {
+  std::vector<ValidCase>& cases = *out;
   cases.push_back(
       Valid<v1::PlanVersionRemovalRequest, v1::PlanVersionRemovalResponse>(
           Rpc::kPlanVersionRemoval, 20, "widgets v1beta1, inline history",
@@ -1006,8 +1054,14 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
                           "v1");
           },
           facts));
+}
 
-  // Evaluate: one of each kind, and a batch of 250 gate questions.
+// Evaluate: one of each kind.
+void AddEvaluateKindsCases(const CatalogFacts& facts,
+                           std::vector<ValidCase>* out) {
+  using v1::CheckSkewRequest;
+  const std::string gate(CatalogFacts::kSwitchedGate);
+  std::vector<ValidCase>& cases = *out;
   cases.push_back(Valid<v1::EvaluateRequest, v1::EvaluateResponse>(
       Rpc::kEvaluate, 40, "one item of each kind",
       [gate](auto* r) {
@@ -1068,6 +1122,13 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
         return "";
       },
       facts));
+}
+
+// Evaluate: a batch of 250 gate questions.
+void AddEvaluateBatchCases(const CatalogFacts& facts,
+                           std::vector<ValidCase>* out) {
+  const std::string gate(CatalogFacts::kSwitchedGate);
+  std::vector<ValidCase>& cases = *out;
   cases.push_back(Valid<v1::EvaluateRequest, v1::EvaluateResponse>(
       Rpc::kEvaluate, 5, "250 gate questions",
       [gate](auto* r) {
@@ -1090,9 +1151,13 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
         return "";
       },
       facts));
+}
 
-  // GetCatalog, ListClients, LintCatalog (rarely: it checks the whole
-  // catalog).
+// GetCatalog, ListClients, LintCatalog (rarely: it checks the whole
+// catalog).
+void AddCatalogAndClientsCases(const CatalogFacts& facts,
+                               std::vector<ValidCase>* out) {
+  std::vector<ValidCase>& cases = *out;
   cases.push_back(Valid<v1::GetCatalogRequest, v1::GetCatalogResponse>(
       Rpc::kGetCatalog, 40, "the serving catalog", [](auto*) {},
       [facts](const auto& r) {
@@ -1128,6 +1193,23 @@ std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
             "findings add up to errors + warnings + exceptions");
       },
       facts));
+}
+
+}  // namespace
+
+std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts) {
+  std::vector<ValidCase> cases;
+  AddFeatureCases(facts, &cases);
+  AddListFeaturesCases(facts, &cases);
+  AddStorageVersionCases(facts, &cases);
+  AddApiVersionsCases(facts, &cases);
+  AddSkewCases(facts, &cases);
+  AddResolveVersionsCases(facts, &cases);
+  AddAgreementCases(facts, &cases);
+  AddVersionRemovalCases(facts, &cases);
+  AddEvaluateKindsCases(facts, &cases);
+  AddEvaluateBatchCases(facts, &cases);
+  AddCatalogAndClientsCases(facts, &cases);
   return cases;
 }
 

@@ -62,6 +62,76 @@ void Page(absl::StatusOr<std::string> page, const PageContext& context,
   }
 }
 
+// Redirects and assets, which need no catalog; false for every other path.
+bool AnswerWithoutCatalog(absl::string_view path, http::Response* response) {
+  if (path == "/" || path == "/ui") {
+    response->status = path == "/" ? 302 : 301;
+    response->content_type = "text/plain; charset=utf-8";
+    response->headers.emplace_back("Location", "/ui/");
+    response->body = "see /ui/\n";
+    return true;
+  }
+  if (path == "/ui/style.css" || path == "/ui/app.js") {
+    const bool css = path == "/ui/style.css";
+    response->content_type =
+        css ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8";
+    response->headers.emplace_back("Cache-Control", "no-cache");
+    response->body = std::string(css ? kStyleCss : kAppJs);
+    return true;
+  }
+  return false;
+}
+
+// Every path before the first catalog: 503.
+void AnswerBeforeCatalog(absl::string_view path, http::Response* response) {
+  response->status = 503;
+  if (path == "/ui/status.json") {
+    response->content_type = "application/json";
+    response->body = "{\"generation\":0,\"digest\":\"\"}";
+  } else {
+    response->content_type = std::string(kHtml);
+    response->body = RenderError(nullptr, "No catalog yet",
+                                 "compatd has not loaded a catalog yet; "
+                                 "this page works once it has.");
+  }
+}
+
+// The view `path` names, rendered in `context`; 404 for any other path.
+void AnswerView(const http::Request& request, absl::string_view path,
+                const PageContext& context, http::Response* response) {
+  const runtime::ServingSnapshot* snapshot = context.snapshot;
+  if (path == "/ui/status.json") {
+    response->content_type = "application/json";
+    response->body = StatusDocument(*snapshot);
+  } else if (path == "/ui/") {
+    Page(RenderOverview(context), context, response);
+  } else if (path == "/ui/clients") {
+    Page(RenderClients(context), context, response);
+  } else if (path == "/ui/features") {
+    Page(RenderFeatures(context, ParseFeatureFilter(request.query)), context,
+         response);
+  } else if (absl::string_view gate = path;
+             absl::ConsumePrefix(&gate, "/ui/features/") && !gate.empty() &&
+             !absl::StrContains(gate, '/')) {
+    Page(RenderFeature(context, PercentDecode(gate, false)), context, response);
+  } else if (path == "/ui/apis") {
+    Page(RenderApis(context), context, response);
+  } else if (path == "/ui/api-use") {
+    Page(RenderApiUse(context), context, response);
+  } else if (path == "/ui/plan") {
+    Page(RenderPlan(context), context, response);
+  } else {
+    response->status = 404;
+    response->content_type = std::string(kHtml);
+    response->body = RenderError(
+        &context, "Not found",
+        absl::StrCat(path,
+                     ": no such page; the status page has /ui/, /ui/clients, "
+                     "/ui/features, /ui/features/<gate>, /ui/apis, "
+                     "/ui/api-use and /ui/plan"));
+  }
+}
+
 }  // namespace
 
 StatusPage::StatusPage(const api::PolicyHandlers* handlers, Options options)
@@ -98,35 +168,11 @@ void StatusPage::Handle(const http::Request& request,
     return;
   }
   response->omit_body = request.method == "HEAD";
-  // Redirects and assets need no catalog.
-  if (path == "/" || path == "/ui") {
-    response->status = path == "/" ? 302 : 301;
-    response->content_type = "text/plain; charset=utf-8";
-    response->headers.emplace_back("Location", "/ui/");
-    response->body = "see /ui/\n";
-    return;
-  }
-  if (path == "/ui/style.css" || path == "/ui/app.js") {
-    const bool css = path == "/ui/style.css";
-    response->content_type =
-        css ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8";
-    response->headers.emplace_back("Cache-Control", "no-cache");
-    response->body = std::string(css ? kStyleCss : kAppJs);
-    return;
-  }
+  if (AnswerWithoutCatalog(path, response)) return;
   response->headers.emplace_back("Cache-Control", "no-store");
   const absl::Time now = options_.clock ? options_.clock() : absl::Now();
   if (snapshot == nullptr) {
-    response->status = 503;
-    if (path == "/ui/status.json") {
-      response->content_type = "application/json";
-      response->body = "{\"generation\":0,\"digest\":\"\"}";
-    } else {
-      response->content_type = std::string(kHtml);
-      response->body = RenderError(nullptr, "No catalog yet",
-                                   "compatd has not loaded a catalog yet; "
-                                   "this page works once it has.");
-    }
+    AnswerBeforeCatalog(path, response);
     return;
   }
   // ?binary=1.34: every view answers as that line's binary would, by making
@@ -155,36 +201,7 @@ void StatusPage::Handle(const http::Request& request,
     snapshot = &chosen;
   }
   const PageContext context{snapshot, handlers_, now, options_.started};
-  if (path == "/ui/status.json") {
-    response->content_type = "application/json";
-    response->body = StatusJson(*snapshot);
-  } else if (path == "/ui/") {
-    Page(RenderOverview(context), context, response);
-  } else if (path == "/ui/clients") {
-    Page(RenderClients(context), context, response);
-  } else if (path == "/ui/features") {
-    Page(RenderFeatures(context, ParseFeatureFilter(request.query)), context,
-         response);
-  } else if (absl::string_view gate = path;
-             absl::ConsumePrefix(&gate, "/ui/features/") && !gate.empty() &&
-             !absl::StrContains(gate, '/')) {
-    Page(RenderFeature(context, PercentDecode(gate, false)), context, response);
-  } else if (path == "/ui/apis") {
-    Page(RenderApis(context), context, response);
-  } else if (path == "/ui/api-use") {
-    Page(RenderApiUse(context), context, response);
-  } else if (path == "/ui/plan") {
-    Page(RenderPlan(context), context, response);
-  } else {
-    response->status = 404;
-    response->content_type = std::string(kHtml);
-    response->body = RenderError(
-        &context, "Not found",
-        absl::StrCat(path,
-                     ": no such page; the status page has /ui/, /ui/clients, "
-                     "/ui/features, /ui/features/<gate>, /ui/apis, "
-                     "/ui/api-use and /ui/plan"));
-  }
+  AnswerView(request, path, context, response);
 }
 
 }  // namespace compatd::ui

@@ -120,6 +120,42 @@ std::string DescribeSegments(const std::vector<TimelineSegment>& segments) {
   return out;
 }
 
+namespace {
+
+// One segment's bar, [x, x + w), with its lock, stage label and version.
+void AppendSegment(std::string* out, const TimelineAxis& axis,
+                   const TimelineSegment& segment, int64_t x, int64_t w,
+                   int64_t bar_y) {
+  absl::StrAppend(
+      out, "<g class=\"seg st-", StageClass(segment.stage),
+      segment.default_enabled ? " on" : " off", segment.locked ? " locked" : "",
+      "\" data-stage=\"", StageTitle(segment.stage), "\" data-from=\"",
+      segment.from.MajorMinorString(), "\" data-to=\"",
+      segment.to.MajorMinorString(), "\" data-default=\"",
+      segment.default_enabled ? "on" : "off", "\" data-locked=\"",
+      segment.locked ? "true" : "false", "\"><title>", SegmentTitle(segment),
+      "</title><rect x=\"", x, "\" y=\"", bar_y, "\" width=\"", w,
+      "\" height=\"", axis.height, "\" rx=\"2\"/>");
+  if (segment.locked) {
+    absl::StrAppend(out, "<rect class=\"lock\" x=\"", x, "\" y=\"",
+                    bar_y + axis.height - 3, "\" width=\"", w,
+                    "\" height=\"3\"/>");
+  }
+  const absl::string_view label = StageShort(segment.stage);
+  if (w >= static_cast<int64_t>(label.size()) * 7 + 2) {
+    absl::StrAppend(out, "<text x=\"", x + w / 2, "\" y=\"",
+                    bar_y + axis.height / 2 + 4, "\">", label, "</text>");
+  }
+  if (axis.labels) {
+    absl::StrAppend(out, "<text class=\"ver\" x=\"", x + 1, "\" y=\"",
+                    bar_y + axis.height + 13, "\">",
+                    segment.from.MajorMinorString(), "</text>");
+  }
+  out->append("</g>");
+}
+
+}  // namespace
+
 void AppendTimelineSvg(std::string* out, absl::string_view gate,
                        const std::vector<TimelineSegment>& segments,
                        const TimelineAxis& axis, const engine::Version& now,
@@ -156,33 +192,7 @@ void AppendTimelineSvg(std::string* out, absl::string_view gate,
     to = std::min(to, releases - 1);
     const int64_t x = pad + from * rw;
     const int64_t w = (to - from + 1) * rw - 1;
-    absl::StrAppend(out, "<g class=\"seg st-", StageClass(segment.stage),
-                    segment.default_enabled ? " on" : " off",
-                    segment.locked ? " locked" : "", "\" data-stage=\"",
-                    StageTitle(segment.stage), "\" data-from=\"",
-                    segment.from.MajorMinorString(), "\" data-to=\"",
-                    segment.to.MajorMinorString(), "\" data-default=\"",
-                    segment.default_enabled ? "on" : "off", "\" data-locked=\"",
-                    segment.locked ? "true" : "false", "\"><title>",
-                    SegmentTitle(segment), "</title><rect x=\"", x, "\" y=\"",
-                    bar_y, "\" width=\"", w, "\" height=\"", axis.height,
-                    "\" rx=\"2\"/>");
-    if (segment.locked) {
-      absl::StrAppend(out, "<rect class=\"lock\" x=\"", x, "\" y=\"",
-                      bar_y + axis.height - 3, "\" width=\"", w,
-                      "\" height=\"3\"/>");
-    }
-    const absl::string_view label = StageShort(segment.stage);
-    if (w >= static_cast<int64_t>(label.size()) * 7 + 2) {
-      absl::StrAppend(out, "<text x=\"", x + w / 2, "\" y=\"",
-                      bar_y + axis.height / 2 + 4, "\">", label, "</text>");
-    }
-    if (axis.labels) {
-      absl::StrAppend(out, "<text class=\"ver\" x=\"", x + 1, "\" y=\"",
-                      bar_y + axis.height + 13, "\">",
-                      segment.from.MajorMinorString(), "</text>");
-    }
-    out->append("</g>");
+    AppendSegment(out, axis, segment, x, w, bar_y);
   }
   if (clipped) {
     absl::StrAppend(out, "<text class=\"more\" x=\"0\" y=\"",

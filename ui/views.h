@@ -61,7 +61,7 @@ std::string RenderError(const PageContext* context, absl::string_view title,
 
 // {"generation":N,"digest":"sha256:..."}: what the page polls to reload
 // itself when the catalog changes.
-std::string StatusJson(const runtime::ServingSnapshot& snapshot);
+std::string StatusDocument(const runtime::ServingSnapshot& snapshot);
 
 // "12s", "3m 12s", "2h 5m", "4d 3h".
 std::string HumanDuration(absl::Duration duration);

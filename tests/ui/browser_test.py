@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 DEADLINE_SECONDS = 50  # the whole test; ctest's timeout is the backstop
@@ -63,11 +64,19 @@ class Compatd:
             m = re.search(r"JSON on http://127\.0\.0\.1:(\d+)", text)
             if m and "serving catalog" in text:
                 self.port = int(m.group(1))
-                return
+            if self.port is not None and self.healthy():
+                return  # ready: /healthz says 200, not just an open port
             if self.proc.poll() is not None:
                 raise Failure("compatd exited at start-up:\n" + text)
             time.sleep(0.05)
-        raise Failure("compatd did not start within 20 s")
+        raise Failure("compatd did not answer /healthz 200 within 20 s")
+
+    def healthy(self):
+        try:
+            with urllib.request.urlopen(self.url("/healthz"), timeout=2) as reply:
+                return reply.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
 
     def url(self, path):
         return "http://127.0.0.1:%d%s" % (self.port, path)

@@ -1,4 +1,4 @@
-#include "gateway/query.h"
+#include "gateway/url_query.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"

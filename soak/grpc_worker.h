@@ -1,0 +1,216 @@
+#pragma once
+
+// gRPC workers: valid, wrong and garbage calls, unknown methods.
+
+#include "soak/common.h"
+
+namespace compatd::soak {
+
+// ---------------------------------------------------------------------------
+// Workers: valid, wrong and garbage calls.
+
+class Worker {
+ public:
+  Worker(Env* env, int index)
+      : env_(*env), rng_(env->seed * 1000003 + static_cast<uint64_t>(index)) {}
+
+  void Run() {
+    cases_ = MakeValidCases(env_.facts);
+    std::vector<int> weights;
+    for (const ValidCase& c : cases_) weights.push_back(c.weight);
+    std::discrete_distribution<size_t> pick_case(weights.begin(),
+                                                 weights.end());
+    responses_.resize(api::kRpcCount);  // indexed by api::Rpc
+    for (Rpc rpc : kUnaryRpcs) {
+      responses_[static_cast<int>(rpc)] = NewResponse(rpc);
+    }
+    // 75% valid, 20% wrong, 3.75% garbage messages, 1.25% unknown methods,
+    // of the classes that run.
+    const Options& o = env_.options;
+    std::discrete_distribution<int> pick_class(
+        {o.valid ? 75.0 : 0.0, o.wrong ? 20.0 : 0.0, o.garbage ? 3.75 : 0.0,
+         o.unknown ? 1.25 : 0.0});
+    uint64_t calls_on_channel = 0;
+    Connect();
+    while (!env_.stop.load(std::memory_order_relaxed)) {
+      // A new connection (and User-Agent) now and then.
+      if (++calls_on_channel > 3000) {
+        Connect();
+        calls_on_channel = 0;
+      }
+      switch (pick_class(rng_)) {
+        case 0:
+          Valid(cases_[pick_case(rng_)].request);
+          break;
+        case 1:
+          Wrong();
+          break;
+        case 2:
+          Garbage();
+          break;
+        default:
+          UnknownMethod();
+          break;
+      }
+      env_.calls.fetch_add(1, std::memory_order_relaxed);
+    }
+    cq_.Shutdown();
+    void* tag;
+    bool ok;
+    while (cq_.Next(&tag, &ok)) {
+    }
+  }
+
+  const Tally& tally() const { return tally_; }
+
+ private:
+  void Connect() {
+    channel_ = NewChannel(env_, RandomUserAgent(rng_), ++g_channel_serial);
+    stub_ = v1::CompatibilityPolicy::NewStub(channel_);
+    generic_ = std::make_unique<grpc::GenericStub>(channel_);
+  }
+
+  grpc::Status Call(const SoakRequest& request, Message* response) {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline(env_.options.call_timeout));
+    AddRandomIdentity(rng_, &context);
+    return CallStub(*stub_, &context, request.rpc, *request.message, response);
+  }
+
+  void Unexpected(Class cls, absl::string_view method, absl::string_view label,
+                  const grpc::Status& status, absl::string_view expected) {
+    if (env_.QuotaCollateral(
+            status,
+            absl::StrCat(kClassNames[static_cast<int>(cls)], " ", method, ": ",
+                         Shorten(status.error_message()))))
+      return;
+    env_.failures.Add(
+        "unexpected status code",
+        absl::StrCat(kClassNames[static_cast<int>(cls)], " ", method, " (",
+                     Shorten(label, 300), "): ", CodeName(status.error_code()),
+                     " \"", Shorten(status.error_message()), "\"; expected ",
+                     expected));
+  }
+
+  void Valid(const SoakRequest& request) {
+    Message* response = responses_[static_cast<int>(request.rpc)].get();
+    const grpc::Status status = Call(request, response);
+    const absl::string_view method = RpcName(request.rpc);
+    Count(tally_, Class::kValid, method, status.error_code());
+    if (!status.ok()) {
+      Unexpected(Class::kValid, method, request.label, status, "OK");
+      return;
+    }
+    if (std::string problem = request.check(*response); !problem.empty()) {
+      env_.failures.Add(
+          "wrong answer",
+          absl::StrCat(method, " (", request.label, "): ", problem,
+                       "; answer: ", Shorten(response->ShortDebugString())));
+    }
+  }
+
+  void Wrong() {
+    const SoakRequest request =
+        RandomWrongRequest(rng_, kMaxRecvMessageBytes, kMaxEvaluateItems);
+    Message* response = responses_[static_cast<int>(request.rpc)].get();
+    const grpc::Status status = Call(request, response);
+    const absl::string_view method = RpcName(request.rpc);
+    Count(tally_, Class::kWrong, method, status.error_code());
+    const bool accepted = request.exact_code.has_value()
+                              ? status.error_code() == *request.exact_code
+                              : IsAcceptedForWrongRequest(status.error_code());
+    if (!accepted) {
+      Unexpected(Class::kWrong, method,
+                 absl::StrCat(request.label, ": ",
+                              request.message->ShortDebugString()),
+                 status,
+                 request.exact_code.has_value()
+                     ? CodeName(*request.exact_code)
+                     : "OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION "
+                       "or RESOURCE_EXHAUSTED");
+      return;
+    }
+    if (status.ok() && request.check) {
+      if (std::string problem = request.check(*response); !problem.empty()) {
+        env_.failures.Add(
+            "wrong answer",
+            absl::StrCat(method, " (wrong request ",
+                         Shorten(request.message->ShortDebugString()),
+                         "): ", problem));
+      }
+    }
+  }
+
+  // A unary call through the generic stub on this worker's completion queue
+  // (the callback API is not usable under TSan, see bench/CMakeLists.txt).
+  grpc::Status GenericCall(const std::string& method,
+                           const std::string& bytes) {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline(env_.options.call_timeout));
+    AddRandomIdentity(rng_, &context);
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer request(&slice, 1);
+    std::unique_ptr<grpc::GenericClientAsyncResponseReader> call =
+        generic_->PrepareUnaryCall(&context, method, request, &cq_);
+    call->StartCall();
+    grpc::ByteBuffer reply;
+    grpc::Status status;
+    call->Finish(&reply, &status, call.get());
+    void* tag = nullptr;
+    bool ok = false;
+    if (!cq_.Next(&tag, &ok) || tag != call.get()) {
+      return grpc::Status(grpc::StatusCode::UNKNOWN,
+                          "compatd-soak: completion queue out of step");
+    }
+    return status;
+  }
+
+  void UnknownMethod() {
+    const std::string method = RandomUnknownMethod(rng_);
+    const grpc::Status status =
+        GenericCall(method, RandomGarbageMessage(rng_, Rpc::kGetFeature));
+    Count(tally_, Class::kUnknownMethod, "(unknown method)",
+          status.error_code());
+    if (status.error_code() != grpc::StatusCode::UNIMPLEMENTED) {
+      Unexpected(Class::kUnknownMethod, method, "unknown method", status,
+                 "UNIMPLEMENTED");
+    }
+  }
+
+  void Garbage() {
+    const Rpc rpc = kUnaryRpcs[Below(rng_, kRpcCount)];
+    const std::string bytes = RandomGarbageMessage(rng_, rpc);
+    const bool decodes = Decodes(rpc, bytes);
+    const grpc::Status status = GenericCall(MethodPath(rpc), bytes);
+    const Class cls =
+        decodes ? Class::kGarbageDecodable : Class::kGarbageUndecodable;
+    Count(tally_, cls, RpcName(rpc), status.error_code());
+    const bool accepted =
+        decodes
+            ? IsAcceptedForWrongRequest(status.error_code())
+            : status.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
+                  absl::StartsWith(status.error_message(),
+                                   "the request is not a valid compatd.v1.");
+    if (!accepted) {
+      Unexpected(cls, RpcName(rpc),
+                 absl::StrCat(bytes.size(), " bytes ",
+                              Shorten(absl::CEscape(bytes), 120)),
+                 status,
+                 decodes ? "a code for a wrong request"
+                         : "INVALID_ARGUMENT naming the request type "
+                           "(compatd cannot decode it)");
+    }
+  }
+
+  Env& env_;
+  Rng rng_;
+  std::vector<ValidCase> cases_;
+  std::vector<std::unique_ptr<Message>> responses_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::CompatibilityPolicy::Stub> stub_;
+  std::unique_ptr<grpc::GenericStub> generic_;
+  grpc::CompletionQueue cq_;
+  Tally tally_;
+};
+
+}  // namespace compatd::soak
