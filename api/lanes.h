@@ -7,7 +7,7 @@
 // run on the heavy lane's bounded pool (base/work_pool.h; --heavy-workers,
 // --heavy-queue), and when it is full the caller gets RESOURCE_EXHAUSTED
 // (gRPC) or 429 with Retry-After (HTTP) at once. So a light call never waits
-// behind a heavy one (README, "Limits and bad input").
+// behind a heavy one (docs/limits.md).
 //
 // Adding an RPC or an HTTP route to a lane is one row of kLaneRules:
 //   {"ScanObjects", Lane::kHeavy},        // an RPC, by its name (both ports)

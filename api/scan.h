@@ -41,7 +41,7 @@ struct ScanText {
   absl::string_view text;  // must outlive the call
 };
 
-// What bounds a scan (README, "Limits and bad input").
+// What bounds a scan (docs/limits.md).
 struct ScanLimits {
   // Bytes of findings and problems in the answer: past it, the rest are
   // counted (omitted_findings, omitted_problems; the tallies still count

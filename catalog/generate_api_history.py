@@ -525,7 +525,7 @@ def resource_mapping(lifecycles):
 
 
 def resource_of(key, last, mapped, guide_entry):
-    """{resource, resourceSource[, subresourceOf]} of a kind (README, "API history").
+    """{resource, resourceSource[, subresourceOf]} of a kind (docs/catalog.md).
 
     1. The type has +genclient (and not +genclient:noVerbs) at its last tag: client-gen's
        name, its +resourceName or plural(kind); api_lifecycles.json must agree.

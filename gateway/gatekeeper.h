@@ -3,7 +3,7 @@
 // POST /gatekeeper/v1: an OPA Gatekeeper external data provider. Takes a
 // externaldata.gatekeeper.sh/v1beta1 ProviderRequest and answers a
 // ProviderResponse with response.idempotent true and one item per key, all
-// from one catalog snapshot. The key grammar (README.md, "Admission"):
+// from one catalog snapshot. The key grammar (docs/admission.md):
 //
 //   feature:NAME[@EMULATION]                 GetFeature's answer
 //   api:GROUP/VERSION/KIND[@EMULATION]       whether the API is served

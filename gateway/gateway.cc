@@ -29,7 +29,7 @@ void MethodNotAllowed(absl::string_view allow, absl::string_view path,
   response->status = 405;
   response->headers.emplace_back("Allow", std::string(allow));
   response->body = StatusJson(absl::InvalidArgumentError(
-      absl::StrCat(path, " takes ", allow, "; see README.md, \"Admission\"")));
+      absl::StrCat(path, " takes ", allow, "; see docs/admission.md")));
 }
 
 // One unary RPC: the request from the body (POST) or the query (GET), the
@@ -133,7 +133,7 @@ http::AsyncHandler Gateway::AsHandler() const {
         })) {
       return;
     }
-    // Full: refused now, not queued (README, "Limits and bad input").
+    // Full: refused now, not queued (docs/limits.md).
     http::Response response;
     response.status = 429;
     response.headers.emplace_back(

@@ -486,19 +486,28 @@ absl::Status SetQueryValue(google::protobuf::Message* target, const FD* field,
 
 }  // namespace
 
-absl::Status ParseQueryRequest(absl::string_view query,
-                               google::protobuf::Message* message) {
-  std::set<std::string> seen;
+absl::StatusOr<std::vector<QueryPair>> SplitQuery(absl::string_view query) {
+  std::vector<QueryPair> pairs;
   for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
     const size_t equals = pair.find('=');
-    std::string key;
-    std::string value;
-    if (!PercentDecode(pair.substr(0, equals), &key) ||
+    QueryPair& out = pairs.emplace_back();
+    out.raw = pair;
+    if (!PercentDecode(pair.substr(0, equals), &out.key) ||
         (equals != absl::string_view::npos &&
-         !PercentDecode(pair.substr(equals + 1), &value))) {
+         !PercentDecode(pair.substr(equals + 1), &out.value))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "query parameter ", JsonQuote(pair), ": bad percent-escape"));
     }
+  }
+  return pairs;
+}
+
+absl::Status ParseQueryRequest(absl::string_view query,
+                               google::protobuf::Message* message) {
+  absl::StatusOr<std::vector<QueryPair>> pairs = SplitQuery(query);
+  if (!pairs.ok()) return pairs.status();
+  std::set<std::string> seen;
+  for (const auto& [key, value, raw] : *pairs) {
     if (!seen.insert(key).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("query parameter ", JsonQuote(key),

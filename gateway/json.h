@@ -6,8 +6,10 @@
 // builds itself.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/json_quote.h"
 #include "google/protobuf/message.h"
@@ -71,5 +73,17 @@ using base::JsonQuote;
 // Percent-decodes a URL query component ('+' is a space). False for a bad
 // escape.
 bool PercentDecode(absl::string_view in, std::string* out);
+
+// One key=value pair of a URL query, percent-decoded ("key" alone: an empty
+// value); `raw` is the pair as sent.
+struct QueryPair {
+  std::string key;
+  std::string value;
+  absl::string_view raw;
+};
+
+// The pairs of `query` in order, empty ones skipped; INVALID_ARGUMENT naming
+// a pair with a bad percent-escape.
+absl::StatusOr<std::vector<QueryPair>> SplitQuery(absl::string_view query);
 
 }  // namespace compatd::gateway

@@ -20,16 +20,9 @@ engine::VersionQuery UrlVersions::Query() const {
 }
 
 absl::Status ParseUrlVersions(absl::string_view query, UrlVersions* out) {
-  for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
-    const size_t equals = pair.find('=');
-    std::string key;
-    std::string value;
-    if (!PercentDecode(pair.substr(0, equals), &key) ||
-        (equals != absl::string_view::npos &&
-         !PercentDecode(pair.substr(equals + 1), &value))) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "query parameter ", JsonQuote(pair), ": bad percent-escape"));
-    }
+  absl::StatusOr<std::vector<QueryPair>> pairs = SplitQuery(query);
+  if (!pairs.ok()) return pairs.status();
+  for (const auto& [key, value, raw] : *pairs) {
     if (key == "emulationVersion") {
       out->emulation_version = value;
     } else if (key == "binaryVersion") {
@@ -68,7 +61,7 @@ constexpr absl::string_view kPathGrammar =
     "expected warn, enforce, emulation-MAJOR.MINOR, "
     "min-compatibility-MAJOR.MINOR, binary-MAJOR.MINOR[.PATCH], "
     "enable-api.VERSION[.GROUP], disable-api.VERSION[.GROUP], "
-    "enable-gate.NAME or disable-gate.NAME (README.md, \"Admission\")";
+    "enable-gate.NAME or disable-gate.NAME (docs/admission.md)";
 
 absl::Status Twice(absl::string_view what) {
   return absl::InvalidArgumentError(

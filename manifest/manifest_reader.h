@@ -85,7 +85,7 @@ inline constexpr int kMaxListNesting = 8;
 // problem and reading resumes at the next document.
 inline constexpr int kMaxYamlDepth = 1000;
 
-// What bounds one read (issue 23; README, "Limits and bad input"), far above
+// What bounds one read (issue 23; docs/limits.md), far above
 // what real manifests reach: the repository's test data and examples, and
 // rendered charts, have at most 1 directive, a few hundred documents and
 // objects, and CRDs of at most a dozen versions. Past a bound the read stops

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "api/offline.h"
@@ -369,9 +370,22 @@ std::optional<int> RunTopLevel(int argc, char** argv, ServerOptions* server) {
 
 std::optional<int> RunCommandLine(int argc, char** argv,
                                   ServerOptions* server) {
-  if (argc > 1) {
-    if (const Command* command = FindCommand(argv[1])) {
-      return RunSubcommand(*command, argc, argv);
+  // The container image's ENTRYPOINT is `compatd --listen=... --metrics-
+  // listen=...` (Dockerfile), so `docker run IMAGE scan ...` reaches here as
+  // `compatd --listen=... --metrics-listen=... scan ...`: listen addresses
+  // before a command are the image's server defaults, which no command uses,
+  // and are passed over. Any other flag before a command is refused below.
+  int first = 1;
+  while (first < argc && (absl::StartsWith(argv[first], "--listen=") ||
+                          absl::StartsWith(argv[first], "--metrics-listen="))) {
+    ++first;
+  }
+  if (first < argc) {
+    if (const Command* command = FindCommand(argv[first])) {
+      std::vector<char*> rest = {argv[0]};
+      rest.insert(rest.end(), argv + first, argv + argc);
+      return RunSubcommand(*command, static_cast<int>(rest.size()),
+                           rest.data());
     }
   }
   return RunTopLevel(argc, argv, server);

@@ -508,7 +508,7 @@ grpc::Status PolicyService::Run(api::Rpc rpc,
            .ok()) {
     // gRPC's status guide suggests INTERNAL for a request the server cannot
     // parse; compatd answers INVALID_ARGUMENT, as for every other fault of
-    // the request (README, "Limits and bad input"): it is the client's to
+    // the request (docs/limits.md): it is the client's to
     // fix, and must not count as a server error.
     status = absl::InvalidArgumentError(absl::StrCat(
         "the request is not a valid ", FullName<Request>(),

@@ -1,6 +1,6 @@
 #pragma once
 
-// The server's flags (README.md, "Running it"), in sections by what they
+// The server's flags (docs/running.md), in sections by what they
 // tune; main() and the subcommands' checks share them.
 
 #include "base/flags.h"

@@ -263,7 +263,7 @@ struct Env {
   // memory quota (--grpc-memory-bytes), and when the huge-prefix attacker
   // spends it, gRPC's reclamation resets other clients' streams (RST_STREAM
   // 11) and sends GOAWAY to idle connections. Those calls are this known
-  // limitation's collateral (README, "Limits and bad input"): counted and
+  // limitation's collateral (docs/limits.md): counted and
   // shown, not failures, but only while an attack is under way (and
   // kQuotaCollateralGrace after) and only with exactly those two signatures.
   // Any other failure, or one outside an attack, still fails the run.

@@ -235,7 +235,7 @@ inline std::vector<HttpCase> ValidFrontDoorCases(Rng& rng) {
   return cases;
 }
 
-// Wrong requests, each with its one right status (README.md, "Admission").
+// Wrong requests, each with its one right status (docs/admission.md).
 inline std::vector<HttpCase> WrongFrontDoorCases() {
   std::vector<HttpCase> cases;
   cases.push_back({"malformed JSON", "POST", "/v1/GetFeature", R"({"name":)",

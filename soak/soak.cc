@@ -856,7 +856,7 @@ class Soak {
             "attacker held the quota (or within ",
             kQuotaCollateralGrace.count(),
             " s after): what a deployment without a body-bounding proxy in "
-            "front of the gRPC port sees (README, \"Limits and bad input\"). "
+            "front of the gRPC port sees (docs/limits.md). "
             "Not counted as failures.\n\n");
         for (const auto& [kind, entry] : collateral) {
           absl::StrAppend(out, "- ", kind, ": ", entry.count, "\n");

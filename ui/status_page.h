@@ -2,7 +2,7 @@
 
 // The status page: a small server-rendered web page on the HTTPS/JSON front
 // door's port (--http-listen) that an operator opens during an upgrade
-// (README.md, "Status page"). Read-only; its data comes from the same
+// (docs/status-page.md). Read-only; its data comes from the same
 // handlers as the RPCs (ui/views.h), one catalog snapshot per request, and it
 // shows nothing ListClients, GetCatalog, ListFeatures and ListAPIVersions do
 // not answer.

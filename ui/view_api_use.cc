@@ -76,8 +76,7 @@ absl::StatusOr<std::string> RenderApiUse(const PageContext& context) {
         "<p class=\"empty\">No call to an API at risk has been seen (within "
         "--api-usage-ttl). kube-apiserver sends its audit events here when "
         "started with --audit-webhook-config-file naming "
-        "<code>/audit/v1/events</code> (README, \"Seeing the whole "
-        "cluster\").</p>");
+        "<code>/audit/v1/events</code> (docs/cluster-view.md).</p>");
     AppendFoot(&out, &context);
     return out;
   }

@@ -41,6 +41,38 @@ struct Row {
   std::vector<Cell> cells;  // [older, window..., newer]
 };
 
+// CheckSkew's allowance for `component` at `versions` (null: the cluster's),
+// widening [*lo, *hi] to the minor versions it allows on the binary's major.
+absl::Status Allowance(const PageContext& context,
+                       const v1::VersionContext* versions,
+                       const std::string& component,
+                       v1::CheckSkewResponse* response, uint64_t* lo,
+                       uint64_t* hi) {
+  const engine::Catalog& catalog = context.snapshot->default_catalog();
+  v1::CheckSkewRequest request;
+  if (versions != nullptr) *request.mutable_versions() = *versions;
+  request.set_component(component);
+  request.set_client_version(catalog.binary_version.MajorMinorString());
+  if (absl::Status s =
+          context.handlers->CheckSkew(*context.snapshot, request, response);
+      !s.ok()) {
+    return s;
+  }
+  const uint64_t major = catalog.binary_version.major();
+  uint64_t mj = 0, mn = 0;
+  if (engine::Version::ParseMajorMinorNoAlloc(response->min_version(), &mj,
+                                              &mn) &&
+      mj == major) {
+    *lo = std::min(*lo, mn);
+  }
+  if (engine::Version::ParseMajorMinorNoAlloc(response->max_version(), &mj,
+                                              &mn) &&
+      mj == major) {
+    *hi = std::max(*hi, mn);
+  }
+  return absl::OkStatus();
+}
+
 // The lowest and highest minor version any skew rule allows at `versions`
 // (null: the cluster's): the columns a client matrix needs.
 absl::Status AllowedSpan(const PageContext& context,
@@ -49,26 +81,11 @@ absl::Status AllowedSpan(const PageContext& context,
   const engine::Catalog& catalog = context.snapshot->default_catalog();
   for (const engine::SkewRule& rule : engine::SkewRulesInForce(catalog)) {
     for (const std::string& component : rule.components) {
-      v1::CheckSkewRequest request;
-      if (versions != nullptr) *request.mutable_versions() = *versions;
-      request.set_component(component);
-      request.set_client_version(catalog.binary_version.MajorMinorString());
       v1::CheckSkewResponse response;
-      if (absl::Status s = context.handlers->CheckSkew(*context.snapshot,
-                                                       request, &response);
+      if (absl::Status s =
+              Allowance(context, versions, component, &response, lo, hi);
           !s.ok()) {
         return s;
-      }
-      uint64_t mj = 0, mn = 0;
-      if (engine::Version::ParseMajorMinorNoAlloc(response.min_version(), &mj,
-                                                  &mn) &&
-          mj == catalog.binary_version.major()) {
-        *lo = std::min(*lo, mn);
-      }
-      if (engine::Version::ParseMajorMinorNoAlloc(response.max_version(), &mj,
-                                                  &mn) &&
-          mj == catalog.binary_version.major()) {
-        *hi = std::max(*hi, mn);
       }
     }
   }
@@ -121,28 +138,15 @@ absl::Status MatrixRows(const PageContext& context,
     Row row;
     row.component = component;
     if (known.contains(component)) {
-      v1::CheckSkewRequest request;
-      if (versions != nullptr) *request.mutable_versions() = *versions;
-      request.set_component(component);
-      request.set_client_version(catalog.binary_version.MajorMinorString());
       v1::CheckSkewResponse response;
-      if (absl::Status s = context.handlers->CheckSkew(*context.snapshot,
-                                                       request, &response);
+      if (absl::Status s =
+              Allowance(context, versions, component, &response, &lo, &hi);
           !s.ok()) {
         return s;
       }
       row.has_rule = true;
       row.min_version = response.min_version();
       row.max_version = response.max_version();
-      uint64_t mj = 0, mn = 0;
-      if (engine::Version::ParseMajorMinorNoAlloc(row.min_version, &mj, &mn) &&
-          mj == major) {
-        lo = std::min(lo, mn);
-      }
-      if (engine::Version::ParseMajorMinorNoAlloc(row.max_version, &mj, &mn) &&
-          mj == major) {
-        hi = std::max(hi, mn);
-      }
     }
     matrix->rows.push_back(std::move(row));
   }

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -28,6 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
+#include "tests/integration/prometheus_process.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd {
@@ -37,15 +37,13 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kPrometheus[] = "/usr/bin/prometheus";
+using ::compatd::testing::kPrometheus;
 
 // Prometheus on 127.0.0.1 (a free port, read from its log), scraping the
 // targets of `dir`/targets.json every second and evaluating the rules of
 // k8s/monitoring/prometheusrule.yaml (for the recording rules).
 class Prometheus {
  public:
-  ~Prometheus() { Stop(); }
-
   absl::Status Start(const std::string& dir) {
     absl::StatusOr<std::string> rules = RuleFile();
     if (!rules.ok()) return rules.status();
@@ -64,34 +62,7 @@ class Prometheus {
     if (!testing::WriteFile(dir + "/prometheus.yml", config)) {
       return absl::InternalError("cannot write prometheus.yml");
     }
-    if (!testing::StartTiedToThisProcess(
-            process_, kPrometheus,
-            {"--config.file=" + dir + "/prometheus.yml",
-             "--storage.tsdb.path=" + dir + "/data",
-             "--web.listen-address=127.0.0.1:0", "--log.level=info"})) {
-      return absl::InternalError(absl::StrCat("cannot start ", kPrometheus));
-    }
-    if (!process_.WaitForStderr("msg=\"Listening on\"", 30s)) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "Prometheus did not report its address:\n", process_.Stderr()));
-    }
-    std::smatch match;
-    const std::string err = process_.Stderr();
-    if (!std::regex_search(
-            err, match,
-            std::regex(
-                "msg=\"Listening on\" address=127\\.0\\.0\\.1:([0-9]+)"))) {
-      return absl::InternalError(absl::StrCat("no port in:\n", err));
-    }
-    port_ = std::stoi(match[1]);
-    const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      absl::StatusOr<testing::HttpReply> ready =
-          testing::HttpGet(port_, "/-/ready");
-      if (ready.ok() && ready->status == 200) return absl::OkStatus();
-      std::this_thread::sleep_for(50ms);
-    }
-    return absl::DeadlineExceededError("Prometheus never became ready");
+    return process_.Start(dir + "/prometheus.yml", dir + "/data");
   }
 
   // Scrape these /metrics ports from now on (written whole, then renamed).
@@ -107,14 +78,9 @@ class Prometheus {
                   (dir + "/targets.json").c_str()) == 0;
   }
 
-  void Stop() {
-    if (process_.pid() <= 0) return;
-    if (process_.Wait(0ms)) return;
-    process_.Signal(SIGTERM);
-    if (!process_.Wait(15s)) process_.Signal(SIGKILL);
-  }
+  void Stop() { process_.Stop(); }
 
-  int port() const { return port_; }
+  int port() const { return process_.port(); }
   std::string Stderr() const { return process_.Stderr(); }
 
  private:
@@ -136,8 +102,7 @@ class Prometheus {
     return spec;
   }
 
-  testing::Subprocess process_;
-  int port_ = 0;
+  testing::PrometheusProcess process_;
 };
 
 using Pairs = std::set<std::pair<std::string, std::string>>;

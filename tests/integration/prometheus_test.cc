@@ -27,6 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
+#include "tests/integration/prometheus_process.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd {
@@ -36,7 +37,7 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
-constexpr char kPrometheus[] = "/usr/bin/prometheus";
+using ::compatd::testing::kPrometheus;
 constexpr char kKubeletAgent[] =
     "kubelet/v1.31.0 (linux/amd64) kubernetes/abc1234";
 
@@ -264,61 +265,15 @@ std::string Render(const std::vector<PromSample>& samples) {
   return out.empty() ? " (empty)" : out;
 }
 
-// Prometheus as a child process; SIGTERM on destruction (the Subprocess
-// member then SIGKILLs it if it did not exit).
-class PrometheusProcess {
+// Debian's Prometheus (tests/integration/prometheus_process.h), asked
+// instant queries.
+class PrometheusProcess : public testing::PrometheusProcess {
  public:
-  ~PrometheusProcess() { Stop(); }
-
-  // Starts it on 127.0.0.1 (a free port, read back from its log) with
-  // `config` and its TSDB under `data_dir`, and waits until it is ready.
-  absl::Status Start(const std::string& config, const std::string& data_dir) {
-    if (!testing::StartTiedToThisProcess(
-            process_, kPrometheus,
-            {"--config.file=" + config, "--storage.tsdb.path=" + data_dir,
-             "--web.listen-address=127.0.0.1:0", "--log.level=info"})) {
-      return absl::InternalError(absl::StrCat("cannot start ", kPrometheus));
-    }
-    if (!process_.WaitForStderr("msg=\"Listening on\"", 30s)) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("Prometheus did not report its address; stderr:\n",
-                       process_.Stderr()));
-    }
-    std::smatch match;
-    const std::string err = process_.Stderr();
-    if (!std::regex_search(
-            err, match,
-            std::regex(
-                "msg=\"Listening on\" address=127\\.0\\.0\\.1:([0-9]+)"))) {
-      return absl::InternalError(absl::StrCat("no port in:\n", err));
-    }
-    port_ = std::stoi(match[1]);
-    const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      absl::StatusOr<testing::HttpReply> ready =
-          testing::HttpGet(port_, "/-/ready");
-      if (ready.ok() && ready->status == 200) return absl::OkStatus();
-      std::this_thread::sleep_for(50ms);
-    }
-    return absl::DeadlineExceededError(absl::StrCat(
-        "Prometheus never became ready; stderr:\n", process_.Stderr()));
-  }
-
-  // SIGTERM; the exit code, or nullopt if it did not exit within 15 s.
-  std::optional<int> Stop() {
-    if (process_.pid() <= 0) return std::nullopt;  // never started
-    if (std::optional<int> code = process_.Wait(0ms)) return code;
-    process_.Signal(SIGTERM);
-    return process_.Wait(15s);
-  }
-
-  std::string Stderr() const { return process_.Stderr(); }
-
   // GET /api/v1/query?query=`expr`: the instant vector, or an error with
   // Prometheus' own message.
   absl::StatusOr<std::vector<PromSample>> Query(const std::string& expr) const {
     absl::StatusOr<testing::HttpReply> reply = testing::HttpGet(
-        port_, absl::StrCat("/api/v1/query?query=", testing::UrlEncode(expr)));
+        port(), absl::StrCat("/api/v1/query?query=", testing::UrlEncode(expr)));
     if (!reply.ok()) return reply.status();
     absl::StatusOr<Json> json = JsonReader(reply->body).ReadDocument();
     if (!json.ok()) return json.status();
@@ -369,10 +324,6 @@ class PrometheusProcess {
       std::this_thread::sleep_for(200ms);
     }
   }
-
- private:
-  testing::Subprocess process_;
-  int port_ = 0;
 };
 
 // The `spec` of the PrometheusRule (everything indented under the last

@@ -23,6 +23,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
+#include "tests/testing/configmap_fixture.h"
 #include "tests/testing/subprocess.h"
 
 namespace compatd {
@@ -257,10 +258,10 @@ TEST(ScanCliTest, HelpIsTheCommandsOwn) {
                            Not(HasSubstr("--listen"))));
 }
 
-// A tree of `files` manifests, one Deployment each.
-std::string ManyManifests(int files) {
-  const std::string dir = ::testing::TempDir() + "/scan_progress_tree";
-  std::filesystem::remove_all(dir);
+// A tree of `files` manifests, one Deployment each, in `dir` (each test its
+// own: ctest runs tests side by side).
+std::string ManyManifests(const testing::ScopedTempDir& tree, int files) {
+  const std::string dir = tree.Join("manifests");
   std::filesystem::create_directories(dir);
   for (int i = 0; i < files; ++i) {
     std::ofstream(dir + "/deploy-" + std::to_string(i) + ".yaml")
@@ -278,11 +279,12 @@ struct PtyRun {
 };
 
 // Runs compatd with stderr on a pseudo-terminal and stdout in a file.
-PtyRun RunWithStderrOnATerminal(const std::vector<std::string>& args) {
+PtyRun RunWithStderrOnATerminal(const std::vector<std::string>& args,
+                                const testing::ScopedTempDir& dir) {
   PtyRun run;
   int master = -1, slave = -1;
   if (openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) return run;
-  const std::string out_path = ::testing::TempDir() + "/scan_pty_stdout";
+  const std::string out_path = dir.Join("stdout");
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
@@ -332,8 +334,10 @@ size_t Count(const std::string& text, const std::string& what) {
 }
 
 TEST(ScanCliTest, ProgressOnATerminalIsRedrawnAndCleared) {
-  const std::string dir = ManyManifests(3000);
-  const PtyRun run = RunWithStderrOnATerminal({"scan", dir});
+  testing::ScopedTempDir tree;
+  ASSERT_FALSE(tree.path().empty());
+  const std::string dir = ManyManifests(tree, 3000);
+  const PtyRun run = RunWithStderrOnATerminal({"scan", dir}, tree);
   ASSERT_EQ(run.exit_code, 0) << run.terminal << run.out;
   // Files and objects so far, each redraw from the line's start, erased.
   EXPECT_THAT(run.terminal, HasSubstr("\r\033[Kcompatd scan: "));
@@ -352,7 +356,9 @@ TEST(ScanCliTest, ProgressOnATerminalIsRedrawnAndCleared) {
 }
 
 TEST(ScanCliTest, NoProgressOnAPipe) {
-  const std::string dir = ManyManifests(300);
+  testing::ScopedTempDir tree;
+  ASSERT_FALSE(tree.path().empty());
+  const std::string dir = ManyManifests(tree, 300);
   const RunResult r = Scan({dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
