@@ -217,12 +217,12 @@ class LinesServerTest : public ::testing::Test {
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + 2s);
       grpc::health::v1::HealthCheckResponse response;
-      serving = health
-                    ->Check(&context, grpc::health::v1::HealthCheckRequest(),
-                            &response)
-                    .ok() &&
-                response.status() ==
-                    grpc::health::v1::HealthCheckResponse::SERVING;
+      serving =
+          health
+              ->Check(&context, grpc::health::v1::HealthCheckRequest(),
+                      &response)
+              .ok() &&
+          response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
       if (!serving) std::this_thread::sleep_for(20ms);
     }
     ASSERT_TRUE(serving) << server_.Stderr();
