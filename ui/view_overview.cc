@@ -94,7 +94,11 @@ void AppendLinesTable(std::string* out, const v1::GetCatalogResponse& catalog) {
     out->append("</a>");
     if (line.default_line()) out->append(" (shown)");
     out->append("</td><td>");
-    AppendEscaped(out, line.source());
+    // "embedded:kubernetes-1.33" may break after its scheme, not mid-word.
+    for (absl::string_view part : absl::StrSplit(line.source(), ':')) {
+      if (part.data() != line.source().data()) out->append(":<wbr>");
+      AppendEscaped(out, part);
+    }
     absl::StrAppend(out, "</td><td>", line.counts().features(), "</td><td>");
     if (line.last_error().empty()) {
       out->append("<span class=\"ok\">no error</span>");
