@@ -103,13 +103,17 @@ std::string AllowOf(const http::Response& response) {
 std::string AllowedMethods(absl::string_view path) {
   if (path == "/healthz") return "GET, HEAD";
   // The admission webhook takes its options as path segments too
-  // (/admission/v1/validate/enforce/emulation-1.35): every path below it is
-  // the webhook's (a bad segment is its 400, not a 404).
-  absl::string_view admission = path;
-  if ((absl::ConsumePrefix(&admission, "/admission/v1/validate") &&
-       (admission.empty() || admission.front() == '/')) ||
-      path == "/gatekeeper/v1") {
-    return "POST";
+  // (/admission/v1/validate/enforce/emulation-1.35), and so does the
+  // Gatekeeper provider (/gatekeeper/v1/binary-1.34): every path below them
+  // is theirs (a bad segment is the webhook's 400 and the provider's 200 with
+  // a systemError, not a 404).
+  for (absl::string_view prefix :
+       {"/admission/v1/validate", "/gatekeeper/v1"}) {
+    absl::string_view below = path;
+    if (absl::ConsumePrefix(&below, prefix) &&
+        (below.empty() || below.front() == '/')) {
+      return "POST";
+    }
   }
   absl::string_view rpc = path;
   if (!absl::ConsumePrefix(&rpc, "/v1/")) return "";
