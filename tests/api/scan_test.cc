@@ -19,6 +19,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "runtime/catalog_pipeline.h"
+#include "tests/api/embedded_snapshot.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd::api {
@@ -28,17 +29,6 @@ using ::compatd::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
-
-std::shared_ptr<const runtime::ServingSnapshot> Embedded() {
-  absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
-      catalog::ParseCatalog(catalog::EmbeddedCatalogYaml(), "embedded");
-  EXPECT_TRUE(catalog.ok()) << catalog.status();
-  runtime::CatalogPipeline::Options options;
-  options.derive = DeriveAnswers;
-  runtime::CatalogPipeline pipeline(std::move(options));
-  pipeline.Publish(*std::move(catalog), /*initial=*/true);
-  return pipeline.Current();
-}
 
 class ScanTest : public ::testing::Test {
  protected:
