@@ -12,6 +12,31 @@ namespace grpc::internal {
 using InlineHandler =
     CallbackBidiHandler<compatd::service::InlineReactions, grpc::ByteBuffer>;
 
+namespace {
+
+// The last op of each batch: the hand-off to the thread that will run the
+// batch's callback (base/tsan.h), released once every other op of the batch
+// has read what it sends (the context's metadata maps, the status), just
+// before grpc_call_start_batch. A release before PerformOps left those reads
+// unordered with the completion's thread, which may free the context right
+// after (CallOnDone's call_requester): TSan saw a heavy-lane thread's read of
+// the context race its free.
+template <int I>
+class HandOffOp : public grpc::internal::CallNoOp<I> {
+ public:
+  void set_hand_off_key(const void* key) { key_ = key; }
+
+ protected:
+  void AddOp(grpc_op* /*ops*/, size_t* /*nops*/) {
+    compatd::base::TsanRelease(key_);
+  }
+
+ private:
+  const void* key_ = nullptr;
+};
+
+}  // namespace
+
 // gRPC's ServerCallbackReaderWriterImpl of CallbackBidiHandler, line for line,
 // with can_inline and inline_ondone true throughout (the header says why).
 class InlineHandler::Stream final
@@ -20,7 +45,12 @@ class InlineHandler::Stream final
  public:
   Stream(grpc::CallbackServerContext* ctx, grpc::internal::Call* call,
          std::function<void()> call_requester)
-      : ctx_(ctx), call_(*call), call_requester_(std::move(call_requester)) {}
+      : ctx_(ctx), call_(*call), call_requester_(std::move(call_requester)) {
+    meta_ops_.set_hand_off_key(this);
+    finish_ops_.set_hand_off_key(this);
+    write_ops_.set_hand_off_key(this);
+    read_ops_.set_hand_off_key(this);
+  }
 
   void Finish(grpc::Status status) override {
     finish_tag_.Set(
@@ -33,7 +63,6 @@ class InlineHandler::Stream final
     finish_ops_.set_core_cq_tag(&finish_tag_);
     SendInitialMetadataWith(&finish_ops_);
     finish_ops_.ServerSendStatus(&ctx_->trailing_metadata_, status);
-    HandOff();
     call_.PerformOps(&finish_ops_);
   }
 
@@ -50,7 +79,6 @@ class InlineHandler::Stream final
         &meta_ops_, /*can_inline=*/true);
     SendInitialMetadataWith(&meta_ops_);
     meta_ops_.set_core_cq_tag(&meta_tag_);
-    HandOff();
     call_.PerformOps(&meta_ops_);
   }
 
@@ -62,7 +90,6 @@ class InlineHandler::Stream final
     // Sending a ByteBuffer only takes a reference to its slices; it cannot
     // fail (gRPC's handler asserts the same).
     GPR_CODEGEN_ASSERT(write_ops_.SendMessagePtr(message, options).ok());
-    HandOff();
     call_.PerformOps(&write_ops_);
   }
 
@@ -76,7 +103,6 @@ class InlineHandler::Stream final
   void Read(grpc::ByteBuffer* message) override {
     Ref();
     read_ops_.RecvMessage(message);
-    HandOff();
     call_.PerformOps(&read_ops_);
   }
 
@@ -112,8 +138,8 @@ class InlineHandler::Stream final
  private:
   // libgrpc runs the tags' callbacks on its threads, ordered after the
   // operation that started them by synchronization TSan cannot see
-  // (base/tsan.h): released before each operation and the reactor's binding,
-  // acquired first thing in each callback.
+  // (base/tsan.h): released by each batch's last op (HandOffOp) and before the
+  // reactor's binding, acquired first thing in each callback.
   void HandOff() { compatd::base::TsanRelease(this); }
 
   template <typename Ops>
@@ -145,19 +171,22 @@ class InlineHandler::Stream final
     return reactor_.load(std::memory_order_relaxed);
   }
 
-  grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata>
+  grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata,
+                            HandOffOp<2>>
       meta_ops_;
   grpc::internal::CallbackWithSuccessTag meta_tag_;
   grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata,
                             grpc::internal::CallOpSendMessage,
-                            grpc::internal::CallOpServerSendStatus>
+                            grpc::internal::CallOpServerSendStatus,
+                            HandOffOp<4>>
       finish_ops_;
   grpc::internal::CallbackWithSuccessTag finish_tag_;
   grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata,
-                            grpc::internal::CallOpSendMessage>
+                            grpc::internal::CallOpSendMessage, HandOffOp<3>>
       write_ops_;
   grpc::internal::CallbackWithSuccessTag write_tag_;
-  grpc::internal::CallOpSet<grpc::internal::CallOpRecvMessage<grpc::ByteBuffer>>
+  grpc::internal::CallOpSet<grpc::internal::CallOpRecvMessage<grpc::ByteBuffer>,
+                            HandOffOp<2>>
       read_ops_;
   grpc::internal::CallbackWithSuccessTag read_tag_;
 
