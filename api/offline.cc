@@ -324,7 +324,7 @@ void PrintScanYaml(const v1::ScanObjectsResponse& r, std::ostream& out) {
       << "catalogDigest: " << Quote(r.catalog_digest()) << "\n";
   out << "findings:" << (r.findings().empty() ? " []\n" : "\n");
   for (const v1::ScanFinding& f : r.findings()) {
-    out << "  - source: " << Quote(f.source()) << "\n"
+    out << "  - source: " << Quote(SourceName(r, f)) << "\n"
         << "    line: " << f.line() << "\n"
         << "    apiVersion: " << Quote(f.api_version()) << "\n"
         << "    kind: " << Quote(f.kind()) << "\n"
@@ -340,13 +340,13 @@ void PrintScanYaml(const v1::ScanObjectsResponse& r, std::ostream& out) {
   }
   out << "problems:" << (r.problems().empty() ? " []\n" : "\n");
   for (const v1::ScanProblem& p : r.problems()) {
-    out << "  - source: " << Quote(p.source()) << "\n"
+    out << "  - source: " << Quote(SourceName(r, p)) << "\n"
         << "    line: " << p.line() << "\n"
         << "    message: " << Quote(p.message()) << "\n";
   }
   out << "warnings:" << (r.warnings().empty() ? " []\n" : "\n");
   for (const v1::ScanProblem& w : r.warnings()) {
-    out << "  - source: " << Quote(w.source()) << "\n"
+    out << "  - source: " << Quote(SourceName(r, w)) << "\n"
         << "    line: " << w.line() << "\n"
         << "    message: " << Quote(w.message()) << "\n";
   }
@@ -365,7 +365,7 @@ void PrintScanTable(const v1::ScanObjectsResponse& r, std::ostream& out) {
                       f.namespace_().empty() ? "" : f.namespace_() + "/",
                       f.name().empty() ? "-" : f.name());
     }
-    rows.push_back({absl::StrCat(f.source(), ":", f.line()), object,
+    rows.push_back({absl::StrCat(SourceName(r, f), ":", f.line()), object,
                     f.api_version(), std::string(ScanStatusLabel(f.status())),
                     f.deprecated().empty() ? "-" : f.deprecated(),
                     f.removed().empty() ? "-" : f.removed(),
@@ -391,7 +391,7 @@ void PrintScanTable(const v1::ScanObjectsResponse& r, std::ostream& out) {
     for (const auto& row : rows) print(row);
     out << "\n";
     for (const v1::ScanFinding& f : r.findings()) {
-      out << f.source() << ":" << f.line() << ": " << f.message() << "\n";
+      out << SourceName(r, f) << ":" << f.line() << ": " << f.message() << "\n";
     }
     out << "\n";
   }
@@ -637,6 +637,8 @@ bool ScanPaths(const ScanOptions& options,
   for (const auto& [path, message] : inputs.errors) {
     v1::ScanProblem* problem = response->add_problems();
     problem->set_source(path);
+    problem->set_source_index(static_cast<uint32_t>(response->sources_size()));
+    response->add_sources(path);
     problem->set_message(message);
   }
   return true;
@@ -647,7 +649,7 @@ void PrintScanNotes(const v1::ScanObjectsResponse& response,
                     absl::string_view output, std::ostream& err) {
   if (output == "table") {
     for (const v1::ScanProblem& p : response.problems()) {
-      err << p.source();
+      err << SourceName(response, p);
       if (p.line() > 0) err << ":" << p.line();
       err << ": " << p.message() << "\n";
     }
@@ -659,7 +661,7 @@ void PrintScanNotes(const v1::ScanObjectsResponse& response,
   }
   if (output != "json" && output != "yaml") {
     for (const v1::ScanProblem& w : response.warnings()) {
-      err << w.source();
+      err << SourceName(response, w);
       if (w.line() > 0) err << ":" << w.line();
       err << ": warning: " << w.message() << "\n";
     }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "api/convert.h"
 #include "api/object_check.h"
+#include "api/scan_answer.h"
 #include "api/scan_cel.h"
 #include "base/status_macros.h"
 #include "base/work_budget.h"
@@ -123,13 +124,13 @@ void FillLifecycle(const APIHistoryEntry& entry, v1::ScanFinding* finding) {
 class Scanner {
  public:
   Scanner(const engine::Catalog& catalog, const Version& target,
-          const ObjectApiContext* window, const ScanLimits& limits,
-          v1::ScanObjectsResponse* response)
+          const ObjectApiContext* window, ScanAnswer& answer)
       : catalog_(catalog),
         target_(target),
         window_(window),
-        limits_(limits),
-        response_(response) {
+        limits_(answer.limits()),
+        answer_(answer),
+        response_(answer.response()) {
     for (const engine::APIGroupVersion& gv : catalog.apis) {
       builtin_groups_.insert(gv.group);
     }
@@ -197,53 +198,14 @@ class Scanner {
     return absl::StrCat(group, "/", kind);
   }
 
-  // The answer's bounds (ScanLimits): the first reason it is partial wins.
   void MarkPartial(std::string reason) {
-    if (response_->partial()) return;
-    response_->set_partial(true);
-    response_->set_partial_reason(std::move(reason));
+    answer_.MarkPartial(std::move(reason));
   }
 
   // The call's budget (base/work_budget.h) is spent: the scan stops and
   // says so.
   bool Exhausted() {
-    if (stopped_) return true;
-    const base::WorkBudget* budget = base::CurrentWorkBudget();
-    if (budget == nullptr || !budget->Exhausted()) return false;
-    stopped_ = true;
-    MarkPartial(absl::StrCat(
-        "the scan stopped after ", checked_, " object(s): ",
-        budget->Cancelled() ? "the client went away"
-                            : "its work budget (--max-heavy-work-time) is "
-                              "spent; scan fewer objects per call"));
-    return true;
-  }
-
-  // Whether an item of `bytes` still fits in the answer; counts it as
-  // omitted otherwise.
-  bool Fits(size_t bytes) {
-    if (answer_bytes_ + bytes <= limits_.max_answer_bytes) {
-      answer_bytes_ += bytes;
-      return true;
-    }
-    answer_bytes_ = limits_.max_answer_bytes;  // nothing more fits
-    MarkPartial(absl::StrCat(
-        "the answer reached its limit of ", limits_.max_answer_bytes,
-        " bytes (--max-send-message-bytes); the findings and problems past it "
-        "are counted, not listed: scan fewer objects per call"));
-    return false;
-  }
-
-  // `text` cut to max_message_bytes at a UTF-8 boundary, marked "...".
-  std::string Bounded(std::string text) const {
-    if (text.size() <= limits_.max_message_bytes) return text;
-    size_t cut = limits_.max_message_bytes;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
-      --cut;
-    }
-    text.resize(cut);
-    text += "...";
-    return text;
+    return answer_.Exhausted(absl::StrCat(checked_, " object(s)"));
   }
 
   // A CRD of the scanned set, by its group and kind. Two of one name (or
@@ -276,48 +238,17 @@ class Scanner {
 
   void AddWarning(const std::string& source, int line,
                   const std::string& message) {
-    v1::ScanProblem* warning = response_->add_warnings();
-    warning->set_source(source);
-    warning->set_line(line);
-    warning->set_message(message);
+    answer_.AddWarning(source, line, message);
   }
 
   void AddProblem(const std::string& source, int line,
                   const std::string& message) {
-    const std::string bounded = Bounded(message);
-    if (!Fits(source.size() + bounded.size() + kItemOverheadBytes)) {
-      response_->set_omitted_problems(response_->omitted_problems() + 1);
-      return;
-    }
-    v1::ScanProblem* problem = response_->add_problems();
-    problem->set_source(source);
-    problem->set_line(line);
-    problem->set_message(bounded);
-  }
-
-  // After a check: its new findings (from `first` on) within the answer's
-  // bounds; those past it are removed and counted (their status stays in
-  // the tallies).
-  void SettleFindings(int first) {
-    for (int i = first; i < response_->findings_size(); ++i) {
-      v1::ScanFinding* finding = response_->mutable_findings(i);
-      if (finding->message().size() > limits_.max_message_bytes) {
-        finding->set_message(Bounded(finding->message()));
-      }
-      if (!Fits(finding->ByteSizeLong() + kItemOverheadBytes)) {
-        const int omitted = response_->findings_size() - i;
-        response_->mutable_findings()->DeleteSubrange(i, omitted);
-        response_->set_omitted_findings(response_->omitted_findings() +
-                                        static_cast<uint32_t>(omitted));
-        return;
-      }
-    }
+    answer_.AddProblem(source, line, message);
   }
 
   v1::ScanFinding* NewFinding(const std::string& source,
                               const manifest::ManifestObject& object) {
-    v1::ScanFinding* finding = response_->add_findings();
-    finding->set_source(source);
+    v1::ScanFinding* finding = answer_.NewFinding(source);
     finding->set_line(object.line);
     finding->set_api_version(object.api_version);
     finding->set_kind(object.kind);
@@ -328,9 +259,9 @@ class Scanner {
 
   void Check(const std::string& source,
              const manifest::ManifestObject& object) {
-    const int first = response_->findings_size();
+    const int first = answer_.findings();
     CheckObject(source, object);
-    SettleFindings(first);
+    answer_.SettleFindings(first);
   }
 
   void CheckObject(const std::string& source,
@@ -494,17 +425,14 @@ class Scanner {
 
   // Objects between two looks at the work budget (reading the clock).
   static constexpr int kObjectsPerBudgetLook = 256;
-  // A finding's or problem's framing in the answer (tag, length, line).
-  static constexpr size_t kItemOverheadBytes = 16;
 
   const engine::Catalog& catalog_;
   const Version& target_;
   const ObjectApiContext* window_;
   const ScanLimits& limits_;
+  ScanAnswer& answer_;
   v1::ScanObjectsResponse* response_;
-  size_t answer_bytes_ = 0;
   int64_t checked_ = 0;
-  bool stopped_ = false;
   absl::flat_hash_set<std::string> builtin_groups_;
   // CrdKey(spec.group, spec.names.kind) -> the CRD object (in `contents`).
   absl::flat_hash_map<std::string, const manifest::ManifestObject*> crds_;
@@ -581,10 +509,11 @@ absl::Status ScanManifests(
   COMPATD_ASSIGN_OR_RETURN(
       const Version cel_min_compat,
       CelScanMinCompatibility(release, cel_min_compatibility));
-  Scanner(catalog, release, in_window ? &window : nullptr, limits, response)
+  ScanAnswer answer(limits, response);
+  Scanner(catalog, release, in_window ? &window : nullptr, answer)
       .Run(texts, progress);
   const int cel_checked =
-      ScanCelExpressions(texts, release, cel_min_compat, response);
+      ScanCelExpressions(texts, release, cel_min_compat, answer);
   response->set_target(release_text);
   FillCommon(
       snapshot, effective,

@@ -81,6 +81,18 @@ absl::Status ScanManifests(const runtime::ServingLine& line,
 // `compatd scan` names a status.
 absl::string_view ScanStatusLabel(v1::ScanStatus status);
 
+// An item's (finding's, problem's, warning's) whole source name: the
+// answer's sources[source_index] (its `source` is cut to 256 bytes), else
+// its `source` (an answer from before the sources list).
+template <typename Item>
+absl::string_view SourceName(const v1::ScanObjectsResponse& response,
+                             const Item& item) {
+  if (item.source_index() < static_cast<uint32_t>(response.sources_size())) {
+    return response.sources(static_cast<int>(item.source_index()));
+  }
+  return item.source();
+}
+
 // Deprecated findings weigh less than the others (Pluto's exit code 2 vs 3).
 bool IsBlocking(v1::ScanStatus status);
 

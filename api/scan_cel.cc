@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/work_budget.h"
 #include "catalog/cel_environments.h"
 #include "engine/cel_environment.h"
 #include "engine/cel_reader.h"
@@ -24,10 +25,8 @@ using engine::Version;
 v1::ScanFinding* AddFinding(const ScanText& text,
                             const manifest::CelObject& object,
                             const manifest::CelField& field,
-                            const CelMissingUse& m,
-                            v1::ScanObjectsResponse* response) {
-  v1::ScanFinding* f = response->add_findings();
-  f->set_source(text.name);
+                            const CelMissingUse& m, ScanAnswer& answer) {
+  v1::ScanFinding* f = answer.NewFinding(text.name);
   const int use_line = static_cast<int>(m.use.position.line);
   f->set_line(field.lines_map ? field.line + use_line - 1 : field.line);
   f->set_api_version(object.api_version);
@@ -73,14 +72,65 @@ absl::StatusOr<Version> CelScanMinCompatibility(const Version& target,
   return Version::MajorMinor(parsed->major(), parsed->minor());
 }
 
+namespace {
+
+// Fields between two looks at the work budget: reading one expression of
+// up to 100,000 code points costs at most a few milliseconds.
+constexpr int kFieldsPerBudgetLook = 16;
+
+using Rollbacks = std::vector<std::pair<Version, const CelEnvironment*>>;
+
+// The findings of one expression: what min-compatibility cannot write, what
+// a rollback cannot read.
+void CheckField(const ScanText& text, const manifest::CelObject& object,
+                const manifest::CelField& field,
+                const engine::CelReading& reading, const CelEnvironment& env,
+                const Version& min_compatibility, const Rollbacks& rollbacks,
+                ScanAnswer& answer) {
+  v1::ScanObjectsResponse* response = answer.response();
+  const int first = answer.findings();
+  for (const CelMissingUse& m :
+       engine::CelUsesNotWritable(reading, env, min_compatibility)) {
+    v1::ScanFinding* f = AddFinding(text, object, field, m, answer);
+    f->set_status(v1::SCAN_STATUS_CEL_NOT_WRITABLE);
+    f->set_message(absl::StrFormat(
+        "%s (%s, line %d column %d of the expression) cannot be written at "
+        "min-compatibility %s: %s is from %s, in NewExpressions from %s; raise "
+        "--min-compatibility-version to %s or rewrite the expression without "
+        "it",
+        field.path, m.use.name, m.use.position.line, m.use.position.column,
+        min_compatibility.MajorMinorString(), m.use.name, m.library,
+        m.introduced.MajorMinorString(), m.introduced.MajorMinorString()));
+    response->set_blocking(response->blocking() + 1);
+  }
+  for (const auto& [release, older] : rollbacks) {
+    if (older == nullptr) continue;
+    for (const CelMissingUse& m :
+         engine::CelUsesNotReadable(reading, env, *older)) {
+      v1::ScanFinding* f = AddFinding(text, object, field, m, answer);
+      f->set_status(v1::SCAN_STATUS_CEL_NOT_READABLE);
+      f->set_rollback_release(release.MajorMinorString());
+      f->set_message(absl::StrFormat(
+          "%s (%s, line %d column %d of the expression) cannot be read back "
+          "after a rollback to %s: kube-apiserver %s lacks %s (%s)",
+          field.path, m.use.name, m.use.position.line, m.use.position.column,
+          release.MajorMinorString(), release.MajorMinorString(), m.library,
+          m.use.name));
+      response->set_deprecated(response->deprecated() + 1);
+    }
+  }
+  answer.SettleFindings(first);
+}
+
+}  // namespace
+
 int ScanCelExpressions(absl::Span<const ScanText> texts, const Version& target,
-                       const Version& min_compatibility,
-                       v1::ScanObjectsResponse* response) {
+                       const Version& min_compatibility, ScanAnswer& answer) {
   const CelEnvironment* env = catalog::CelEnvironmentFor(target);
   if (env == nullptr) return 0;
   // The releases a rollback may reach: target - 1 down to the min-compatibility
   // version.
-  std::vector<std::pair<Version, const CelEnvironment*>> rollbacks;
+  Rollbacks rollbacks;
   for (Version r = target.SubtractMinor(1);
        r.CompareMajorMinor(min_compatibility) >= 0 &&
        r.CompareMajorMinor(target) < 0;
@@ -88,57 +138,35 @@ int ScanCelExpressions(absl::Span<const ScanText> texts, const Version& target,
     rollbacks.push_back({r, catalog::CelEnvironmentFor(r)});
     if (r.minor() == 0) break;
   }
+  manifest::ReadLimits limits;
+  limits.budget = base::CurrentWorkBudget();
   int checked = 0;
+  const auto done = [&] { return absl::StrCat(checked, " CEL expression(s)"); };
   for (const ScanText& text : texts) {
-    for (const manifest::CelObject& object :
-         manifest::ReadCelFields(text.text)) {
+    if (answer.Exhausted(done())) return checked;
+    const manifest::CelFields read = manifest::ReadCelFields(text.text, limits);
+    if (!read.stopped.empty()) {
+      answer.AddProblem(text.name, read.stopped_line,
+                        absl::StrCat("CEL expressions: ", read.stopped));
+      answer.MarkPartial(
+          absl::StrCat(text.name, ": CEL expressions: ", read.stopped));
+    }
+    for (const manifest::CelObject& object : read.objects) {
       for (const manifest::CelField& field : object.fields) {
-        ++checked;
+        if (++checked % kFieldsPerBudgetLook == 0 && answer.Exhausted(done())) {
+          return checked;
+        }
         absl::StatusOr<engine::CelReading> reading =
             engine::ReadCel(field.expression);
         if (!reading.ok()) {
-          v1::ScanProblem* p = response->add_problems();
-          p->set_source(text.name);
-          p->set_line(field.line);
-          p->set_message(absl::StrCat(object.kind, " ", object.name, " ",
-                                      field.path, ": ",
-                                      reading.status().message()));
+          answer.AddProblem(
+              text.name, field.line,
+              absl::StrCat(object.kind, " ", object.name, " ", field.path, ": ",
+                           reading.status().message()));
           continue;
         }
-        for (const CelMissingUse& m :
-             engine::CelUsesNotWritable(*reading, *env, min_compatibility)) {
-          v1::ScanFinding* f = AddFinding(text, object, field, m, response);
-          f->set_status(v1::SCAN_STATUS_CEL_NOT_WRITABLE);
-          f->set_message(absl::StrFormat(
-              "%s (%s, line %d column %d of the expression) cannot be written "
-              "at "
-              "min-compatibility %s: %s is from %s, in NewExpressions from %s; "
-              "raise "
-              "--min-compatibility-version to %s or rewrite the expression "
-              "without it",
-              field.path, m.use.name, m.use.position.line,
-              m.use.position.column, min_compatibility.MajorMinorString(),
-              m.use.name, m.library, m.introduced.MajorMinorString(),
-              m.introduced.MajorMinorString()));
-          response->set_blocking(response->blocking() + 1);
-        }
-        for (const auto& [release, older] : rollbacks) {
-          if (older == nullptr) continue;
-          for (const CelMissingUse& m :
-               engine::CelUsesNotReadable(*reading, *env, *older)) {
-            v1::ScanFinding* f = AddFinding(text, object, field, m, response);
-            f->set_status(v1::SCAN_STATUS_CEL_NOT_READABLE);
-            f->set_rollback_release(release.MajorMinorString());
-            f->set_message(absl::StrFormat(
-                "%s (%s, line %d column %d of the expression) cannot be read "
-                "back after a "
-                "rollback to %s: kube-apiserver %s lacks %s (%s)",
-                field.path, m.use.name, m.use.position.line,
-                m.use.position.column, release.MajorMinorString(),
-                release.MajorMinorString(), m.library, m.use.name));
-            response->set_deprecated(response->deprecated() + 1);
-          }
-        }
+        CheckField(text, object, field, *reading, *env, min_compatibility,
+                   rollbacks, answer);
       }
     }
   }
@@ -154,13 +182,15 @@ std::vector<std::string> CelNotReadableAfterRollback(
   // An UPDATE's expressions that the stored object already has.
   absl::flat_hash_set<std::pair<std::string, std::string>> stored;
   if (!old_object.empty()) {
-    for (const manifest::CelObject& old : manifest::ReadCelFields(old_object)) {
+    for (const manifest::CelObject& old :
+         manifest::ReadCelFields(old_object).objects) {
       for (const manifest::CelField& field : old.fields) {
         stored.insert({field.path, field.expression});
       }
     }
   }
-  for (const manifest::CelObject& written : manifest::ReadCelFields(object)) {
+  const manifest::CelFields written_fields = manifest::ReadCelFields(object);
+  for (const manifest::CelObject& written : written_fields.objects) {
     for (const manifest::CelField& field : written.fields) {
       if (stored.contains(std::make_pair(field.path, field.expression))) {
         continue;

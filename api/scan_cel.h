@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "api/scan.h"
+#include "api/scan_answer.h"
 #include "compatd/v1/compatd.pb.h"
 #include "engine/version.h"
 
@@ -27,14 +28,14 @@ namespace compatd::api {
 absl::StatusOr<engine::Version> CelScanMinCompatibility(
     const engine::Version& target, absl::string_view requested);
 
-// Adds the CEL findings of `texts` at `target` to `response` (findings,
-// deprecated and blocking counts). Returns how many expressions were checked. A
-// target without a CEL environment in compatd (before 1.31, after 1.36) checks
-// nothing.
+// Adds the CEL findings of `texts` at `target` to `answer` (findings,
+// deprecated and blocking counts), within its bounds and this thread's work
+// budget. Returns how many expressions were checked. A target without a CEL
+// environment in compatd (before 1.31, after 1.36) checks nothing.
 int ScanCelExpressions(absl::Span<const ScanText> texts,
                        const engine::Version& target,
                        const engine::Version& min_compatibility,
-                       v1::ScanObjectsResponse* response);
+                       ScanAnswer& answer);
 
 // The admission webhook's CEL check: the expressions of one object (its
 // JSON, as an AdmissionReview carries it) that a rollback of `binary` down to

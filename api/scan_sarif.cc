@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "api/scan.h"
 #include "base/json_quote.h"
 
 namespace compatd::api {
@@ -85,7 +86,7 @@ size_t RuleIndex(v1::ScanStatus status) {
 
 // One result: its rule, message, location and properties.
 void AppendResult(size_t rule, const std::string& message,
-                  const std::string& source, int line,
+                  absl::string_view source, int line,
                   const std::string& properties, const std::string& fingerprint,
                   bool first, std::string* out) {
   const bool relative = !source.empty() && source.front() != '/';
@@ -142,7 +143,7 @@ void PrintScanSarif(const v1::ScanObjectsResponse& r, std::ostream& out) {
     AppendResult(
         rule,
         absl::StrCat(f.message(), " (target Kubernetes ", r.target(), ")"),
-        f.source(), f.line(), properties,
+        SourceName(r, f), f.line(), properties,
         absl::StrCat(kRules[rule].id, ":", f.api_version(), "/", f.kind(), "/",
                      f.namespace_(), "/", f.name()),
         first, &text);
@@ -150,7 +151,7 @@ void PrintScanSarif(const v1::ScanObjectsResponse& r, std::ostream& out) {
   }
   for (const v1::ScanProblem& p : r.problems()) {
     const size_t rule = RuleIndex(v1::SCAN_STATUS_UNSPECIFIED);
-    AppendResult(rule, p.message(), p.source(), p.line(),
+    AppendResult(rule, p.message(), SourceName(r, p), p.line(),
                  absl::StrCat("\"targetRelease\": ", Json(r.target())),
                  absl::StrCat(kRules[rule].id, ":", p.message()), first, &text);
     first = false;

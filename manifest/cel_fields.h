@@ -23,13 +23,16 @@
 //
 // Separate from manifest_reader.h (which keeps only what the API scan needs) so
 // that a scan for CEL costs nothing to a scan that does not ask for it. libyaml
-// events, no node tree; documents deeper than kMaxYamlDepth are skipped. Pure
-// and thread-safe.
+// events, no node tree, one pass; documents deeper than kMaxYamlDepth are
+// skipped. Bounded as ReadManifests is (ReadLimits: its directives, documents,
+// objects and work budget) and by the CEL fields of one text: a hostile text
+// cannot cost more than linear time and memory. Pure and thread-safe.
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "manifest/manifest_reader.h"
 
 namespace compatd::manifest {
 
@@ -55,7 +58,27 @@ struct CelObject {
   std::vector<CelField> fields;
 };
 
-// The objects of `text` that hold at least one CEL field, in input order.
-std::vector<CelObject> ReadCelFields(absl::string_view text);
+// CEL fields (values under a CEL key: expression, messageExpression,
+// valueExpression, rule) read from one text, whatever their kind; past it the
+// read stops. Real manifests are far below: the largest CRDs carry a few
+// hundred x-kubernetes-validations.
+inline constexpr int kMaxCelFields = 20000;
+// A CEL field's path within its object; a longer path is not a field any kind
+// has and is not read.
+inline constexpr size_t kMaxCelPathBytes = 2048;
+
+struct CelFields {
+  // The objects that hold at least one CEL field, in input order.
+  std::vector<CelObject> objects;
+  // Empty, or why the read stopped before the end at kMaxCelFields, and the
+  // line (1-based) where. The bounds ReadManifests shares (directives,
+  // documents, objects), the work budget and a syntax error end the read
+  // silently: ReadManifests (or the scan) reports them.
+  std::string stopped;
+  int stopped_line = 0;
+};
+
+CelFields ReadCelFields(absl::string_view text,
+                        const ReadLimits& limits = ReadLimits());
 
 }  // namespace compatd::manifest

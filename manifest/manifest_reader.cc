@@ -974,6 +974,13 @@ ManifestContents ReadManifests(absl::string_view text) {
   return ReadManifests(text, ReadLimits());
 }
 
+absl::string_view BeforeDirectiveFlood(absl::string_view text,
+                                       int max_directives, int* flood_line) {
+  const int flood = DirectiveFlood(text, max_directives);
+  *flood_line = flood + 1;
+  return flood < 0 ? text : text.substr(0, OffsetOfLine(text, flood));
+}
+
 ManifestContents ReadManifests(absl::string_view text,
                                const ReadLimits& limits) {
   std::string without_marks;

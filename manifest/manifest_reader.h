@@ -123,4 +123,11 @@ ManifestContents ReadManifests(absl::string_view text);
 ManifestContents ReadManifests(absl::string_view text,
                                const ReadLimits& limits);
 
+// `text` up to the line where more than `max_directives` directive lines in a
+// row start (ReadLimits::max_directives), and that line (1-based) in
+// `*flood_line`; all of `text` and 0 when there is no such run. Another reader
+// of the same text (manifest/cel_fields.h) stops where ReadManifests does.
+absl::string_view BeforeDirectiveFlood(absl::string_view text,
+                                       int max_directives, int* flood_line);
+
 }  // namespace compatd::manifest

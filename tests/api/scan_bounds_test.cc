@@ -42,11 +42,13 @@ class ScanBoundsTest : public ::testing::Test {
   static void TearDownTestSuite() { delete snapshot_; }
 
   static v1::ScanObjectsResponse Scan(const std::vector<ScanText>& texts,
-                                      const ScanLimits& limits = ScanLimits()) {
+                                      const ScanLimits& limits = ScanLimits(),
+                                      absl::string_view target = "1.30",
+                                      absl::string_view cel_min = "") {
     v1::ScanObjectsResponse response;
     const absl::Status status =
         ScanManifests((*snapshot_)->default_line(), engine::VersionQuery{},
-                      "1.30", texts, &response, limits);
+                      target, texts, &response, limits, cel_min);
     EXPECT_TRUE(status.ok()) << status;
     return response;
   }
@@ -81,6 +83,77 @@ TEST_F(ScanBoundsTest, FindingsPastTheAnswerBoundAreCountedNotListed) {
   EXPECT_EQ(r.findings_size() + static_cast<int>(r.omitted_findings()), 1000);
   EXPECT_GT(r.findings_size(), 0);
   EXPECT_LE(r.ByteSizeLong(), limits.max_answer_bytes + 4096);
+}
+
+TEST_F(ScanBoundsTest, ASourceIsNamedOncePerAnswer) {
+  const std::string source(4096, 's');
+  const v1::ScanObjectsResponse r =
+      Scan({ScanText{"a.yaml", Ingresses(2)}, ScanText{source, Ingresses(1000)},
+            ScanText{"b.yaml", "--- [\n"}});
+  EXPECT_FALSE(r.partial()) << r.partial_reason();
+  ASSERT_EQ(r.findings_size(), 1002);
+  ASSERT_EQ(r.sources_size(), 3);
+  EXPECT_EQ(r.sources(0), "a.yaml");
+  EXPECT_EQ(r.sources(1), source);
+  EXPECT_EQ(r.sources(2), "b.yaml");
+  EXPECT_EQ(r.findings(0).source(), "a.yaml");
+  EXPECT_EQ(r.findings(0).source_index(), 0u);
+  for (int i = 2; i < r.findings_size(); ++i) {
+    const v1::ScanFinding& f = r.findings(i);
+    ASSERT_EQ(f.source_index(), 1u);
+    // Cut to 256 bytes and marked; the whole name is sources(1).
+    ASSERT_EQ(f.source(), std::string(256, 's') + "...");
+    ASSERT_EQ(SourceName(r, f), source);
+  }
+  ASSERT_GE(r.problems_size(), 1);
+  for (const v1::ScanProblem& p : r.problems()) {
+    EXPECT_EQ(p.source_index(), 2u);
+    EXPECT_EQ(SourceName(r, p), "b.yaml");
+  }
+  // The name once, not 1000 times: under 600 bytes a finding.
+  EXPECT_LT(r.ByteSizeLong(), 1002u * 600);
+}
+
+TEST_F(ScanBoundsTest, CelFindingsAreWithinTheAnswerBound) {
+  // Each validation calls isSemver (NewExpressions from 1.33): at
+  // min-compatibility 1.32 it cannot be written, nor read after a rollback
+  // to 1.32.
+  std::string text =
+      "apiVersion: admissionregistration.k8s.io/v1\n"
+      "kind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec:\n"
+      "  validations:\n";
+  for (int i = 0; i < 2000; ++i) {
+    text += "  - expression: isSemver('1.0.0')\n";
+  }
+  ScanLimits limits;
+  limits.max_answer_bytes = 32 * 1024;
+  const v1::ScanObjectsResponse r =
+      Scan({ScanText{"vap.yaml", text}}, limits, "1.35", "1.32");
+  EXPECT_TRUE(r.partial());
+  EXPECT_THAT(r.partial_reason(), HasSubstr("--max-send-message-bytes"));
+  EXPECT_GT(r.findings_size(), 0);
+  EXPECT_GT(r.omitted_findings(), 0u);
+  // Each expression is one finding of each kind, listed or not.
+  EXPECT_EQ(r.findings_size() + static_cast<int>(r.omitted_findings()),
+            static_cast<int>(r.blocking() + r.deprecated()));
+  EXPECT_GE(r.blocking(), 2000u);
+  EXPECT_LE(r.ByteSizeLong(), limits.max_answer_bytes + 4096);
+}
+
+TEST_F(ScanBoundsTest, ASpentBudgetStopsTheCelChecks) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) {
+    text +=
+        "---\napiVersion: admissionregistration.k8s.io/v1\n"
+        "kind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n"
+        "spec: {validations: [{expression: \"isSemver('1.0.0')\"}]}\n";
+  }
+  base::ScopedWorkBudget budget(absl::Now() - absl::Seconds(1), nullptr);
+  const v1::ScanObjectsResponse r =
+      Scan({ScanText{"vap.yaml", text}}, ScanLimits(), "1.35", "1.32");
+  EXPECT_TRUE(r.partial());
+  EXPECT_THAT(r.partial_reason(), HasSubstr("--max-heavy-work-time"));
+  EXPECT_LT(r.blocking(), 200u);
 }
 
 TEST_F(ScanBoundsTest, ProblemsPastTheAnswerBoundAreCountedNotListed) {

@@ -17,7 +17,7 @@ using ::testing::SizeIs;
 // "kind name path@line:column=expression" per field.
 std::vector<std::string> Fields(absl::string_view text) {
   std::vector<std::string> out;
-  for (const CelObject& o : ReadCelFields(text)) {
+  for (const CelObject& o : ReadCelFields(text).objects) {
     for (const CelField& f : o.fields) {
       out.push_back(absl::StrCat(o.kind, " ", o.name, " ", f.path, "@", f.line,
                                  ":", f.column, f.lines_map ? "" : "~", "=",
