@@ -125,10 +125,20 @@ http::AsyncHandler Gateway::AsHandler() const {
     }
     auto shared = std::make_shared<const http::Request>(std::move(request));
     if (heavy_.pool->TrySubmit([this, shared, reply] {
+          // The work stops at its budget or once its client has gone
+          // (http::Reply::client_gone); a client gone while it waited is
+          // not worked for.
           base::ScopedWorkBudget budget(absl::Now() + heavy_.work_time,
-                                        nullptr);
+                                        reply.client_gone());
           http::Response response;
-          Handle(*shared, &response);
+          if (const std::atomic<bool>* gone = reply.client_gone();
+              gone != nullptr && gone->load(std::memory_order_relaxed)) {
+            response.status = 499;  // nginx's "client closed request"
+            response.body = StatusJson(absl::CancelledError(
+                "the client went away before the work started"));
+          } else {
+            Handle(*shared, &response);
+          }
           reply(std::move(response));
         })) {
       return;

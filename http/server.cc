@@ -151,11 +151,16 @@ struct Reply::State {
   const std::function<void(Response)> send;
   const std::function<void()> abandon;
   std::atomic<bool> sent{false};
+  std::atomic<bool> client_gone{false};
 };
 
 void Reply::operator()(Response response) const {
   if (state_ == nullptr || state_->sent.exchange(true)) return;
   state_->send(std::move(response));
+}
+
+const std::atomic<bool>* Reply::client_gone() const {
+  return state_ == nullptr ? nullptr : &state_->client_gone;
 }
 
 namespace {
@@ -170,7 +175,8 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
       : server_(server),
         peer_(std::move(peer)),
         stream_(std::forward<Args>(args)...),
-        buffer_(server->options.max_header_bytes + 16 * 1024) {}
+        buffer_(server->options.max_header_bytes + 16 * 1024),
+        watch_timer_(stream_.get_executor()) {}
   ~Session() {
     Unreserve();
     server_->connections.fetch_sub(1, std::memory_order_relaxed);
@@ -339,7 +345,56 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
                         [self] { self->Close(); });
         });
     held.reset();
+    answered_ = false;
+    awaiting_ = state;
     server_->handler(std::move(request), Reply(std::move(state)));
+    // Answered on this thread: the write is under way. Else the work goes on
+    // elsewhere (the heavy lane): watch for the client leaving meanwhile.
+    if (!answered_ && buffer_.size() == 0) Watch();
+  }
+
+  // While a handler works: a read that ends when the client closes or
+  // resets the connection (its Reply's client_gone, so that the work can
+  // stop), or when it sends its next request early (kept in buffer_). After
+  // the answer, the same read waits for the next request (watch_timer_
+  // bounds the wait by the idle timeout: the stream's own timer cannot be
+  // set while the read is pending).
+  void Watch() {
+    watching_ = true;
+    Lowest().expires_never();
+    stream_.async_read_some(
+        buffer_.prepare(1024),
+        [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+          self->watching_ = false;
+          self->watch_timer_.cancel();
+          if (ec) {
+            if (auto state = self->awaiting_.lock()) {
+              state->client_gone.store(true, std::memory_order_relaxed);
+            }
+            // Not answered yet: the answer's write fails and closes (or a
+            // half-closed client still gets it).
+            if (self->answered_) self->Close();
+            return;
+          }
+          self->buffer_.commit(n);
+          if (self->next_after_watch_) {
+            self->next_after_watch_ = false;
+            self->Lowest().expires_after(
+                Chrono(self->server_->options.header_timeout));
+            self->ReadHeader();
+          }
+        });
+  }
+
+  // The answer is written and the watch's read still waits: it is the wait
+  // for the next request, closed after the idle timeout.
+  void WaitAfterWatch() {
+    next_after_watch_ = true;
+    watch_timer_.expires_after(Chrono(server_->options.idle_timeout));
+    watch_timer_.async_wait(
+        [self = this->shared_from_this()](beast::error_code ec) {
+          if (!ec && self->watching_) self->Close();
+        });
   }
 
   void RefuseBody() {
@@ -376,6 +431,7 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void Write(const Response& given, unsigned version, bool keep_alive) {
+    answered_ = true;
     // The body's reservation ends with its answer; the answer's starts.
     Unreserve();
     const Response* chosen = &given;
@@ -412,6 +468,7 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
                          self->Unreserve();
                          self->response_ = {};
                          if (ec || !keep_alive) return self->Close();
+                         if (self->watching_) return self->WaitAfterWatch();
                          self->WaitForRequest();
                        });
   }
@@ -431,6 +488,12 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
   const Server::Impl::BodyLimit* limit_ = nullptr;
   bhttp::response<bhttp::string_body> response_;
   int64_t reserved_ = 0;
+  // The request being answered (Handle) and the watch on its client.
+  std::weak_ptr<Reply::State> awaiting_;
+  bool answered_ = false;
+  bool watching_ = false;
+  bool next_after_watch_ = false;
+  net::steady_timer watch_timer_;
 };
 
 }  // namespace

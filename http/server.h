@@ -79,6 +79,12 @@ class Reply final {
   struct State;
   explicit Reply(std::shared_ptr<State> state) : state_(std::move(state)) {}
   void operator()(Response response) const;
+  // True once the client has closed its connection (or reset it) while its
+  // answer was being worked on: work that looks at it (a base::WorkBudget)
+  // can stop. Watched only while a handler works off the server's thread
+  // and the client has sent nothing more; a client that half-closes after
+  // its request reads as gone. Lives as long as the reply.
+  const std::atomic<bool>* client_gone() const;
 
  private:
   std::shared_ptr<State> state_;

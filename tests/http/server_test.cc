@@ -629,3 +629,105 @@ TEST(ParseHostPortTest, AcceptsNumericHostsOnly) {
 
 }  // namespace
 }  // namespace compatd::http
+
+namespace compatd::http {
+namespace {
+
+// An AsyncHandler whose work waits (up to 5 s) for its client to leave
+// (Reply::client_gone), as a heavy scan looks at its budget; then answers
+// "gone" or "stayed".
+class ClientGoneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Server::Options options;
+    options.address = "127.0.0.1:0";
+    options.idle_timeout = absl::Milliseconds(400);
+    absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(
+        options, AsyncHandler([this](Request request, Reply reply) {
+          std::lock_guard<std::mutex> lock(mu_);
+          workers_.emplace_back([this, request = std::move(request), reply] {
+            const std::atomic<bool>* gone = reply.client_gone();
+            const auto deadline =
+                Clock::now() + (request.path == "/quick"
+                                    ? std::chrono::milliseconds(50)
+                                    : std::chrono::milliseconds(5000));
+            while (Clock::now() < deadline && !gone->load()) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+            if (gone->load()) ++gone_;
+            Response response;
+            response.body = gone->load() ? "gone" : "stayed " + request.path;
+            reply(response);
+          });
+        }));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  void TearDown() override {
+    server_->Stop();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (std::thread& worker : workers_) worker.join();
+  }
+
+  template <typename F>
+  static bool Eventually(F condition) {
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(2);
+    while (Clock::now() < deadline) {
+      if (condition()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return condition();
+  }
+
+  std::mutex mu_;
+  std::vector<std::thread> workers_;
+  std::atomic<int> gone_{0};
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ClientGoneTest, AClientThatClosesIsSeenGoneAtOnce) {
+  {
+    Socket socket(server_->port());
+    ASSERT_TRUE(socket.Send(Get("/slow")));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }  // closed while its work runs
+  const Clock::time_point closed = Clock::now();
+  ASSERT_TRUE(Eventually([&] { return gone_.load() == 1; }));
+  EXPECT_LT(MillisSince(closed), 1000);
+  EXPECT_TRUE(Eventually([&] { return server_->connections() == 0; }));
+}
+
+TEST_F(ClientGoneTest, AClientThatWaitsGetsItsAnswerAndKeepsItsConnection) {
+  Socket socket(server_->port());
+  ASSERT_TRUE(socket.Send(Get("/quick")));
+  Socket::Reply reply = socket.Read();
+  ASSERT_TRUE(reply.ok);
+  EXPECT_EQ(reply.body, "stayed /quick");
+  // The watch's read is now the wait for the next request.
+  ASSERT_TRUE(socket.Send(Get("/quick?2")));
+  reply = socket.Read();
+  ASSERT_TRUE(reply.ok);
+  EXPECT_EQ(reply.body, "stayed /quick");
+  // ... closed after the idle timeout, as any keep-alive connection.
+  const Clock::time_point answered = Clock::now();
+  EXPECT_TRUE(socket.WaitClosed(std::chrono::milliseconds(2000)));
+  EXPECT_GE(MillisSince(answered), 300);
+  EXPECT_EQ(gone_.load(), 0);
+}
+
+TEST_F(ClientGoneTest, ARequestSentEarlyIsKeptAndAnsweredInOrder) {
+  Socket socket(server_->port());
+  ASSERT_TRUE(socket.Send(Get("/quick")));
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(socket.Send(Get("/quick?next")));  // while the first works
+  Socket::Reply first = socket.Read();
+  Socket::Reply second = socket.Read();
+  ASSERT_TRUE(first.ok);
+  ASSERT_TRUE(second.ok);
+  EXPECT_EQ(first.body, "stayed /quick");
+  EXPECT_EQ(second.body, "stayed /quick");
+  EXPECT_EQ(gone_.load(), 0);
+}
+
+}  // namespace
+}  // namespace compatd::http
