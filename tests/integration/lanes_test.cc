@@ -331,6 +331,42 @@ TEST_F(LanesTest, AFullHeavyLaneRefusesAtOnceOnBothPorts) {
   EXPECT_GE(finish(), 1);
 }
 
+TEST_F(LanesTest, AnHttpScanStopsWhenItsClientLeaves) {
+  Start({"--max-heavy-work-time=60s"});
+  // Seconds of libyaml's work: keys at depth 900 (its cost per key grows
+  // with the depth), read by the scan and again by its CEL checks.
+  std::string deep =
+      "apiVersion: admissionregistration.k8s.io/v1\n"
+      "kind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec: ";
+  for (int i = 0; i < 900; ++i) deep += "{a: ";
+  deep += "{";
+  while (deep.size() < (2700 << 10)) deep += "k: x, ";
+  deep += "b: c}";
+  for (int i = 0; i < 900; ++i) deep += "}";
+  const std::string body =
+      absl::StrCat(R"({"objects":)", JsonString(deep + "\n"), "}");
+  const int fd = testing::ConnectLoopback(server_.http_port(), {30, 0});
+  ASSERT_GE(fd, 0);
+  const std::string request = absl::StrCat(
+      "POST /v1/ScanObjects HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nContent-Length: ",
+      body.size(), "\r\n\r\n", body);
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  ASSERT_TRUE(WaitForHeavyWork(server_)) << server_.Stderr();
+  close(fd);  // the client leaves while its scan runs
+  const auto left = Clock::now();
+  const auto deadline = left + testing::Scaled(std::chrono::seconds(10));
+  while (Clock::now() < deadline &&
+         HeavyLaneMetric(server_, "compatd_lane_running") != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  // Its work stopped at its next look at its budget, long before the scan's
+  // seconds (or the 60 s budget) were spent.
+  EXPECT_EQ(HeavyLaneMetric(server_, "compatd_lane_running"), 0);
+  EXPECT_LT(Clock::now() - left, testing::Scaled(std::chrono::seconds(1)));
+}
+
 TEST_F(LanesTest, AHeavyCallStopsAtItsBudgetWithAPartialAnswer) {
   Start({"--max-heavy-work-time=10ms"});
   const std::string manifests = HeavyManifests(3 << 20);
