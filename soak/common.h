@@ -99,6 +99,9 @@ constexpr int kHttpWorkers = 2;
 constexpr int kHeavyWorkers = 1;
 constexpr int kHeavyQueue = 8;
 constexpr int kHeavyWorkTimeSeconds = 10;
+// Threads of each heavy class (heavy-grpc, heavy-http), each with one call
+// in flight.
+constexpr int kHeavyThreads = 2;
 // The deadline of a heavy-lane call: time to wait behind a full queue of
 // heavy calls that each end at their budget, and its own work.
 constexpr auto kHeavyCallTimeout =
@@ -108,11 +111,11 @@ constexpr auto kHeavyCallTimeout =
 // TCP garbage 1, scrape 1, front door workers 2 each (one for each lane),
 // garbage/oversized 1, slowloris 2 x kSlowlorisPerPort, the HTTP/2 abuser
 // kSlowReaders (its other attacks use one connection at a time, in turn),
-// idlers 2 x kSilentConnections.
+// idlers 2 x kSilentConnections, the heavy classes 2 x kHeavyThreads.
 constexpr int ConnectionsHeld(int workers) {
   return 2 * workers + 2 + 1 + 1 + 1 + 2 * kHttpWorkers + 1 +
          2 * static_cast<int>(kSlowlorisPerPort) + kSlowReaders +
-         2 * static_cast<int>(kSilentConnections);
+         2 * static_cast<int>(kSilentConnections) + 2 * kHeavyThreads;
 }
 // Descriptors compatd may hold beyond its idle count plus one per
 // connection: a connection the client closed is closed by compatd moments
@@ -150,6 +153,8 @@ struct Options {
   bool rapid_reset = true;
   bool slow_reader = true;
   bool idle = true;
+  bool heavy_grpc = true;
+  bool heavy_http = true;
   // FAIL when the p99 latency of a light class after the warm-up is over
   // this (issue 23).
   absl::Duration max_light_p99 = absl::Milliseconds(50);
@@ -163,13 +168,15 @@ enum class Class {
   kUnknownMethod,
   kWatch,
   kSwapCheck,
+  kHeavyGrpc,
   // The front door: the tally's code is the HTTP status (0: no answer).
   kHttpValid,
   kHttpWrong,
   kHttpGarbage,
   kOversized,
+  kHeavyHttp,
 };
-constexpr int kClassCount = 11;
+constexpr int kClassCount = 13;
 constexpr std::array<absl::string_view, kClassCount> kClassNames = {
     "valid",
     "wrong",
@@ -178,10 +185,12 @@ constexpr std::array<absl::string_view, kClassCount> kClassNames = {
     "unknown method",
     "WatchCatalog",
     "GetCatalog (swap checks)",
+    "heavy-grpc",
     "HTTP valid",
     "HTTP wrong",
     "HTTP garbage",
-    "HTTP oversized body"};
+    "HTTP oversized body",
+    "heavy-http"};
 
 inline bool IsHttpClass(int cls) {
   return cls >= static_cast<int>(Class::kHttpValid);

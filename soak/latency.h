@@ -31,8 +31,10 @@ enum class LatencyClass {
   kHealthz,         // GET /healthz
   kValidHeavy,      // gRPC valid calls of the heavy lane (answered ones)
   kHttpValidHeavy,  // the same over /v1
+  kHeavyGrpc,       // the heavy-grpc class (answered ones)
+  kHeavyHttp,       // the heavy-http class (answered ones)
 };
-inline constexpr int kLatencyClassCount = 7;
+inline constexpr int kLatencyClassCount = 9;
 
 struct LatencyClassInfo {
   absl::string_view name;
@@ -48,6 +50,8 @@ inline constexpr std::array<LatencyClassInfo, kLatencyClassCount>
         {"HTTP /healthz", "light", true},
         {"valid (gRPC)", "heavy", false},
         {"HTTP valid /v1/<RPC>", "heavy", false},
+        {"heavy-grpc", "heavy", false},
+        {"heavy-http", "heavy", false},
     }};
 
 // Counts of microsecond values in log-linear buckets: exact below 64 us,

@@ -31,6 +31,14 @@
 //   - front door garbage (random bytes, requests cut short, malformed heads)
 //     and oversized bodies (Content-Length or a chunk over
 //     --max-http-body-bytes: 413 for the head alone);
+//   - the heavy classes (issue 23), heavy-grpc and heavy-http, kHeavyThreads
+//     threads each with one call in flight, which keep compatd's heavy lane
+//     (--heavy-workers=1, --heavy-queue=8) busy: ScanObjects of ~3 MiB of
+//     rendered charts (a CRD with CEL rules and its custom resources,
+//     Deployments, Services, CronJobs, Ingresses, HPAs, some of APIs removed
+//     by 1.36: extensions/v1beta1 Ingress, policy/v1beta1
+//     PodSecurityPolicy, ...), PlanUpgrade over three minors, LintCatalog,
+//     Evaluate of 520 items and of a few with a scan (soak/heavy_worker.h);
 //   - hostile clients (issue 17): slowloris (requests trickled a byte at a
 //     time, kSlowlorisPerPort on /metrics and on the front door: closed
 //     within the 10 s header timeout + 5 s); a gRPC message whose prefix
@@ -79,9 +87,10 @@
 // only. The report has a table per class (calls, p50, p99, p99.9, max,
 // calls over the bound), the same per call, and each light class's five
 // slowest calls with when they started. The heavy lane's answered calls
-// (the valid classes' heavy ones) are reported the same way but not judged;
-// their refusals (lane full) are counted apart, with how often the scrapes
-// found the lane running a call and its queue full.
+// (the valid classes' heavy ones, heavy-grpc, heavy-http) are reported the
+// same way but not judged; their refusals (lane full) are counted apart,
+// with how often the scrapes found the lane running a call and its queue
+// full.
 //
 // Accepted codes per class:
 //   valid            OK (and the answer's check passes); over HTTP 200
@@ -104,6 +113,12 @@
 //                    to know which applies.
 //   unknown method   exactly UNIMPLEMENTED
 //   WatchCatalog     CANCELLED (the soak cancels) or DEADLINE_EXCEEDED
+//   heavy-grpc       OK with a right answer (a scan: partial with its reason,
+//                    or every object read, the removed and unknown ones
+//                    blocking, the removed extensions/v1beta1 Ingress and
+//                    policy/v1beta1 PodSecurityPolicy among the findings),
+//                    or RESOURCE_EXHAUSTED "the heavy lane is full"
+//   heavy-http       the same over /v1/<RPC>: 200, or 429 with Retry-After
 // In every class a heavy-lane call may also be refused because the lane is
 // full (RESOURCE_EXHAUSTED "the heavy lane is full"; 429 with Retry-After):
 // compatd refuses it before it reads the request. The thread then waits
@@ -111,6 +126,7 @@
 
 #include "soak/common.h"
 #include "soak/grpc_worker.h"
+#include "soak/heavy_worker.h"
 #include "soak/http2_abuser.h"
 #include "soak/http_abuser.h"
 #include "soak/http_worker.h"
@@ -181,9 +197,9 @@ double SumOf(const std::vector<testing::Sample>& samples,
 constexpr char kUsage[] =
     "compatd-soak: a bounded soak test of the real compatd binary on "
     "127.0.0.1: mixed valid, wrong and garbage load, WatchCatalog streams, "
-    "raw TCP garbage, catalog swaps (good and bad) and /metrics scrapes, "
-    "while compatd's RSS and the light calls' latency are measured. Exit 0 "
-    "PASS, 1 FAIL, 2 "
+    "raw TCP garbage, catalog swaps (good and bad), /metrics scrapes and "
+    "heavy requests (scans, plans, lints, large batches), while compatd's "
+    "RSS and the light calls' latency are measured. Exit 0 PASS, 1 FAIL, 2 "
     "bad flags.\n\n"
     "Usage:\n"
     "  compatd-soak --compatd=PATH [--duration=10m] [--warmup=60s] "
@@ -344,6 +360,16 @@ class Soak {
             &env_, i, i < kHttpWorkers ? Lane::kLight : Lane::kHeavy));
       }
     }
+    for (int i = 0; i < kHeavyThreads; ++i) {
+      if (o.heavy_grpc) {
+        heavy_workers_.push_back(
+            std::make_unique<HeavyWorker>(&env_, i, false));
+      }
+      if (o.heavy_http) {
+        heavy_workers_.push_back(
+            std::make_unique<HeavyWorker>(&env_, kHeavyThreads + i, true));
+      }
+    }
     transport_ = std::make_unique<TransportGarbage>(&env_);
     swapper_ = std::make_unique<Swapper>(&env_, initial_generation_);
     http_abuser_ = std::make_unique<HttpAbuser>(&env_);
@@ -355,6 +381,7 @@ class Soak {
     env_.measure_from = start_ + absl::ToChronoNanoseconds(o.warmup);
     std::vector<std::thread> threads;
     for (auto& w : workers_) threads.emplace_back([&w] { w->Run(); });
+    for (auto& w : heavy_workers_) threads.emplace_back([&w] { w->Run(); });
     for (auto& w : watchers_) threads.emplace_back([&w] { w->Run(); });
     for (auto& w : http_workers_) threads.emplace_back([&w] { w->Run(); });
     if (o.transport) threads.emplace_back([this] { transport_->Run(); });
@@ -566,9 +593,11 @@ class Soak {
 
   // Every connection the soak closed must be closed by compatd too: what is
   // left is the idle count, the gRPC workers' channels, the front door
-  // workers' keep-alive connections (still open), and a few.
+  // workers' keep-alive connections and the heavy classes' (still open),
+  // and a few.
   void JudgeFdsAfterLoad() {
-    const int open = 2 * env_.options.workers + 2 * kHttpWorkers;
+    const int open =
+        2 * env_.options.workers + 2 * kHttpWorkers + 2 * kHeavyThreads;
     const int bound = fds_idle_ + open + 8;
     const auto settle = Clock::now() + std::chrono::seconds(10);
     do {
@@ -632,6 +661,7 @@ class Soak {
   void JudgeLatency() {
     for (const auto& w : workers_) latency_.Merge(w->latency());
     for (const auto& w : http_workers_) latency_.Merge(w->latency());
+    for (const auto& w : heavy_workers_) latency_.Merge(w->latency());
     const int64_t bound = LightBoundMicros(env_);
     for (int i = 0; i < kLatencyClassCount; ++i) {
       const auto cls = static_cast<LatencyClass>(i);
@@ -740,6 +770,7 @@ class Soak {
     for (const auto& w : workers_) merge(w->tally());
     for (const auto& w : watchers_) merge(w->tally());
     for (const auto& w : http_workers_) merge(w->tally());
+    for (const auto& w : heavy_workers_) merge(w->tally());
     merge(swapper_->tally());
     merge(http_abuser_->tally());
     std::map<std::pair<int, int>, uint64_t> by_class_code;
@@ -859,7 +890,7 @@ class Soak {
     }
   }
 
-  // The heavy-lane calls, refusals, and how busy the heavy lane was.
+  // The heavy classes' calls, refusals, and how busy the heavy lane was.
   void ReportHeavyLane(std::string* out) const {
     absl::StrAppendFormat(
         out,
@@ -867,7 +898,8 @@ class Soak {
         "--max-heavy-work-time=%ds)\n\n",
         kHeavyWorkers, kHeavyQueue, kHeavyWorkTimeSeconds);
     for (LatencyClass cls :
-         {LatencyClass::kValidHeavy, LatencyClass::kHttpValidHeavy}) {
+         {LatencyClass::kHeavyGrpc, LatencyClass::kHeavyHttp,
+          LatencyClass::kValidHeavy, LatencyClass::kHttpValidHeavy}) {
       const uint64_t answered = latency_.of(cls).count();
       const uint64_t refused = latency_.refused(cls);
       if (answered + refused == 0) continue;
@@ -1114,6 +1146,7 @@ class Soak {
   std::unique_ptr<TransportGarbage> transport_;
   std::unique_ptr<Swapper> swapper_;
   std::vector<std::unique_ptr<HttpWorker>> http_workers_;
+  std::vector<std::unique_ptr<HeavyWorker>> heavy_workers_;
   std::unique_ptr<HttpAbuser> http_abuser_;
   std::unique_ptr<Slowloris> slowloris_;
   std::unique_ptr<Http2Abuser> http2_abuser_;
@@ -1192,7 +1225,8 @@ void AddFlags(base::FlagTable* flags, Options* options, std::string* classes,
                    "the load that runs: all, or some of valid, wrong, garbage, "
                    "unknown, watch, transport, swap, http-valid, http-wrong, "
                    "http-garbage, oversized, slowloris, huge-prefix, "
-                   "rapid-reset, slow-reader, idle (comma-separated)");
+                   "rapid-reset, slow-reader, idle, heavy-grpc, heavy-http "
+                   "(comma-separated)");
   flags->AddBool("help", help, "print this help and exit");
 }
 
@@ -1214,7 +1248,9 @@ absl::Status SelectClasses(const std::string& classes, Options* options) {
       {"huge-prefix", &options->huge_prefix},
       {"rapid-reset", &options->rapid_reset},
       {"slow-reader", &options->slow_reader},
-      {"idle", &options->idle}};
+      {"idle", &options->idle},
+      {"heavy-grpc", &options->heavy_grpc},
+      {"heavy-http", &options->heavy_http}};
   std::vector<absl::string_view> accepted = {"all"};
   for (const auto& [name, flag] : names) {
     *flag = false;
