@@ -99,7 +99,7 @@ Gateway::Gateway(const api::PolicyHandlers* handlers,
       gatekeeper_cache_(gatekeeper_cache_bytes),
       heavy_(heavy) {}
 
-api::Lane Gateway::LaneOf(const http::Request& request) const {
+api::Lane Gateway::LaneOf(const http::Request& request) {
   absl::string_view path = request.path;
   if (!absl::ConsumePrefix(&path, "/v1/")) return api::LaneOf(path);
   const api::Lane lane = api::LaneOf(path);

@@ -79,7 +79,8 @@ class Gateway final {
 
   // The request's lane: its route's row in api::kLaneRules (/v1/<RPC> by the
   // RPC), /v1/Evaluate by its items when its body is small enough to read.
-  api::Lane LaneOf(const http::Request& request) const;
+  // Static: compatd-soak classifies its own requests with it.
+  static api::Lane LaneOf(const http::Request& request);
 
   // The handler for http::Server: light requests answered on the server's
   // thread, heavy ones on the heavy lane's pool, or 429 when it is full.

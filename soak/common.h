@@ -48,6 +48,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "soak/http_client.h"
+#include "soak/latency.h"
 #include "soak/requests.h"
 
 // tests/integration/compatd_harness.h starts COMPATD_BINARY, a path fixed at
@@ -93,15 +94,28 @@ constexpr int kSlowReaderStreams = 5;
 constexpr size_t kSlowlorisPerPort = 4;
 constexpr size_t kSilentConnections = 8;
 constexpr int kHttpWorkers = 2;
+// compatd's heavy lane (api/lanes.h), passed explicitly: its threads, the
+// calls that may wait for them, the budget of one call's work.
+constexpr int kHeavyWorkers = 1;
+constexpr int kHeavyQueue = 8;
+constexpr int kHeavyWorkTimeSeconds = 10;
+// Threads of each heavy class (heavy-grpc, heavy-http), each with one call
+// in flight.
+constexpr int kHeavyThreads = 2;
+// The deadline of a heavy-lane call: time to wait behind a full queue of
+// heavy calls that each end at their budget, and its own work.
+constexpr auto kHeavyCallTimeout =
+    std::chrono::seconds((kHeavyQueue + 2) * kHeavyWorkTimeSeconds);
 // The connections the soak holds open at most at once (the descriptor
-// bound): per gRPC worker 1, watchers 2, swapper 1, raw TCP garbage 1,
-// scrape 1, front door workers 1 each, garbage/oversized 1, slowloris 2 x
-// kSlowlorisPerPort, the HTTP/2 abuser kSlowReaders (its other attacks use
-// one connection at a time, in turn), idlers 2 x kSilentConnections.
+// bound): per gRPC worker 2 (one for each lane), watchers 2, swapper 1, raw
+// TCP garbage 1, scrape 1, front door workers 2 each (one for each lane),
+// garbage/oversized 1, slowloris 2 x kSlowlorisPerPort, the HTTP/2 abuser
+// kSlowReaders (its other attacks use one connection at a time, in turn),
+// idlers 2 x kSilentConnections, the heavy classes 2 x kHeavyThreads.
 constexpr int ConnectionsHeld(int workers) {
-  return workers + 2 + 1 + 1 + 1 + kHttpWorkers + 1 +
+  return 2 * workers + 2 + 1 + 1 + 1 + 2 * kHttpWorkers + 1 +
          2 * static_cast<int>(kSlowlorisPerPort) + kSlowReaders +
-         2 * static_cast<int>(kSilentConnections);
+         2 * static_cast<int>(kSilentConnections) + 2 * kHeavyThreads;
 }
 // Descriptors compatd may hold beyond its idle count plus one per
 // connection: a connection the client closed is closed by compatd moments
@@ -139,6 +153,11 @@ struct Options {
   bool rapid_reset = true;
   bool slow_reader = true;
   bool idle = true;
+  bool heavy_grpc = true;
+  bool heavy_http = true;
+  // FAIL when the p99 latency of a light class after the warm-up is over
+  // this (issue 23).
+  absl::Duration max_light_p99 = absl::Milliseconds(50);
 };
 
 enum class Class {
@@ -149,13 +168,15 @@ enum class Class {
   kUnknownMethod,
   kWatch,
   kSwapCheck,
+  kHeavyGrpc,
   // The front door: the tally's code is the HTTP status (0: no answer).
   kHttpValid,
   kHttpWrong,
   kHttpGarbage,
   kOversized,
+  kHeavyHttp,
 };
-constexpr int kClassCount = 11;
+constexpr int kClassCount = 13;
 constexpr std::array<absl::string_view, kClassCount> kClassNames = {
     "valid",
     "wrong",
@@ -164,10 +185,12 @@ constexpr std::array<absl::string_view, kClassCount> kClassNames = {
     "unknown method",
     "WatchCatalog",
     "GetCatalog (swap checks)",
+    "heavy-grpc",
     "HTTP valid",
     "HTTP wrong",
     "HTTP garbage",
-    "HTTP oversized body"};
+    "HTTP oversized body",
+    "heavy-http"};
 
 inline bool IsHttpClass(int cls) {
   return cls >= static_cast<int>(Class::kHttpValid);
@@ -256,6 +279,10 @@ struct Env {
   uint64_t seed = 0;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> calls{0};  // unary calls of every class
+  // Set before the load's threads start: its start, and the end of the
+  // warm-up (latencies count from there).
+  Clock::time_point load_start;
+  Clock::time_point measure_from;
   FailureLog failures;
 
   // gRPC 1.51 buffers a message up to the size its prefix declares before it
@@ -319,6 +346,21 @@ inline size_t Below(Rng& rng, size_t n) {
 }
 
 inline std::atomic<int> g_channel_serial{0};
+
+// Sleeps `duration`, or less once the run stops.
+inline void SleepUnlessStopped(const Env& env, Clock::duration duration) {
+  const auto until = Clock::now() + duration;
+  while (!env.stop.load(std::memory_order_relaxed) && Clock::now() < until) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(
+        std::chrono::milliseconds(50), until - Clock::now()));
+  }
+}
+
+// --max-light-p99 in microseconds: the bound the latency recorders count
+// the light calls over.
+inline int64_t LightBoundMicros(const Env& env) {
+  return absl::ToInt64Microseconds(env.options.max_light_p99);
+}
 
 // ---------------------------------------------------------------------------
 // Hostile clients (issue 17), each kind on its own thread, bounded in count

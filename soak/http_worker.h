@@ -3,6 +3,7 @@
 // The HTTPS/JSON front door: valid and wrong requests.
 
 #include "soak/common.h"
+#include "soak/lanes.h"
 
 namespace compatd::soak {
 
@@ -106,6 +107,15 @@ struct HttpCase {
   // Judges a body of the right status: "" when right, else what is wrong.
   std::function<std::string(const HttpAnswer&)> check;
 };
+
+// The latency class of a valid front door request, by its path.
+inline LatencyClass FrontDoorLatencyClass(absl::string_view target) {
+  if (absl::StartsWith(target, "/admission/")) return LatencyClass::kAdmission;
+  if (absl::StartsWith(target, "/gatekeeper/")) {
+    return LatencyClass::kGatekeeper;
+  }
+  return LatencyClass::kHealthz;
+}
 
 constexpr char kUid[] = "soak-";
 
@@ -333,17 +343,28 @@ inline absl::StatusOr<HttpAnswer> OversizedHead(int port, bool chunked,
   return answer;
 }
 
+// One front door worker per lane, as the gRPC workers (soak/grpc_worker.h):
+// each sends the requests of its lane (gateway::Gateway::LaneOf) from the
+// same mix; a heavy-lane request refused with 429 because the lane is full
+// is accepted, and its worker waits the answer's Retry-After.
 class HttpWorker {
  public:
-  HttpWorker(Env* env, int index)
+  HttpWorker(Env* env, int index, Lane lane)
       : env_(*env),
         rng_(env->seed * 2654435761u + static_cast<uint64_t>(index)),
-        client_(env->http_port) {}
+        client_(env->http_port),
+        lane_(lane) {}
 
   void Run() {
+    latency_ = LatencyRecorder(env_.load_start, env_.measure_from);
     cases_ = MakeValidCases(env_.facts);
     std::vector<int> weights;
-    for (const ValidCase& c : cases_) weights.push_back(c.weight);
+    for (const ValidCase& c : cases_) {
+      weights.push_back(c.weight);
+      post_lanes_.push_back(
+          HttpLane("POST", absl::StrCat("/v1/", RpcName(c.request.rpc)),
+                   ToJsonText(*c.request.message)));
+    }
     std::discrete_distribution<size_t> pick_case(weights.begin(),
                                                  weights.end());
     const std::vector<HttpCase> wrong = WrongFrontDoorCases();
@@ -354,27 +375,34 @@ class HttpWorker {
         {o.http_valid ? 60.0 : 0.0, o.http_valid ? 15.0 : 0.0,
          o.http_wrong ? 20.0 : 0.0, o.http_wrong ? 5.0 : 0.0});
     while (!env_.stop.load(std::memory_order_relaxed)) {
+      bool sent = false;
       switch (pick_class(rng_)) {
         case 0:
-          Rpc(cases_[pick_case(rng_)].request);
+          sent = Rpc(pick_case(rng_));
           break;
         case 1: {
           const std::vector<HttpCase> valid = ValidFrontDoorCases(rng_);
-          Fixed(Class::kHttpValid, valid[Below(rng_, valid.size())]);
+          sent = Fixed(Class::kHttpValid, valid[Below(rng_, valid.size())]);
           break;
         }
         case 2:
-          Fixed(Class::kHttpWrong, wrong[Below(rng_, wrong.size())]);
+          sent = Fixed(Class::kHttpWrong, wrong[Below(rng_, wrong.size())]);
           break;
         default:
-          RandomWrong();
+          sent = RandomWrong();
           break;
       }
+      if (!sent) continue;
       env_.calls.fetch_add(1, std::memory_order_relaxed);
+      if (retry_after_ > 0) {
+        SleepUnlessStopped(env_, std::chrono::seconds(retry_after_));
+        retry_after_ = 0;
+      }
     }
   }
 
   const Tally& tally() const { return tally_; }
+  const LatencyRecorder& latency() const { return latency_; }
 
  private:
   std::vector<std::string> Identity() {
@@ -391,26 +419,70 @@ class HttpWorker {
                            Shorten(problem, 400)));
   }
 
+  // A heavy-lane call waits for the lane.
+  std::chrono::milliseconds Timeout() const {
+    return lane_ == Lane::kLight
+               ? std::chrono::milliseconds(
+                     absl::ToInt64Milliseconds(env_.options.call_timeout))
+               : std::chrono::milliseconds(kHeavyCallTimeout);
+  }
+
+  // A heavy-lane request refused because the lane is full (429 with
+  // Retry-After): accepted, and the worker waits before its next request.
+  bool Refused(const HttpAnswer& answer) {
+    if (lane_ != Lane::kHeavy || !LaneFull(answer)) return false;
+    int seconds = 0;
+    if (!absl::SimpleAtoi(answer.Header("retry-after"), &seconds)) {
+      seconds = api::kLaneFullRetryAfterSeconds;
+    }
+    retry_after_ = std::clamp(seconds, 1, 10);
+    return true;
+  }
+
   // A unary RPC as JSON: POST, or GET with the query form when the request
   // has scalar fields only (a third of those), judged by the gRPC case's
-  // own check on the answer parsed back into the response message.
-  void Rpc(const SoakRequest& request) {
+  // own check on the answer parsed back into the response message. False
+  // when the request is not of this worker's lane (not sent).
+  bool Rpc(size_t index) {
+    const SoakRequest& request = cases_[index].request;
     const std::string name(RpcName(request.rpc));
     std::optional<std::string> query;
     if (Below(rng_, 3) == 0) query = QueryOf(*request.message);
+    const std::string target =
+        query.has_value()
+            ? absl::StrCat("/v1/", name, query->empty() ? "" : "?", *query)
+            : absl::StrCat("/v1/", name);
+    const Lane lane =
+        query.has_value() ? HttpLane("GET", target, "") : post_lanes_[index];
+    if (lane != lane_) return false;
+    const Clock::time_point start = Clock::now();
     absl::StatusOr<HttpAnswer> answer =
         query.has_value()
-            ? client_.Call(
-                  "GET",
-                  absl::StrCat("/v1/", name, query->empty() ? "" : "?", *query),
-                  "", Identity())
-            : client_.Call("POST", absl::StrCat("/v1/", name),
-                           ToJsonText(*request.message), Identity());
+            ? client_.Call("GET", target, "", Identity(), Timeout())
+            : client_.Call("POST", target, ToJsonText(*request.message),
+                           Identity(), Timeout());
+    const Clock::time_point end = Clock::now();
     const std::string label =
         absl::StrCat(query.has_value() ? "GET " : "POST ", "/v1/", name, " (",
                      request.label, ")");
     Count(tally_, Class::kHttpValid, absl::StrCat("/v1/", name),
           static_cast<grpc::StatusCode>(answer.ok() ? answer->status : 0));
+    if (answer.ok() && Refused(*answer)) {
+      latency_.CountRefused(LatencyClass::kHttpValidHeavy, start);
+      return true;
+    }
+    if (lane_ == Lane::kLight || (answer.ok() && answer->status == 200)) {
+      latency_.Record(lane_ == Lane::kLight ? LatencyClass::kHttpValidLight
+                                            : LatencyClass::kHttpValidHeavy,
+                      absl::StrCat("/v1/", name), request.label, start, end,
+                      LightBoundMicros(env_));
+    }
+    JudgeRpc(request, label, answer);
+    return true;
+  }
+
+  void JudgeRpc(const SoakRequest& request, const std::string& label,
+                const absl::StatusOr<HttpAnswer>& answer) {
     if (!answer.ok()) {
       Failed(Class::kHttpValid, "HTTP call failed", label,
              answer.status().ToString());
@@ -437,42 +509,55 @@ class HttpWorker {
     }
   }
 
-  void Fixed(Class cls, const HttpCase& c) {
+  // One of the fixed requests (all of the light lane).
+  bool Fixed(Class cls, const HttpCase& c) {
+    if (HttpLane(c.method, c.target, c.body) != lane_) return false;
+    const Clock::time_point start = Clock::now();
     absl::StatusOr<HttpAnswer> answer =
-        client_.Call(c.method, c.target, c.body, Identity());
+        client_.Call(c.method, c.target, c.body, Identity(), Timeout());
+    if (cls == Class::kHttpValid) {
+      latency_.Record(FrontDoorLatencyClass(c.target), c.label,
+                      absl::StrCat(c.method, " ", c.target), start,
+                      Clock::now(), LightBoundMicros(env_));
+    }
     Count(tally_, cls, c.label,
           static_cast<grpc::StatusCode>(answer.ok() ? answer->status : 0));
     const std::string label =
         absl::StrCat(c.method, " ", c.target, " (", c.label, ")");
     if (!answer.ok()) {
       Failed(cls, "HTTP call failed", label, answer.status().ToString());
-      return;
+      return true;
     }
     if (answer->status != c.status) {
       Failed(cls, "unexpected HTTP status", label,
              absl::StrCat(answer->status, " (expected ", c.status, ") ",
                           answer->body));
-      return;
+      return true;
     }
     if (std::string problem = c.check(*answer); !problem.empty()) {
       Failed(cls, "wrong answer", label,
              absl::StrCat(problem, "; answer: ", answer->body));
     }
+    return true;
   }
 
   // The gRPC workers' wrong requests as JSON: a refusal or an answer, by
-  // grpc-gateway's mapping; a body over --max-http-body-bytes is 413.
-  void RandomWrong() {
+  // grpc-gateway's mapping; a body over --max-http-body-bytes is 413 (for
+  // its head alone: before any lane).
+  bool RandomWrong() {
     const SoakRequest request =
         RandomWrongRequest(rng_, kMaxRecvMessageBytes, kMaxEvaluateItems);
     const std::string json = ToJsonText(*request.message);
     const std::string name(RpcName(request.rpc));
-    // Over --max-http-body-bytes: 413 for the head alone.
     const bool oversized = json.size() > kMaxHttpBodyBytes;
+    const Lane lane = oversized
+                          ? Lane::kLight
+                          : HttpLane("POST", absl::StrCat("/v1/", name), json);
+    if (lane != lane_) return false;
     absl::StatusOr<HttpAnswer> answer =
         oversized ? OversizedHead(env_.http_port, false, json.size())
                   : client_.Call("POST", absl::StrCat("/v1/", name), json,
-                                 Identity());
+                                 Identity(), Timeout());
     Count(tally_, Class::kHttpWrong, absl::StrCat("/v1/", name),
           static_cast<grpc::StatusCode>(answer.ok() ? answer->status : 0));
     const std::string label =
@@ -480,27 +565,34 @@ class HttpWorker {
     if (!answer.ok()) {
       Failed(Class::kHttpWrong, "HTTP call failed", label,
              answer.status().ToString());
-      return;
+      return true;
     }
     const int status = answer->status;
     const bool accepted =
-        oversized ? status == 413
-        : request.exact_code.has_value()
-            ? (*request.exact_code == grpc::StatusCode::INVALID_ARGUMENT
-                   ? status == 400
-                   : status == 400 || status == 429)
-            : status == 200 || status == 400 || status == 404 || status == 429;
+        Refused(*answer) ||
+        (oversized ? status == 413
+         : request.exact_code.has_value()
+             ? (*request.exact_code == grpc::StatusCode::INVALID_ARGUMENT
+                    ? status == 400
+                    : status == 400 || status == 429)
+             : status == 200 || status == 400 || status == 404 ||
+                   status == 429);
     if (!accepted) {
       Failed(Class::kHttpWrong, "unexpected HTTP status", label,
              absl::StrCat(status, " ", answer->body));
     }
+    return true;
   }
 
   Env& env_;
   Rng rng_;
   HttpClient client_;
+  const Lane lane_;
+  int retry_after_ = 0;  // seconds to wait before the next request
   std::vector<ValidCase> cases_;
+  std::vector<Lane> post_lanes_;  // of cases_ as POST /v1/<RPC>
   Tally tally_;
+  LatencyRecorder latency_;
 };
 
 }  // namespace compatd::soak

@@ -2,6 +2,7 @@
 //
 //   compatd-soak --compatd=build/service/compatd --duration=10m
 //                [--warmup=60s] [--workers=4] [--seed=N] [--report=FILE]
+//                [--max-light-p99=50ms] [--classes=all]
 //
 // Starts compatd on free ports of 127.0.0.1 (gRPC, /metrics and the
 // HTTPS/JSON front door, --http-listen) with a catalog file in a fresh
@@ -9,7 +10,12 @@
 //   - workers: valid calls of every unary RPC, each answer checked (mostly);
 //     well-formed-but-wrong requests (random versions, names, flag strings,
 //     huge strings, oversized batches); random bytes as request messages to
-//     real methods, and unknown methods (grpc::GenericStub);
+//     real methods, and unknown methods (grpc::GenericStub). Each worker has
+//     a twin: one sends the requests of compatd's light lane, the other
+//     those of its heavy lane (LintCatalog, Evaluate batches of more than 64
+//     items, PlanUpgrade, a heavy RPC's garbage), classified by compatd's
+//     own functions (soak/lanes.h), so that no light call waits behind its
+//     own thread's heavy one;
 //   - WatchCatalog streams opened, read, cancelled;
 //   - raw TCP connections to both ports sending garbage or closing early;
 //   - the front door (two keep-alive clients): the valid RPC requests as
@@ -21,9 +27,18 @@
 //     unknown path or RPC, wrong AdmissionReview; a wrong ProviderRequest
 //     a 200 with its systemError); the
 //     workers' random wrong requests as JSON;
+//     (the front door's workers are split by lane as the gRPC ones);
 //   - front door garbage (random bytes, requests cut short, malformed heads)
 //     and oversized bodies (Content-Length or a chunk over
 //     --max-http-body-bytes: 413 for the head alone);
+//   - the heavy classes (issue 23), heavy-grpc and heavy-http, kHeavyThreads
+//     threads each with one call in flight, which keep compatd's heavy lane
+//     (--heavy-workers=1, --heavy-queue=8) busy: ScanObjects of ~3 MiB of
+//     rendered charts (a CRD with CEL rules and its custom resources,
+//     Deployments, Services, CronJobs, Ingresses, HPAs, some of APIs removed
+//     by 1.36: extensions/v1beta1 Ingress, policy/v1beta1
+//     PodSecurityPolicy, ...), PlanUpgrade over three minors, LintCatalog,
+//     Evaluate of 520 items and of a few with a scan (soak/heavy_worker.h);
 //   - hostile clients (issue 17): slowloris (requests trickled a byte at a
 //     time, kSlowlorisPerPort on /metrics and on the front door: closed
 //     within the 10 s header timeout + 5 s); a gRPC message whose prefix
@@ -46,7 +61,9 @@
 // limit, the answer backlog passed --max-answer-backlog-bytes, descriptors
 // passed their bound (those before the load + the connections the soak
 // holds at most, ConnectionsHeld(), + kFdSlack) or stayed open 10 s after
-// the load, or RSS after the warm-up grew past --max-rss-growth percent of
+// the load, the p99 latency after the warm-up of a light class passed
+// --max-light-p99 (50 ms; see "Latency" below), or RSS after the warm-up
+// grew past --max-rss-growth percent of
 // the baseline (the median of the last 5 warm-up samples). Growth is what
 // RSS holds for a while: the median of every ~30 s window of samples after
 // the warm-up, so that a moment's spike (several requests near the 4 MiB
@@ -58,8 +75,22 @@
 // UNAVAILABLE "GOAWAY received" or "Broken pipe") are collateral of
 // grpc/grpc#43012 (see Env::QuotaCollateral), counted in their own section.
 // Exit 2 for bad flags. The report (also written to --report as markdown) lists
-// calls per class, RPC (route) and code (status), hostile clients' outcomes,
-// reloads, RSS and descriptors.
+// calls per class, RPC (route) and code (status), latency per class and
+// call, the heavy lane's use, hostile clients' outcomes, reloads, RSS and
+// descriptors.
+//
+// Latency: every call of the well-behaved light classes (valid gRPC calls
+// of the light lane, the same as /v1/<RPC> JSON, AdmissionReviews, the
+// Gatekeeper provider, /healthz) is timed around the client's blocking
+// call, in bounded histograms (soak/latency.h: 1/32 resolution, ~9 KiB
+// each, merged from every thread at the end), from the end of the warm-up
+// only. The report has a table per class (calls, p50, p99, p99.9, max,
+// calls over the bound), the same per call, and each light class's five
+// slowest calls with when they started. The heavy lane's answered calls
+// (the valid classes' heavy ones, heavy-grpc, heavy-http) are reported the
+// same way but not judged; their refusals (lane full) are counted apart,
+// with how often the scrapes found the lane running a call and its queue
+// full.
 //
 // Accepted codes per class:
 //   valid            OK (and the answer's check passes); over HTTP 200
@@ -82,9 +113,20 @@
 //                    to know which applies.
 //   unknown method   exactly UNIMPLEMENTED
 //   WatchCatalog     CANCELLED (the soak cancels) or DEADLINE_EXCEEDED
+//   heavy-grpc       OK with a right answer (a scan: partial with its reason,
+//                    or every object read, the removed and unknown ones
+//                    blocking, the removed extensions/v1beta1 Ingress and
+//                    policy/v1beta1 PodSecurityPolicy among the findings),
+//                    or RESOURCE_EXHAUSTED "the heavy lane is full"
+//   heavy-http       the same over /v1/<RPC>: 200, or 429 with Retry-After
+// In every class a heavy-lane call may also be refused because the lane is
+// full (RESOURCE_EXHAUSTED "the heavy lane is full"; 429 with Retry-After):
+// compatd refuses it before it reads the request. The thread then waits
+// the Retry-After (2 s) before its next call, as a well-behaved client does.
 
 #include "soak/common.h"
 #include "soak/grpc_worker.h"
+#include "soak/heavy_worker.h"
 #include "soak/http2_abuser.h"
 #include "soak/http_abuser.h"
 #include "soak/http_worker.h"
@@ -155,8 +197,10 @@ double SumOf(const std::vector<testing::Sample>& samples,
 constexpr char kUsage[] =
     "compatd-soak: a bounded soak test of the real compatd binary on "
     "127.0.0.1: mixed valid, wrong and garbage load, WatchCatalog streams, "
-    "raw TCP garbage, catalog swaps (good and bad) and /metrics scrapes, "
-    "while compatd's RSS is sampled. Exit 0 PASS, 1 FAIL, 2 bad flags.\n\n"
+    "raw TCP garbage, catalog swaps (good and bad), /metrics scrapes and "
+    "heavy requests (scans, plans, lints, large batches), while compatd's "
+    "RSS and the light calls' latency are measured. Exit 0 PASS, 1 FAIL, 2 "
+    "bad flags.\n\n"
     "Usage:\n"
     "  compatd-soak --compatd=PATH [--duration=10m] [--warmup=60s] "
     "[--workers=4]\n"
@@ -237,18 +281,7 @@ class Soak {
                          check.exit_code, ":\n", check.out, check.err));
       }
     }
-    COMPATD_RETURN_IF_ERROR(compatd_.Start(
-        {"--catalog=" + env_.catalog_path,
-         absl::StrCat("--max-recv-message-bytes=", kMaxRecvMessageBytes),
-         absl::StrCat("--max-evaluate-items=", kMaxEvaluateItems),
-         absl::StrCat("--max-client-series=", kMaxClientSeries),
-         "--http-listen=127.0.0.1:0",
-         absl::StrCat("--max-http-body-bytes=", kMaxHttpBodyBytes),
-         absl::StrCat("--handshake-timeout=", kHandshakeTimeoutSeconds, "s"),
-         absl::StrCat("--max-connection-idle=", kMaxConnectionIdleSeconds, "s"),
-         absl::StrCat("--grpc-memory-bytes=", kGrpcMemoryMiB << 20),
-         absl::StrCat("--max-answer-backlog-bytes=",
-                      kMaxAnswerBacklogMiB << 20)}));
+    COMPATD_RETURN_IF_ERROR(compatd_.Start(CompatdFlags()));
     env_.grpc_port = compatd_.grpc_port();
     env_.metrics_port = compatd_.metrics_port();
     env_.http_port = compatd_.http_port();
@@ -282,12 +315,38 @@ class Soak {
     return absl::OkStatus();
   }
 
+  // compatd's flags: the catalog, and every limit the soak's expectations
+  // depend on, explicitly.
+  std::vector<std::string> CompatdFlags() const {
+    return {
+        "--catalog=" + env_.catalog_path,
+        absl::StrCat("--max-recv-message-bytes=", kMaxRecvMessageBytes),
+        absl::StrCat("--max-evaluate-items=", kMaxEvaluateItems),
+        absl::StrCat("--max-client-series=", kMaxClientSeries),
+        "--http-listen=127.0.0.1:0",
+        absl::StrCat("--max-http-body-bytes=", kMaxHttpBodyBytes),
+        absl::StrCat("--handshake-timeout=", kHandshakeTimeoutSeconds, "s"),
+        absl::StrCat("--max-connection-idle=", kMaxConnectionIdleSeconds, "s"),
+        absl::StrCat("--grpc-memory-bytes=", kGrpcMemoryMiB << 20),
+        absl::StrCat("--max-answer-backlog-bytes=", kMaxAnswerBacklogMiB << 20),
+        absl::StrCat("--heavy-workers=", kHeavyWorkers),
+        absl::StrCat("--heavy-queue=", kHeavyQueue),
+        absl::StrCat("--max-heavy-work-time=", kHeavyWorkTimeSeconds, "s")};
+  }
+
   // The traffic classes' objects and a thread for each one the flags enable.
   std::vector<std::thread> StartLoad() {
     const Options& o = env_.options;
     if (o.valid || o.wrong || o.garbage || o.unknown) {
       for (int i = 0; i < o.workers; ++i) {
-        workers_.push_back(std::make_unique<Worker>(&env_, i));
+        workers_.push_back(std::make_unique<Worker>(&env_, i, Lane::kLight));
+      }
+    }
+    // Each light worker's heavy-lane twin (unknown methods are light only).
+    if (o.valid || o.wrong || o.garbage) {
+      for (int i = 0; i < o.workers; ++i) {
+        workers_.push_back(
+            std::make_unique<Worker>(&env_, o.workers + i, Lane::kHeavy));
       }
     }
     if (o.watch) {
@@ -296,8 +355,19 @@ class Soak {
       }
     }
     if (o.http_valid || o.http_wrong) {
-      for (int i = 0; i < kHttpWorkers; ++i) {
-        http_workers_.push_back(std::make_unique<HttpWorker>(&env_, i));
+      for (int i = 0; i < 2 * kHttpWorkers; ++i) {
+        http_workers_.push_back(std::make_unique<HttpWorker>(
+            &env_, i, i < kHttpWorkers ? Lane::kLight : Lane::kHeavy));
+      }
+    }
+    for (int i = 0; i < kHeavyThreads; ++i) {
+      if (o.heavy_grpc) {
+        heavy_workers_.push_back(
+            std::make_unique<HeavyWorker>(&env_, i, false));
+      }
+      if (o.heavy_http) {
+        heavy_workers_.push_back(
+            std::make_unique<HeavyWorker>(&env_, kHeavyThreads + i, true));
       }
     }
     transport_ = std::make_unique<TransportGarbage>(&env_);
@@ -307,8 +377,11 @@ class Soak {
     http2_abuser_ = std::make_unique<Http2Abuser>(&env_);
     idler_ = std::make_unique<Idler>(&env_);
     start_ = Clock::now();
+    env_.load_start = start_;
+    env_.measure_from = start_ + absl::ToChronoNanoseconds(o.warmup);
     std::vector<std::thread> threads;
     for (auto& w : workers_) threads.emplace_back([&w] { w->Run(); });
+    for (auto& w : heavy_workers_) threads.emplace_back([&w] { w->Run(); });
     for (auto& w : watchers_) threads.emplace_back([&w] { w->Run(); });
     for (auto& w : http_workers_) threads.emplace_back([&w] { w->Run(); });
     if (o.transport) threads.emplace_back([this] { transport_->Run(); });
@@ -426,6 +499,7 @@ class Soak {
                               "--max-answer-backlog-bytes %d",
                               backlog, kMaxAnswerBacklogMiB << 20));
         }
+        if (!final) SampleHeavyLane(*samples);
       }
       if (samples.ok() && final) {
         final_samples_ = *std::move(samples);
@@ -438,6 +512,19 @@ class Soak {
                         absl::StrCat(final ? "final " : "",
                                      "GET /metrics: ", Shorten(problem)));
     }
+  }
+
+  // The heavy lane's pool after the warm-up: running and waiting calls.
+  void SampleHeavyLane(const std::vector<testing::Sample>& samples) {
+    if (Clock::now() < env_.measure_from) return;
+    const double running =
+        SumOf(samples, "compatd_lane_running", {{"lane", "heavy"}});
+    const double queued =
+        SumOf(samples, "compatd_lane_queued", {{"lane", "heavy"}});
+    ++lane_samples_;
+    if (running >= 1) ++lane_busy_samples_;
+    if (queued >= kHeavyQueue) ++lane_full_samples_;
+    lane_queued_sum_ += queued;
   }
 
   // started - handled over every method of the final scrape.
@@ -505,10 +592,13 @@ class Soak {
   }
 
   // Every connection the soak closed must be closed by compatd too: what is
-  // left is the idle count, the gRPC workers' channels and the front door
-  // workers' keep-alive connections (still open), and a few.
+  // left is the idle count, the gRPC workers' channels, the front door
+  // workers' keep-alive connections and the heavy classes' (still open),
+  // and a few.
   void JudgeFdsAfterLoad() {
-    const int bound = fds_idle_ + env_.options.workers + kHttpWorkers + 8;
+    const int open =
+        2 * env_.options.workers + 2 * kHttpWorkers + 2 * kHeavyThreads;
+    const int bound = fds_idle_ + open + 8;
     const auto settle = Clock::now() + std::chrono::seconds(10);
     do {
       absl::StatusOr<int> fds = OpenFds(compatd_.pid());
@@ -522,8 +612,7 @@ class Soak {
           absl::StrFormat("%d open descriptors 10 s after the load stopped, "
                           "over %d (%d idle + the %d connections still "
                           "open + 8)",
-                          fds_after_load_, bound, fds_idle_,
-                          env_.options.workers + kHttpWorkers));
+                          fds_after_load_, bound, fds_idle_, open));
     }
   }
 
@@ -564,6 +653,37 @@ class Soak {
     if (!died_) JudgeFdsAfterLoad();
     StopCompatd();
     JudgeRss();
+    JudgeLatency();
+  }
+
+  // Every thread's latencies together; a light class whose p99 after the
+  // warm-up is over --max-light-p99 fails the run.
+  void JudgeLatency() {
+    for (const auto& w : workers_) latency_.Merge(w->latency());
+    for (const auto& w : http_workers_) latency_.Merge(w->latency());
+    for (const auto& w : heavy_workers_) latency_.Merge(w->latency());
+    const int64_t bound = LightBoundMicros(env_);
+    for (int i = 0; i < kLatencyClassCount; ++i) {
+      const auto cls = static_cast<LatencyClass>(i);
+      const LatencyHistogram& h = latency_.of(cls);
+      const LatencyClassInfo& info = kLatencyClasses[static_cast<size_t>(i)];
+      if (!info.judged || h.count() == 0 || h.Quantile(0.99) <= bound) {
+        continue;
+      }
+      std::vector<std::string> slowest;
+      for (const SlowCall& call : latency_.slowest(cls)) {
+        slowest.push_back(absl::StrFormat("%.1f ms at %.0f s: %s",
+                                          call.micros / 1000.0, call.at_seconds,
+                                          call.what));
+      }
+      env_.failures.Add(
+          "light-call latency over --max-light-p99",
+          absl::StrFormat("%s (%s lane): p99 %.1f ms over %.1f ms; %d of %d "
+                          "calls over it; slowest: %s",
+                          info.name, info.lane, h.Quantile(0.99) / 1000.0,
+                          bound / 1000.0, latency_.over_bound(cls), h.count(),
+                          absl::StrJoin(slowest, "; ")));
+    }
   }
 
   void JudgeRss() {
@@ -630,6 +750,8 @@ class Soak {
         absl::FormatDuration(o.warmup), o.workers, env_.seed);
 
     ReportCalls(&out);
+    ReportLatency(&out);
+    ReportHeavyLane(&out);
     ReportHostile(&out);
     ReportReloads(&out);
     ReportMemory(&out);
@@ -648,6 +770,7 @@ class Soak {
     for (const auto& w : workers_) merge(w->tally());
     for (const auto& w : watchers_) merge(w->tally());
     for (const auto& w : http_workers_) merge(w->tally());
+    for (const auto& w : heavy_workers_) merge(w->tally());
     merge(swapper_->tally());
     merge(http_abuser_->tally());
     std::map<std::pair<int, int>, uint64_t> by_class_code;
@@ -696,6 +819,117 @@ class Soak {
     for (const auto& [scenario, n] : transport_->counts()) {
       absl::StrAppend(out, "| ", scenario, " | ", n, " |\n");
     }
+  }
+
+  // Latency per class after the warm-up; per call for the light classes,
+  // with the slowest calls.
+  void ReportLatency(std::string* out) const {
+    const double bound_ms =
+        static_cast<double>(LightBoundMicros(env_)) / 1000.0;
+    absl::StrAppendFormat(
+        out,
+        "\n## Latency after the warm-up (ms)\n\nEvery call of a light class "
+        "(its p99 must be at most --max-light-p99=%.0f ms); the heavy lane's "
+        "answered calls (refusals, lane full, counted apart; not judged).\n\n"
+        "| class | lane | calls | refused (lane full) | p50 | p99 | p99.9 | "
+        "max | over %.0f ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        bound_ms, bound_ms);
+    auto ms = [](int64_t micros) {
+      return absl::StrFormat("%.1f", static_cast<double>(micros) / 1000.0);
+    };
+    for (int i = 0; i < kLatencyClassCount; ++i) {
+      const auto cls = static_cast<LatencyClass>(i);
+      const LatencyHistogram& h = latency_.of(cls);
+      const LatencyClassInfo& info = kLatencyClasses[static_cast<size_t>(i)];
+      if (h.count() == 0 && latency_.refused(cls) == 0) continue;
+      const bool over =
+          info.judged && h.Quantile(0.99) > LightBoundMicros(env_);
+      absl::StrAppend(
+          out, "| ", info.name, " | ", info.lane, " | ", h.count(), " | ",
+          info.judged ? "" : absl::StrCat(latency_.refused(cls)), " | ",
+          ms(h.Quantile(0.5)), " | ", over ? "**" : "", ms(h.Quantile(0.99)),
+          over ? "**" : "", " | ", ms(h.Quantile(0.999)), " | ", ms(h.max()),
+          " | ", info.judged ? absl::StrCat(latency_.over_bound(cls)) : "",
+          " |\n");
+    }
+    ReportLatencyByCall(out);
+  }
+
+  // The light classes by call, and their slowest calls.
+  void ReportLatencyByCall(std::string* out) const {
+    auto ms = [](int64_t micros) {
+      return absl::StrFormat("%.1f", static_cast<double>(micros) / 1000.0);
+    };
+    absl::StrAppend(out,
+                    "\nBy call (RPC, route or case):\n\n| class | lane | call "
+                    "| calls | p50 | p99 | max |\n|---|---|---|---:|---:|---:|"
+                    "---:|\n");
+    for (const auto& [key, h] : latency_.by_call()) {
+      const LatencyClassInfo& info =
+          kLatencyClasses[static_cast<size_t>(key.first)];
+      absl::StrAppend(out, "| ", info.name, " | ", info.lane, " | ", key.second,
+                      " | ", h.count(), " | ", ms(h.Quantile(0.5)), " | ",
+                      ms(h.Quantile(0.99)), " | ", ms(h.max()), " |\n");
+    }
+    absl::StrAppend(out,
+                    "\nSlowest light calls (seconds since the load "
+                    "started):\n\n");
+    for (int i = 0; i < kLatencyClassCount; ++i) {
+      const LatencyClassInfo& info = kLatencyClasses[static_cast<size_t>(i)];
+      const std::vector<SlowCall>& slowest =
+          latency_.slowest(static_cast<LatencyClass>(i));
+      if (!info.judged || slowest.empty()) continue;
+      std::vector<std::string> calls;
+      for (const SlowCall& call : slowest) {
+        calls.push_back(absl::StrFormat("%.1f ms at %.0f s %s",
+                                        call.micros / 1000.0, call.at_seconds,
+                                        call.what));
+      }
+      absl::StrAppend(out, "- ", info.name, ": ", absl::StrJoin(calls, "; "),
+                      "\n");
+    }
+  }
+
+  // The heavy classes' calls, refusals, and how busy the heavy lane was.
+  void ReportHeavyLane(std::string* out) const {
+    absl::StrAppendFormat(
+        out,
+        "\n## Heavy lane (--heavy-workers=%d, --heavy-queue=%d, "
+        "--max-heavy-work-time=%ds)\n\n",
+        kHeavyWorkers, kHeavyQueue, kHeavyWorkTimeSeconds);
+    for (LatencyClass cls :
+         {LatencyClass::kHeavyGrpc, LatencyClass::kHeavyHttp,
+          LatencyClass::kValidHeavy, LatencyClass::kHttpValidHeavy}) {
+      const uint64_t answered = latency_.of(cls).count();
+      const uint64_t refused = latency_.refused(cls);
+      if (answered + refused == 0) continue;
+      const LatencyClassInfo& info = kLatencyClasses[static_cast<size_t>(cls)];
+      absl::StrAppendFormat(
+          out,
+          "- %s (%s lane): %d calls after the warm-up, %d answered, %d "
+          "refused as lane full (%.1f%%)\n",
+          info.name, info.lane, answered + refused, answered, refused,
+          100.0 * static_cast<double>(refused) /
+              static_cast<double>(answered + refused));
+    }
+    if (lane_samples_ > 0) {
+      const double n = static_cast<double>(lane_samples_);
+      absl::StrAppendFormat(
+          out,
+          "\nOf %d scrapes after the warm-up, the heavy lane was running a "
+          "call in %.1f%% (compatd_lane_running{lane=\"heavy\"} >= 1) and "
+          "its queue was full in %.1f%%; %.1f calls waiting on average.",
+          lane_samples_, 100.0 * static_cast<double>(lane_busy_samples_) / n,
+          100.0 * static_cast<double>(lane_full_samples_) / n,
+          lane_queued_sum_ / n);
+    }
+    if (final_scrape_ok_) {
+      absl::StrAppendFormat(
+          out, " compatd_lane_rejected_total{lane=\"heavy\"}: %.0f.",
+          SumOf(final_samples_, "compatd_lane_rejected_total",
+                {{"lane", "heavy"}}));
+    }
+    absl::StrAppend(out, "\n");
   }
 
   // Hostile clients' outcomes and the longest-held connections.
@@ -885,7 +1119,8 @@ class Soak {
                       "checked answer right, every good catalog picked up and "
                       "no bad one served, every scrape answered, every "
                       "hostile connection cut within its limit, RSS and "
-                      "descriptors within their bounds, clean exit.\n");
+                      "descriptors within their bounds, every light class's "
+                      "p99 within --max-light-p99, clean exit.\n");
     } else {
       absl::StrAppendFormat(out, "**FAIL**: %d failures.\n\n",
                             env_.failures.total());
@@ -911,10 +1146,16 @@ class Soak {
   std::unique_ptr<TransportGarbage> transport_;
   std::unique_ptr<Swapper> swapper_;
   std::vector<std::unique_ptr<HttpWorker>> http_workers_;
+  std::vector<std::unique_ptr<HeavyWorker>> heavy_workers_;
   std::unique_ptr<HttpAbuser> http_abuser_;
   std::unique_ptr<Slowloris> slowloris_;
   std::unique_ptr<Http2Abuser> http2_abuser_;
   std::unique_ptr<Idler> idler_;
+  LatencyRecorder latency_;  // every thread's, after the load
+  uint64_t lane_samples_ = 0;
+  uint64_t lane_busy_samples_ = 0;
+  uint64_t lane_full_samples_ = 0;
+  double lane_queued_sum_ = 0;
   std::vector<FdSample> fds_;
   int fds_idle_ = 0;
   int fd_limit_ = 0;
@@ -974,12 +1215,18 @@ void AddFlags(base::FlagTable* flags, Options* options, std::string* classes,
                      "how long a swapped catalog may take to be served or "
                      "rejected");
   flags->AddDuration("call-timeout", &options->call_timeout,
-                     "deadline of each unary call");
+                     "deadline of each unary call of the light lane");
+  flags->AddDuration("max-light-p99", &options->max_light_p99,
+                     "FAIL when the p99 latency after the warm-up of a light "
+                     "class (valid gRPC and /v1 calls of the light lane, "
+                     "AdmissionReviews, the Gatekeeper provider, /healthz) "
+                     "exceeds this");
   flags->AddString("classes", classes,
                    "the load that runs: all, or some of valid, wrong, garbage, "
                    "unknown, watch, transport, swap, http-valid, http-wrong, "
                    "http-garbage, oversized, slowloris, huge-prefix, "
-                   "rapid-reset, slow-reader, idle (comma-separated)");
+                   "rapid-reset, slow-reader, idle, heavy-grpc, heavy-http "
+                   "(comma-separated)");
   flags->AddBool("help", help, "print this help and exit");
 }
 
@@ -1001,7 +1248,9 @@ absl::Status SelectClasses(const std::string& classes, Options* options) {
       {"huge-prefix", &options->huge_prefix},
       {"rapid-reset", &options->rapid_reset},
       {"slow-reader", &options->slow_reader},
-      {"idle", &options->idle}};
+      {"idle", &options->idle},
+      {"heavy-grpc", &options->heavy_grpc},
+      {"heavy-http", &options->heavy_http}};
   std::vector<absl::string_view> accepted = {"all"};
   for (const auto& [name, flag] : names) {
     *flag = false;
@@ -1048,6 +1297,9 @@ absl::Status CheckOptions(Options* options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--duration must exceed --warmup (",
         absl::FormatDuration(options->warmup), ") by at least 5s"));
+  }
+  if (options->max_light_p99 <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--max-light-p99 must be positive");
   }
   if (options->swap_interval < absl::Milliseconds(10)) {
     return absl::InvalidArgumentError("--swap-interval must be at least 10ms");

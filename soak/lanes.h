@@ -1,0 +1,70 @@
+#pragma once
+
+// Which of compatd's lanes (api/lanes.h) a soak request runs in, decided by
+// compatd's own functions, so that the soak cannot disagree with the
+// server: a light call's latency is judged, a heavy one's is not, and only
+// a heavy call may be refused because the heavy lane is full.
+
+#include "api/lanes.h"
+#include "gateway/gateway.h"
+#include "http/server.h"
+#include "soak/common.h"
+
+namespace compatd::soak {
+
+using api::Lane;
+
+// A gRPC call of `rpc` with the serialized request `bytes`: its RPC's row of
+// api::kLaneRules; an Evaluate of at most api::kLightEvaluateBytes by its
+// items (one that does not decode is refused in the light lane). The same
+// steps as UnaryCall::CallLane in service/policy_service.cc.
+inline Lane GrpcLane(Rpc rpc, const std::string& bytes) {
+  const Lane lane = api::LaneOf(rpc);
+  if (rpc != Rpc::kEvaluate || lane == Lane::kLight ||
+      bytes.size() > api::kLightEvaluateBytes) {
+    return lane;
+  }
+  v1::EvaluateRequest request;
+  if (!request.ParseFromString(bytes)) return Lane::kLight;
+  return api::LaneOf(request);
+}
+
+// The same for a request message (its serialization decodes to itself).
+inline Lane GrpcLane(const SoakRequest& request) {
+  const Lane lane = api::LaneOf(request.rpc);
+  if (request.rpc != Rpc::kEvaluate || lane == Lane::kLight ||
+      request.message->ByteSizeLong() > api::kLightEvaluateBytes) {
+    return lane;
+  }
+  return api::LaneOf(static_cast<const v1::EvaluateRequest&>(*request.message));
+}
+
+// An HTTP request to the front door: gateway::Gateway::LaneOf itself.
+inline Lane HttpLane(absl::string_view method, absl::string_view target,
+                     absl::string_view body) {
+  http::Request request;
+  request.method = std::string(method);
+  request.target = std::string(target);
+  const size_t query = target.find('?');
+  request.path = std::string(target.substr(0, query));
+  if (query != absl::string_view::npos) {
+    request.query = std::string(target.substr(query + 1));
+  }
+  request.body = std::string(body);
+  return gateway::Gateway::LaneOf(request);
+}
+
+// A heavy call refused because the heavy lane was full: RESOURCE_EXHAUSTED
+// with api::LaneFullMessage's words ...
+inline bool LaneFull(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+         absl::StartsWith(status.error_message(), "the heavy lane is full");
+}
+
+// ... and over HTTP: 429 with Retry-After and the same message.
+inline bool LaneFull(const HttpAnswer& answer) {
+  return answer.status == 429 && !answer.Header("retry-after").empty() &&
+         absl::StrContains(answer.body, "the heavy lane is full");
+}
+
+}  // namespace compatd::soak
