@@ -11,6 +11,7 @@
 //   --benchmark_report_aggregates_only
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -335,4 +336,20 @@ void BM_Handle_AuditBatch400(benchmark::State& state) {
 }
 BENCHMARK(BM_Handle_AuditBatch400)->Unit(benchmark::kMicrosecond);
 
-BENCHMARK_MAIN();
+// `gateway_benchmark --write-audit-batch=FILE` writes AuditBatch400() to FILE
+// and exits: bench/run_bench.py posts it to a running compatd (the row
+// "GetFeature p99 while audit batches arrive").
+int main(int argc, char** argv) {
+  constexpr absl::string_view kWrite = "--write-audit-batch=";
+  if (argc == 2 && absl::StartsWith(argv[1], kWrite)) {
+    std::ofstream out(
+        std::string(absl::string_view(argv[1]).substr(kWrite.size())));
+    out << AuditBatch400();
+    return out.good() ? 0 : 1;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
