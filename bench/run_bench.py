@@ -718,14 +718,15 @@ def audit_contention(args, recorder, workdir, pinning, rows):
         compatd.stop()
     lat = result["latency_us"]
     rate = batches["done"] / batches["seconds"] if batches["seconds"] else 0.0
-    row(rows, "GetFeature p99 while 400-event audit batches arrive back to back, concurrency 1",
-        "<= 50 ms",
+    row(rows, "GetFeature p99 while 400-event audit batches arrive back to back, concurrency 1; "
+        "compatd CPU per batch over HTTP",
+        "<= 50 ms; <= 2 ms",
         "%s (p50 %s, max %s; %d batches, %.0f/s = %.0f events/s; alone, %.2f ms of "
         "compatd CPU per batch with its HTTP and JSON)" % (
             fmt_us(lat["p99"]), fmt_us(lat["p50"]), fmt_us(lat["max"]), batches["done"], rate,
             400 * rate, alone_cpu_ms),
         lat["p99"] <= 50000 and result["failed"] == 0 and batches["done"] > 0
-        and batches["failed"] == 0)
+        and batches["failed"] == 0 and alone_cpu_ms <= 2.0)
     return result
 
 
