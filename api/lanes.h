@@ -60,6 +60,24 @@ Lane LaneOf(Rpc rpc);
 // Evaluate's lane from its items.
 Lane LaneOf(const v1::EvaluateRequest& request);
 
+// The lane of a gRPC call of `rpc` whose serialized request is
+// `request_bytes` long: its RPC's row; an Evaluate of at most
+// kLightEvaluateBytes by its items, which `parse(v1::EvaluateRequest*)`
+// reads (false when they do not decode: the call is refused at once, in the
+// light lane). The server (service/policy_service.cc) and compatd-soak decide
+// with it.
+template <typename Parse>
+Lane LaneOfCall(Rpc rpc, size_t request_bytes, Parse parse) {
+  const Lane lane = LaneOf(rpc);
+  if (rpc != Rpc::kEvaluate || lane == Lane::kLight ||
+      request_bytes > kLightEvaluateBytes) {
+    return lane;
+  }
+  v1::EvaluateRequest request;
+  if (!parse(&request)) return Lane::kLight;
+  return LaneOf(request);
+}
+
 // What a caller refused by a full pool reads (RESOURCE_EXHAUSTED, 429):
 // "the heavy lane is full (1 running, 8 waiting; --heavy-workers,
 // --heavy-queue): retry in a few seconds".

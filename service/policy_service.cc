@@ -360,19 +360,14 @@ class PolicyService::UnaryCall final
   // The call's lane; Evaluate's from its items when its request is small
   // enough to look at them.
   api::Lane CallLane() const {
-    const api::Lane lane = api::LaneOf(rpc_);
-    if (rpc_ != api::Rpc::kEvaluate || lane == api::Lane::kLight ||
-        request_.Length() > api::kLightEvaluateBytes) {
-      return lane;
-    }
-    grpc::ByteBuffer copy(request_);  // shares the slices; parsing clears it
-    v1::EvaluateRequest request;
-    if (!grpc::SerializationTraits<v1::EvaluateRequest>::Deserialize(&copy,
-                                                                     &request)
-             .ok()) {
-      return api::Lane::kLight;  // refused at once by Run()
-    }
-    return api::LaneOf(request);
+    return api::LaneOfCall(
+        rpc_, request_.Length(), [this](v1::EvaluateRequest* request) {
+          grpc::ByteBuffer copy(request_);  // shares the slices; parsing
+                                            // clears it
+          return grpc::SerializationTraits<v1::EvaluateRequest>::Deserialize(
+                     &copy, request)
+              .ok();
+        });
   }
 
   // On a pool thread: the work stops at the end of its budget

@@ -14,29 +14,23 @@ namespace compatd::soak {
 
 using api::Lane;
 
-// A gRPC call of `rpc` with the serialized request `bytes`: its RPC's row of
-// api::kLaneRules; an Evaluate of at most api::kLightEvaluateBytes by its
-// items (one that does not decode is refused in the light lane). The same
-// steps as UnaryCall::CallLane in service/policy_service.cc.
+// A gRPC call of `rpc` with the serialized request `bytes`: the server's own
+// api::LaneOfCall.
 inline Lane GrpcLane(Rpc rpc, const std::string& bytes) {
-  const Lane lane = api::LaneOf(rpc);
-  if (rpc != Rpc::kEvaluate || lane == Lane::kLight ||
-      bytes.size() > api::kLightEvaluateBytes) {
-    return lane;
-  }
-  v1::EvaluateRequest request;
-  if (!request.ParseFromString(bytes)) return Lane::kLight;
-  return api::LaneOf(request);
+  return api::LaneOfCall(rpc, bytes.size(),
+                         [&bytes](v1::EvaluateRequest* request) {
+                           return request->ParseFromString(bytes);
+                         });
 }
 
 // The same for a request message (its serialization decodes to itself).
 inline Lane GrpcLane(const SoakRequest& request) {
-  const Lane lane = api::LaneOf(request.rpc);
-  if (request.rpc != Rpc::kEvaluate || lane == Lane::kLight ||
-      request.message->ByteSizeLong() > api::kLightEvaluateBytes) {
-    return lane;
-  }
-  return api::LaneOf(static_cast<const v1::EvaluateRequest&>(*request.message));
+  return api::LaneOfCall(
+      request.rpc, request.message->ByteSizeLong(),
+      [&request](v1::EvaluateRequest* evaluate) {
+        *evaluate = static_cast<const v1::EvaluateRequest&>(*request.message);
+        return true;
+      });
 }
 
 // An HTTP request to the front door: gateway::Gateway::LaneOf itself.
