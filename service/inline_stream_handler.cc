@@ -6,13 +6,7 @@
 
 #include "base/tsan.h"
 
-namespace grpc::internal {
-
-// compatd::service::InlineStreamHandler.
-using InlineHandler =
-    CallbackBidiHandler<compatd::service::InlineReactions, grpc::ByteBuffer>;
-
-namespace {
+namespace compatd::service {
 
 // The last op of each batch: the hand-off to the thread that will run the
 // batch's callback (base/tsan.h), released once every other op of the batch
@@ -20,7 +14,9 @@ namespace {
 // before grpc_call_start_batch. A release before PerformOps left those reads
 // unordered with the completion's thread, which may free the context right
 // after (CallOnDone's call_requester): TSan saw a heavy-lane thread's read of
-// the context race its free.
+// the context race its free. In a named namespace: TSan's suppressions
+// (tests/tsan.supp) match gRPC's op set frames by their qualified names, which
+// a type of an anonymous namespace in their arguments takes away.
 template <int I>
 class HandOffOp : public grpc::internal::CallNoOp<I> {
  public:
@@ -35,7 +31,13 @@ class HandOffOp : public grpc::internal::CallNoOp<I> {
   const void* key_ = nullptr;
 };
 
-}  // namespace
+}  // namespace compatd::service
+
+namespace grpc::internal {
+
+// compatd::service::InlineStreamHandler.
+using InlineHandler =
+    CallbackBidiHandler<compatd::service::InlineReactions, grpc::ByteBuffer>;
 
 // gRPC's ServerCallbackReaderWriterImpl of CallbackBidiHandler, line for line,
 // with can_inline and inline_ondone true throughout (the header says why).
@@ -172,21 +174,22 @@ class InlineHandler::Stream final
   }
 
   grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata,
-                            HandOffOp<2>>
+                            compatd::service::HandOffOp<2>>
       meta_ops_;
   grpc::internal::CallbackWithSuccessTag meta_tag_;
   grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata,
                             grpc::internal::CallOpSendMessage,
                             grpc::internal::CallOpServerSendStatus,
-                            HandOffOp<4>>
+                            compatd::service::HandOffOp<4>>
       finish_ops_;
   grpc::internal::CallbackWithSuccessTag finish_tag_;
   grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata,
-                            grpc::internal::CallOpSendMessage, HandOffOp<3>>
+                            grpc::internal::CallOpSendMessage,
+                            compatd::service::HandOffOp<3>>
       write_ops_;
   grpc::internal::CallbackWithSuccessTag write_tag_;
   grpc::internal::CallOpSet<grpc::internal::CallOpRecvMessage<grpc::ByteBuffer>,
-                            HandOffOp<2>>
+                            compatd::service::HandOffOp<2>>
       read_ops_;
   grpc::internal::CallbackWithSuccessTag read_tag_;
 
