@@ -191,8 +191,10 @@ TEST_P(ScanBombsTest, EndsWithinItsBudgetAndBounds) {
             << absl::FormatDuration(cpu) << " of compatd's CPU), answer "
             << response.ByteSizeLong() / 1024 << " KiB, peak RSS "
             << peak / kMiB << " MiB\n";
-  EXPECT_LT(peak, 256 * kMiB)
-      << bomb.name << ": peak RSS " << peak / kMiB << " MiB";
+  // A sanitizer's shadow memory and ASan's quarantine of freed blocks (256
+  // MiB) take the release bound away; a bomb of gigabytes is still seen.
+  const int64_t bound = testing::kTimeScale == 1 ? 256 * kMiB : 1024 * kMiB;
+  EXPECT_LT(peak, bound) << bomb.name << ": peak RSS " << peak / kMiB << " MiB";
 }
 
 INSTANTIATE_TEST_SUITE_P(Issue23, ScanBombsTest, ::testing::ValuesIn(Bombs()),
