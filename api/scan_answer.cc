@@ -97,34 +97,34 @@ void ScanAnswer::SettleFindings(int first) {
 
 void ScanAnswer::AddProblem(const std::string& source, int line,
                             const std::string& message) {
-  std::string bounded = Bounded(message);
-  std::string name;
-  if (!Fits(std::min(source.size(), kItemSourceBytes + 3) + bounded.size() +
-            kItemOverheadBytes)) {
+  AddItem(source, line, message, response_->mutable_problems(), [this] {
     response_->set_omitted_problems(response_->omitted_problems() + 1);
-    return;
-  }
-  v1::ScanProblem* problem = response_->add_problems();
-  problem->set_source_index(SourceIndex(source, &name));
-  problem->set_source(std::move(name));
-  problem->set_line(line);
-  problem->set_message(std::move(bounded));
+  });
 }
 
 void ScanAnswer::AddWarning(const std::string& source, int line,
                             const std::string& message) {
+  AddItem(source, line, message, response_->mutable_warnings(), [this] {
+    response_->set_omitted_warnings(response_->omitted_warnings() + 1);
+  });
+}
+
+void ScanAnswer::AddItem(
+    const std::string& source, int line, const std::string& message,
+    google::protobuf::RepeatedPtrField<v1::ScanProblem>* items,
+    absl::FunctionRef<void()> omit) {
   std::string bounded = Bounded(message);
-  std::string name;
   if (!Fits(std::min(source.size(), kItemSourceBytes + 3) + bounded.size() +
             kItemOverheadBytes)) {
-    response_->set_omitted_warnings(response_->omitted_warnings() + 1);
+    omit();
     return;
   }
-  v1::ScanProblem* warning = response_->add_warnings();
-  warning->set_source_index(SourceIndex(source, &name));
-  warning->set_source(std::move(name));
-  warning->set_line(line);
-  warning->set_message(std::move(bounded));
+  v1::ScanProblem* item = items->Add();
+  std::string name;
+  item->set_source_index(SourceIndex(source, &name));
+  item->set_source(std::move(name));
+  item->set_line(line);
+  item->set_message(std::move(bounded));
 }
 
 }  // namespace compatd::api

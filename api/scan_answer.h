@@ -22,6 +22,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "api/scan.h"
 #include "compatd/v1/compatd.pb.h"
@@ -76,6 +77,11 @@ class ScanAnswer final {
   // Whether an item of `bytes` still fits in the answer; marks the answer
   // partial otherwise.
   bool Fits(size_t bytes);
+  // A problem or warning of `source` into `items` when it fits, else
+  // `omit()` counts it.
+  void AddItem(const std::string& source, int line, const std::string& message,
+               google::protobuf::RepeatedPtrField<v1::ScanProblem>* items,
+               absl::FunctionRef<void()> omit);
   // The index of `source` in the answer's sources, added (and counted in the
   // answer's size) the first time; `*name` its per-item form.
   uint32_t SourceIndex(const std::string& source, std::string* name);

@@ -605,24 +605,31 @@ def scan_manifests(size):
     return one * (size // len(one))
 
 
+def start_with_http_port(args, recorder, workdir, pinning, name, extra):
+    """compatd on CPU 0 with the front door on a free port; (server, port)."""
+    compatd = Server(name, pin(0, [args.compatd, "--listen=127.0.0.1:0", "--metrics-listen=",
+                                   "--http-listen=127.0.0.1:0"] + extra, pinning),
+                     recorder, workdir, ready=COMPATD_READY)
+    m = None
+    deadline = time.monotonic() + 10
+    while m is None and time.monotonic() < deadline:
+        m = HTTP_LISTENING.search(compatd.log_text())
+        time.sleep(0.02)
+    if m is None:
+        compatd.stop()
+        raise Failure("%s did not log its HTTP port" % name)
+    return compatd, m.group(2)
+
+
 def scan_contention(args, recorder, workdir, pinning, rows):
     """GetFeature latency at concurrency 1 while 3 MiB scans run back to back on
     the HTTP front door (issue 23: light calls never queue behind heavy ones)."""
     import threading
     import urllib.request
-    compatd = Server("compatd-scan", pin(0, [args.compatd, "--listen=127.0.0.1:0",
-                                            "--metrics-listen=", "--http-listen=127.0.0.1:0",
-                                            "--max-heavy-work-time=60s"], pinning),
-                     recorder, workdir, ready=COMPATD_READY)
+    compatd, port = start_with_http_port(args, recorder, workdir, pinning, "compatd-scan",
+                                         ["--max-heavy-work-time=60s"])
     try:
-        m = None
-        deadline = time.monotonic() + 10
-        while m is None and time.monotonic() < deadline:
-            m = HTTP_LISTENING.search(compatd.log_text())
-            time.sleep(0.02)
-        if m is None:
-            raise Failure("compatd-scan did not log its HTTP port")
-        url = "http://127.0.0.1:%s/v1/ScanObjects" % m.group(2)
+        url = "http://127.0.0.1:%s/v1/ScanObjects" % port
         body = json.dumps({"target": "1.30", "objects": scan_manifests(3 << 20)}).encode()
         stop = threading.Event()
         scans = {"done": 0, "seconds": []}
@@ -666,19 +673,10 @@ def audit_contention(args, recorder, workdir, pinning, rows):
     batch_file = os.path.join(workdir, "audit-batch-400.json")
     recorder.run([args.gateway_benchmark, "--write-audit-batch=" + batch_file], 60)
     body = read_text(batch_file).encode()
-    compatd = Server("compatd-audit", pin(0, [args.compatd, "--listen=127.0.0.1:0",
-                                             "--metrics-listen=", "--http-listen=127.0.0.1:0",
-                                             "--audit"], pinning),
-                     recorder, workdir, ready=COMPATD_READY)
+    compatd, port = start_with_http_port(args, recorder, workdir, pinning, "compatd-audit",
+                                         ["--audit"])
     try:
-        m = None
-        deadline = time.monotonic() + 10
-        while m is None and time.monotonic() < deadline:
-            m = HTTP_LISTENING.search(compatd.log_text())
-            time.sleep(0.02)
-        if m is None:
-            raise Failure("compatd-audit did not log its HTTP port")
-        url = "http://127.0.0.1:%s/audit/v1/events" % m.group(2)
+        url = "http://127.0.0.1:%s/audit/v1/events" % port
         batches = {"done": 0, "failed": 0, "seconds": 0.0}
 
         def post():

@@ -301,14 +301,6 @@ constexpr uint32_t kChartObjects = 6;
 constexpr uint32_t kCurrentExtraObjects = 3;
 constexpr uint32_t kRemovedExtraObjects = 4;
 
-template <typename Response>
-std::string DigestProblem(const Response& response, const CatalogFacts& facts) {
-  const std::string& digest = response.catalog_digest();
-  if (digest == facts.digest_a || digest == facts.digest_b) return "";
-  return absl::StrCat("answered from catalog ", digest,
-                      ", which is neither good variant");
-}
-
 bool HasRemoved(const v1::ScanObjectsResponse& response,
                 absl::string_view api_version, absl::string_view kind) {
   for (const v1::ScanFinding& finding : response.findings()) {
@@ -363,13 +355,7 @@ HeavyCase Heavy(Rpc rpc, int weight, std::string label,
   c.request.rpc = rpc;
   c.request.message = std::move(message);
   c.request.label = std::move(label);
-  c.request.check = [check = std::move(check),
-                     facts](const Message& response) -> std::string {
-    const auto& typed = static_cast<const Response&>(response);
-    std::string problem = DigestProblem(typed, facts);
-    if (!problem.empty()) return problem;
-    return check(typed);
-  };
+  c.request.check = CheckedAnswer<Response>(std::move(check), facts);
   return c;
 }
 

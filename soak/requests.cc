@@ -520,14 +520,6 @@ std::string CheckWrongEvaluate(const v1::EvaluateRequest& request,
 // ---------------------------------------------------------------------------
 // Valid cases
 
-template <typename Response>
-std::string DigestProblem(const Response& response, const CatalogFacts& facts) {
-  const std::string& digest = response.catalog_digest();
-  if (digest == facts.digest_a || digest == facts.digest_b) return "";
-  return absl::StrCat("answered from catalog ", digest,
-                      ", which is neither good variant");
-}
-
 template <typename Request, typename Response>
 ValidCase Valid(Rpc rpc, int weight, std::string label,
                 const std::function<void(Request*)>& fill,
@@ -540,13 +532,7 @@ ValidCase Valid(Rpc rpc, int weight, std::string label,
   fill(message.get());
   c.request.message = std::move(message);
   c.request.label = std::move(label);
-  c.request.check = [check = std::move(check),
-                     facts](const Message& response) -> std::string {
-    const auto& typed = static_cast<const Response&>(response);
-    std::string problem = DigestProblem(typed, facts);
-    if (!problem.empty()) return problem;
-    return check(typed);
-  };
+  c.request.check = CheckedAnswer<Response>(std::move(check), facts);
   return c;
 }
 

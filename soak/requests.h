@@ -86,6 +86,25 @@ struct SoakRequest {
   std::string label;
 };
 
+// A check of a `Response` as SoakRequest::check: the answer must come from
+// one of the good catalog variants (facts.digest_a, digest_b), then pass
+// `check`.
+template <typename Response>
+std::function<std::string(const google::protobuf::Message&)> CheckedAnswer(
+    std::function<std::string(const Response&)> check,
+    const CatalogFacts& facts) {
+  return [check = std::move(check),
+          facts](const google::protobuf::Message& response) -> std::string {
+    const auto& typed = static_cast<const Response&>(response);
+    const std::string& digest = typed.catalog_digest();
+    if (digest != facts.digest_a && digest != facts.digest_b) {
+      return "answered from catalog " + digest +
+             ", which is neither good variant";
+    }
+    return check(typed);
+  };
+}
+
 // The valid requests, each with a check of its answer against `facts`. Built
 // once per worker (protobuf messages cache their size when serialized, so
 // one message must not be sent from two threads) and sent again and again.

@@ -148,6 +148,17 @@ int64_t MillisSince(Clock::time_point start) {
       .count();
 }
 
+// Polls `condition` for up to 2 s.
+template <typename F>
+bool Eventually(F condition) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(2);
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return condition();
+}
+
 class ServerTest : public ::testing::Test {
  protected:
   // Starts the server with `options` (address 127.0.0.1:0) and a handler
@@ -169,17 +180,6 @@ class ServerTest : public ::testing::Test {
         });
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
-  }
-
-  // Polls `condition` for up to 2 s.
-  template <typename F>
-  static bool Eventually(F condition) {
-    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(2);
-    while (Clock::now() < deadline) {
-      if (condition()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return condition();
   }
 
   std::atomic<int> handled_{0};
@@ -667,16 +667,6 @@ class ClientGoneTest : public ::testing::Test {
     server_->Stop();
     std::lock_guard<std::mutex> lock(mu_);
     for (std::thread& worker : workers_) worker.join();
-  }
-
-  template <typename F>
-  static bool Eventually(F condition) {
-    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(2);
-    while (Clock::now() < deadline) {
-      if (condition()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return condition();
   }
 
   std::mutex mu_;
