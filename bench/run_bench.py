@@ -621,6 +621,22 @@ def start_with_http_port(args, recorder, workdir, pinning, name, extra):
     return compatd, m.group(2)
 
 
+def getfeature_while(args, recorder, compatd, pinning, background, stop):
+    """GetFeature at concurrency 1 for --seconds while `background` runs on a
+    thread (it returns once `stop` is set); the load's result."""
+    import threading
+    thread = threading.Thread(target=background, daemon=True)
+    thread.start()
+    time.sleep(0.5)
+    try:
+        return load(args, recorder, compatd, ["--concurrency=1", "--channels=1",
+                                              "--duration=%gs" % args.seconds,
+                                              "--mix=GetFeature:1"], pinning)
+    finally:
+        stop.set()
+        thread.join(timeout=120)
+
+
 def scan_contention(args, recorder, workdir, pinning, rows):
     """GetFeature latency at concurrency 1 while 3 MiB scans run back to back on
     the HTTP front door (issue 23: light calls never queue behind heavy ones)."""
@@ -644,14 +660,7 @@ def scan_contention(args, recorder, workdir, pinning, rows):
                 scans["done"] += 1
                 scans["seconds"].append(time.monotonic() - t0)
 
-        thread = threading.Thread(target=scanner, daemon=True)
-        thread.start()
-        time.sleep(0.5)
-        result = load(args, recorder, compatd, ["--concurrency=1", "--channels=1",
-                                                "--duration=%gs" % args.seconds,
-                                                "--mix=GetFeature:1"], pinning)
-        stop.set()
-        thread.join(timeout=120)
+        result = getfeature_while(args, recorder, compatd, pinning, scanner, stop)
     finally:
         compatd.stop()
     lat = result["latency_us"]
@@ -704,14 +713,7 @@ def audit_contention(args, recorder, workdir, pinning, rows):
                 post()
             batches["seconds"] = time.monotonic() - t0
 
-        thread = threading.Thread(target=sender, daemon=True)
-        thread.start()
-        time.sleep(0.5)
-        result = load(args, recorder, compatd, ["--concurrency=1", "--channels=1",
-                                                "--duration=%gs" % args.seconds,
-                                                "--mix=GetFeature:1"], pinning)
-        stop.set()
-        thread.join(timeout=60)
+        result = getfeature_while(args, recorder, compatd, pinning, sender, stop)
     finally:
         compatd.stop()
     lat = result["latency_us"]
