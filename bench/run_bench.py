@@ -646,17 +646,23 @@ def scan_contention(args, recorder, workdir, pinning, rows):
                                          ["--max-heavy-work-time=60s"])
     try:
         url = "http://127.0.0.1:%s/v1/ScanObjects" % port
-        body = json.dumps({"target": "1.30", "objects": scan_manifests(3 << 20)}).encode()
+        # Under --max-http-body-bytes (3 MiB) as JSON.
+        body = json.dumps({"target": "1.30",
+                           "objects": scan_manifests(2700 << 10)}).encode()
         stop = threading.Event()
-        scans = {"done": 0, "seconds": []}
+        scans = {"done": 0, "failed": 0, "seconds": []}
 
         def scanner():
             while not stop.is_set():
                 t0 = time.monotonic()
                 req = urllib.request.Request(url, data=body,
                                              headers={"Content-Type": "application/json"})
-                with urllib.request.urlopen(req, timeout=120) as r:
-                    r.read()
+                try:
+                    with urllib.request.urlopen(req, timeout=120) as r:
+                        r.read()
+                except OSError:
+                    scans["failed"] += 1
+                    continue
                 scans["done"] += 1
                 scans["seconds"].append(time.monotonic() - t0)
 
@@ -664,11 +670,14 @@ def scan_contention(args, recorder, workdir, pinning, rows):
     finally:
         compatd.stop()
     lat = result["latency_us"]
-    row(rows, "GetFeature p99 while 3 MiB scans run (HTTP), concurrency 1", "<= 50 ms",
-        "%s (p50 %s, max %s; %d scans of %.1f s median)" % (
+    row(rows, "GetFeature p99 while 2.7 MiB scans run back to back (HTTP), concurrency 1",
+        "<= 50 ms",
+        "%s (p50 %s, max %s; %d scans of %.2f s median, %d failed)" % (
             fmt_us(lat["p99"]), fmt_us(lat["p50"]), fmt_us(lat["max"]), scans["done"],
-            statistics.median(scans["seconds"]) if scans["seconds"] else 0.0),
-        lat["p99"] <= 50000 and result["failed"] == 0 and scans["done"] > 0)
+            statistics.median(scans["seconds"]) if scans["seconds"] else 0.0,
+            scans["failed"]),
+        lat["p99"] <= 50000 and result["failed"] == 0 and scans["done"] > 0
+        and scans["failed"] == 0)
     return result
 
 
@@ -925,9 +934,10 @@ def full_run(args):
         "%s (null server %s)" % (fmt_us(o["latency_us"]["p999"]),
                                  fmt_us(ol["null"]["latency_us"]["p999"])),
         o["latency_us"]["p999"] <= 3000 and o["failed"] == 0, others(o, args))
-    row(rows, "idle RSS with the 1.36 catalog", "<= 20 MiB",
+    # Issue 21: six release lines embedded (1.31-1.36), each about 0.6 MiB.
+    row(rows, "idle RSS with the embedded catalogs of six release lines", "<= 26 MiB",
         "%s (null server %s)" % (mib(idle_rss["compatd"]), mib(idle_rss["null"])),
-        idle_rss["compatd"] <= 20 * 1024)
+        idle_rss["compatd"] <= 26 * 1024)
     rss_ratio = sat_rss["compatd"] / max(1, sat_rss["null"])
     row(rows, "RSS under saturation vs null server", "<= 1.3x",
         "%.2fx (%s vs %s, peak VmRSS)" % (rss_ratio, mib(sat_rss["compatd"]),
@@ -970,7 +980,7 @@ def full_run(args):
           flush=True)
     http_rows(args, recorder, workdir, pinning, rows)
 
-    print("GetFeature while 3 MiB scans run on the HTTP front door ...", flush=True)
+    print("GetFeature while 2.7 MiB scans run on the HTTP front door ...", flush=True)
     scan_contention(args, recorder, workdir, pinning, rows)
 
     print("GetFeature while audit batches arrive ...", flush=True)
