@@ -6,14 +6,20 @@
 //     counts them: a lone CR, NEL, LS and PS end lines too) and a message;
 //   - objects come in input order (lines never decrease);
 //   - every warning (a key twice, a kustomization skipped) has a line within
-//     the input and a message.
+//     the input and a message;
+//   - the CEL field reader of the same text (manifest/cel_fields.h, a scan's
+//     second pass) returns only objects with fields, in input order, each
+//     field on a line within the input, under spec or webhooks, with a path
+//     within its bound; a read it stopped names a line within the input.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
+#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_check.h"
+#include "manifest/cel_fields.h"
 #include "manifest/manifest_reader.h"
 
 namespace {
@@ -42,6 +48,31 @@ int YamlLineBreaks(absl::string_view text) {
   return breaks;
 }
 
+void CheckCelFields(absl::string_view text, int lines) {
+  const compatd::manifest::CelFields read =
+      compatd::manifest::ReadCelFields(text);
+  int last = 0;
+  for (const compatd::manifest::CelObject& object : read.objects) {
+    FUZZ_CHECK(!object.fields.empty(), "a CEL object without fields");
+    FUZZ_CHECK(object.line >= 1 && object.line <= lines,
+               "a CEL object line outside the input");
+    FUZZ_CHECK(object.line >= last, "CEL objects out of input order");
+    last = object.line;
+    for (const compatd::manifest::CelField& field : object.fields) {
+      FUZZ_CHECK(field.line >= 1 && field.line <= lines + 1,
+                 "a CEL field line outside the input");
+      FUZZ_CHECK(absl::StartsWith(field.path, "spec.") ||
+                     absl::StartsWith(field.path, "webhooks["),
+                 "a CEL field outside spec and webhooks");
+      FUZZ_CHECK(field.path.size() <= compatd::manifest::kMaxCelPathBytes,
+                 "a CEL field path past its bound");
+    }
+  }
+  FUZZ_CHECK(read.stopped.empty() ||
+                 (read.stopped_line >= 1 && read.stopped_line <= lines),
+             "a stopped CEL read without a line in the input");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -68,5 +99,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                "a warning line outside the input");
     FUZZ_CHECK(!warning.message.empty(), "a warning without a message");
   }
+  CheckCelFields(text, lines);
   return 0;
 }
