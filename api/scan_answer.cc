@@ -59,11 +59,11 @@ bool ScanAnswer::Fits(size_t bytes) {
   return false;
 }
 
-uint32_t ScanAnswer::SourceIndex(const std::string& source, std::string* name) {
-  *name = Cut(source, kItemSourceBytes);
-  auto [it, added] = source_index_.try_emplace(
-      source, static_cast<uint32_t>(response_->sources_size()));
+const ScanAnswer::Source& ScanAnswer::SourceOf(const std::string& source) {
+  auto [it, added] = sources_.try_emplace(source);
   if (added) {
+    it->second.index = static_cast<uint32_t>(response_->sources_size());
+    it->second.item_name = Cut(source, kItemSourceBytes);
     response_->add_sources(source);
     // Named once; counted here so that later items see the room it takes.
     answer_bytes_ += source.size() + kItemOverheadBytes;
@@ -73,9 +73,9 @@ uint32_t ScanAnswer::SourceIndex(const std::string& source, std::string* name) {
 
 v1::ScanFinding* ScanAnswer::NewFinding(const std::string& source) {
   v1::ScanFinding* finding = response_->add_findings();
-  std::string name;
-  finding->set_source_index(SourceIndex(source, &name));
-  finding->set_source(std::move(name));
+  const Source& named = SourceOf(source);
+  finding->set_source_index(named.index);
+  finding->set_source(named.item_name);
   return finding;
 }
 
@@ -120,9 +120,9 @@ void ScanAnswer::AddItem(
     return;
   }
   v1::ScanProblem* item = items->Add();
-  std::string name;
-  item->set_source_index(SourceIndex(source, &name));
-  item->set_source(std::move(name));
+  const Source& named = SourceOf(source);
+  item->set_source_index(named.index);
+  item->set_source(named.item_name);
   item->set_line(line);
   item->set_message(std::move(bounded));
 }

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "api/scan.h"
@@ -82,15 +82,21 @@ class ScanAnswer final {
   void AddItem(const std::string& source, int line, const std::string& message,
                google::protobuf::RepeatedPtrField<v1::ScanProblem>* items,
                absl::FunctionRef<void()> omit);
-  // The index of `source` in the answer's sources, added (and counted in the
-  // answer's size) the first time; `*name` its per-item form.
-  uint32_t SourceIndex(const std::string& source, std::string* name);
+  // A source as items name it: its index in the answer's sources and its
+  // name cut to kItemSourceBytes.
+  struct Source {
+    uint32_t index = 0;
+    std::string item_name;
+  };
+  // `source`'s entry, added to the answer's sources (and counted in its
+  // size) the first time.
+  const Source& SourceOf(const std::string& source);
 
   const ScanLimits& limits_;
   v1::ScanObjectsResponse* const response_;
   size_t answer_bytes_ = 0;
   bool stopped_ = false;
-  absl::flat_hash_map<std::string, uint32_t> source_index_;
+  absl::node_hash_map<std::string, Source> sources_;  // stable references
 };
 
 }  // namespace compatd::api

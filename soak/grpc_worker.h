@@ -28,13 +28,8 @@ class Worker {
   void Run() {
     latency_ = LatencyRecorder(env_.load_start, env_.measure_from);
     cases_ = MakeValidCases(env_.facts);
-    std::vector<int> weights;
-    for (const ValidCase& c : cases_) {
-      weights.push_back(c.weight);
-      lanes_.push_back(GrpcLane(c.request));
-    }
-    std::discrete_distribution<size_t> pick_case(weights.begin(),
-                                                 weights.end());
+    for (const ValidCase& c : cases_) lanes_.push_back(GrpcLane(c.request));
+    std::discrete_distribution<size_t> pick_case = PickByWeight(cases_);
     responses_.resize(api::kRpcCount);  // indexed by api::Rpc
     for (Rpc rpc : kUnaryRpcs) {
       responses_[static_cast<int>(rpc)] = NewResponse(rpc);

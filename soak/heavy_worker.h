@@ -28,9 +28,7 @@ class HeavyWorker {
     latency_ = LatencyRecorder(env_.load_start, env_.measure_from);
     cases_ = MakeHeavyCases(env_.facts, kMaxRecvMessageBytes,
                             kMaxHttpBodyBytes - 4096);
-    std::vector<int> weights;
-    for (const HeavyCase& c : cases_) weights.push_back(c.weight);
-    std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
+    std::discrete_distribution<size_t> pick = PickByWeight(cases_);
     if (!http_) {
       stub_ = v1::CompatibilityPolicy::NewStub(
           NewChannel(env_, "compatd-soak-heavy/1.0", ++g_channel_serial));

@@ -358,15 +358,12 @@ class HttpWorker {
   void Run() {
     latency_ = LatencyRecorder(env_.load_start, env_.measure_from);
     cases_ = MakeValidCases(env_.facts);
-    std::vector<int> weights;
     for (const ValidCase& c : cases_) {
-      weights.push_back(c.weight);
       post_lanes_.push_back(
           HttpLane("POST", absl::StrCat("/v1/", RpcName(c.request.rpc)),
                    ToJsonText(*c.request.message)));
     }
-    std::discrete_distribution<size_t> pick_case(weights.begin(),
-                                                 weights.end());
+    std::discrete_distribution<size_t> pick_case = PickByWeight(cases_);
     const std::vector<HttpCase> wrong = WrongFrontDoorCases();
     const Options& o = env_.options;
     // 60% RPCs, 15% webhooks and /healthz, 20% wrong, 5% random wrong

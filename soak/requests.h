@@ -115,6 +115,15 @@ struct ValidCase {
 };
 std::vector<ValidCase> MakeValidCases(const CatalogFacts& facts);
 
+// A pick among `cases` (anything with a `weight`) by their weights.
+template <typename Case>
+std::discrete_distribution<size_t> PickByWeight(
+    const std::vector<Case>& cases) {
+  std::vector<int> weights;
+  for (const Case& c : cases) weights.push_back(c.weight);
+  return std::discrete_distribution<size_t>(weights.begin(), weights.end());
+}
+
 // A random well-formed-but-wrong request: random versions, names, feature
 // gate and runtime-config strings, huge strings, oversized batches, unknown
 // names. `max_recv_message_bytes` and `max_evaluate_items` are compatd's

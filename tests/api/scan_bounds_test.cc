@@ -10,14 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "api/handlers.h"
 #include "api/scan.h"
 #include "base/work_budget.h"
-#include "catalog/catalog_loader.h"
-#include "catalog/embedded_catalog.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/catalog_pipeline.h"
+#include "tests/api/embedded_snapshot.h"
 
 namespace compatd::api {
 namespace {
@@ -29,15 +26,7 @@ using ::testing::Not;
 class ScanBoundsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<engine::Catalog>> catalog =
-        catalog::ParseCatalog(catalog::EmbeddedCatalogYaml(), "embedded");
-    ASSERT_TRUE(catalog.ok()) << catalog.status();
-    runtime::CatalogPipeline::Options options;
-    options.derive = DeriveAnswers;
-    runtime::CatalogPipeline pipeline(std::move(options));
-    pipeline.Publish(*std::move(catalog), /*initial=*/true);
-    snapshot_ =
-        new std::shared_ptr<const runtime::ServingSnapshot>(pipeline.Current());
+    snapshot_ = new std::shared_ptr<const runtime::ServingSnapshot>(Embedded());
   }
   static void TearDownTestSuite() { delete snapshot_; }
 
