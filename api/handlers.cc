@@ -955,6 +955,28 @@ void FillTarget(const engine::UpgradeTarget& t, v1::VersionContext* target) {
   }
 }
 
+// One served line's identity, counts, versions and target.
+void FillCatalogLine(const runtime::ServingLine& line, v1::CatalogLine* out) {
+  const Catalog& c = *line.catalog;
+  out->set_line(c.binary_version.MajorMinorString());
+  out->set_release(c.binary_version.ToString());
+  out->set_source(c.source);
+  out->set_digest(c.digest);
+  out->set_exactness(std::string(engine::ExactnessName(c.exactness)));
+  out->set_exactness_reason(c.exactness_reason);
+  if (c.patches_known_through.has_value()) {
+    out->set_patches_known_through(c.patches_known_through->ToString());
+  }
+  SetTimestamp(line.loaded_at, out->mutable_loaded_at());
+  FillCounts(c, out->mutable_counts());
+  absl::StatusOr<EffectiveVersions> line_versions =
+      engine::ResolveEffectiveVersions(c, VersionQuery{});
+  if (line_versions.ok()) FillVersions(*line_versions, out->mutable_versions());
+  if (c.cluster.upgrade_target.has_value()) {
+    FillTarget(*c.cluster.upgrade_target, out->mutable_upgrade_target());
+  }
+}
+
 }  // namespace
 
 void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
@@ -984,25 +1006,8 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
   for (const runtime::ServingLine& line : snapshot.lines) {
     const Catalog& c = *line.catalog;
     v1::CatalogLine* out = response->add_lines();
-    out->set_line(c.binary_version.MajorMinorString());
-    out->set_release(c.binary_version.ToString());
-    out->set_source(c.source);
-    out->set_digest(c.digest);
-    out->set_exactness(std::string(engine::ExactnessName(c.exactness)));
-    out->set_exactness_reason(c.exactness_reason);
-    if (c.patches_known_through.has_value()) {
-      out->set_patches_known_through(c.patches_known_through->ToString());
-    }
+    FillCatalogLine(line, out);
     out->set_default_line(&line == &default_line);
-    SetTimestamp(line.loaded_at, out->mutable_loaded_at());
-    FillCounts(c, out->mutable_counts());
-    absl::StatusOr<EffectiveVersions> line_versions =
-        engine::ResolveEffectiveVersions(c, VersionQuery{});
-    if (line_versions.ok())
-      FillVersions(*line_versions, out->mutable_versions());
-    if (c.cluster.upgrade_target.has_value()) {
-      FillTarget(*c.cluster.upgrade_target, out->mutable_upgrade_target());
-    }
     if (events_ != nullptr) {
       runtime::CatalogEvents::Error error = events_->LastError(c.source);
       // A rejection older than the catalog being served was superseded by its

@@ -1284,69 +1284,17 @@ class CatalogBuilder {
       const pb::PatchChange& change = in.patch_changes(i);
       const int line = std::max(1, lines_.MessageLine(change));
       const std::string where = absl::StrFormat("patchChanges[%d]", i);
-      auto field_line = [&](int field_number) {
-        return LineOr(lines_.FieldLine(change, field_number), line);
-      };
-      bool ok = true;
-      if (change.feature().empty()) {
-        Error(line, absl::StrFormat("%s: feature is required (a gate of "
-                                    "features)",
-                                    where));
-        ok = false;
-      } else if (out.FindFeature(change.feature()) == nullptr &&
-                 !features_by_name_.contains(change.feature())) {
-        Error(field_line(pb::PatchChange::kFeatureFieldNumber),
-              absl::StrFormat("%s: feature \"%s\" is not a gate of this "
-                              "catalog's features",
-                              where, change.feature()));
-        ok = false;
-      }
-      std::optional<Version> since;
-      const int since_line = field_line(pb::PatchChange::kSinceFieldNumber);
-      absl::StatusOr<Version> parsed =
-          ParseCatalogVersion(change.since(), /*allow_patch=*/true);
-      if (change.since().empty()) {
-        Error(line, absl::StrFormat("%s: since is required: the patch release "
-                                    "the catalog's spec holds from, e.g. "
-                                    "\"1.31.7\"",
-                                    where));
-        ok = false;
-      } else if (!parsed.ok() || parsed->components().size() != 3) {
-        Error(since_line,
-              absl::StrFormat("%s: since \"%s\" is not a patch release: "
-                              "expected \"major.minor.patch\", e.g. \"1.31.7\"",
-                              where, change.since()));
-        ok = false;
-      } else if (binary_ok &&
-                 parsed->CompareMajorMinor(out.binary_version) != 0) {
-        Error(since_line,
-              absl::StrFormat("%s: since %s is not a patch of this catalog's "
-                              "line %s",
-                              where, change.since(),
-                              out.binary_version.MajorMinorString()));
-        ok = false;
-      } else if (binary_ok && out.binary_version.components().size() > 2 &&
-                 parsed->patch() > out.binary_version.patch()) {
-        Error(since_line,
-              absl::StrFormat("%s: since %s is after the catalog's "
-                              "binaryVersion %s, whose facts it describes",
-                              where, change.since(),
-                              out.binary_version.ToString()));
-        ok = false;
-      } else if (parsed->patch() == 0) {
-        Error(since_line,
-              absl::StrFormat("%s: since %s is the line's first release; a "
-                              "patch change starts at .1 or later",
-                              where, change.since()));
-        ok = false;
-      } else {
-        since = *std::move(parsed);
-      }
+      bool ok = CheckPatchFeature(change, where, line, out);
+      std::optional<Version> since =
+          BuildPatchSince(change, where, line, binary_ok, out);
+      if (!since.has_value()) ok = false;
       if (ok && since.has_value()) {
         auto [it, inserted] = last_since.try_emplace(change.feature(), *since);
         if (!inserted) {
           if (*since <= it->second) {
-            Error(since_line,
+            Error(LineOr(lines_.FieldLine(change,
+                                          pb::PatchChange::kSinceFieldNumber),
+                         line),
                   absl::StrFormat("%s: feature \"%s\" has an entry since %s "
                                   "already; entries of one gate are listed "
                                   "with since ascending, each once",
@@ -1358,48 +1306,14 @@ class CatalogBuilder {
           }
         }
       }
-      if (change.before().empty()) {
-        Error(line, absl::StrFormat("%s: before is required: what earlier "
-                                    "patches had, e.g. \"Beta, default true\" "
-                                    "or \"not registered\"",
-                                    where));
-        ok = false;
-      }
-      const bool registered_before =
-          !change.has_registered_before() || change.registered_before();
-      if (change.has_registered_before() && change.registered_before()) {
-        Error(field_line(pb::PatchChange::kRegisteredBeforeFieldNumber),
-              absl::StrFormat("%s: registeredBefore is written only as false "
-                              "(the earlier patches did not register the "
-                              "gate); a gate they registered has specsBefore",
-                              where));
-        ok = false;
-      }
-      if (!registered_before && change.specs_before_size() > 0) {
-        Error(field_line(pb::PatchChange::kSpecsBeforeFieldNumber),
-              absl::StrFormat("%s: specsBefore with registeredBefore: false; "
-                              "give one of them",
-                              where));
-        ok = false;
-      }
       std::vector<FeatureSpec> specs_before;
-      for (int j = 0; j < change.specs_before_size(); ++j) {
-        std::optional<FeatureSpec> spec =
-            BuildSpec(change.specs_before(j),
-                      absl::StrFormat("%s.specsBefore[%d]", where, j));
-        if (spec.has_value()) {
-          specs_before.push_back(*std::move(spec));
-        } else {
-          ok = false;
-        }
-      }
-      if (ok && binary_ok && !specs_before.empty()) {
-        const size_t errors_before = errors_.size();
-        ValidateSpecs(change.feature(), specs_before, out.binary_version,
-                      field_line(pb::PatchChange::kSpecsBeforeFieldNumber));
-        if (errors_.size() != errors_before) ok = false;
+      if (!BuildPatchBefore(change, where, line, binary_ok, out,
+                            specs_before)) {
+        ok = false;
       }
       if (!ok || !since.has_value()) continue;
+      const bool registered_before =
+          !change.has_registered_before() || change.registered_before();
       PatchChange built{change.feature(),
                         *std::move(since),
                         change.before(),
@@ -1429,6 +1343,129 @@ class CatalogBuilder {
           change.since, change.registered_before ? change.before_index : -1});
     }
     BuildPatchesKnownThrough(in, binary_ok, out);
+  }
+
+  // A patch change's feature: required, and a gate of `features`.
+  bool CheckPatchFeature(const pb::PatchChange& change,
+                         const std::string& where, int line,
+                         const Catalog& out) {
+    if (change.feature().empty()) {
+      Error(line, absl::StrFormat("%s: feature is required (a gate of "
+                                  "features)",
+                                  where));
+      return false;
+    }
+    if (out.FindFeature(change.feature()) == nullptr &&
+        !features_by_name_.contains(change.feature())) {
+      Error(
+          LineOr(lines_.FieldLine(change, pb::PatchChange::kFeatureFieldNumber),
+                 line),
+          absl::StrFormat("%s: feature \"%s\" is not a gate of this "
+                          "catalog's features",
+                          where, change.feature()));
+      return false;
+    }
+    return true;
+  }
+
+  // A patch change's since: a .1-or-later patch of the catalog's line, not
+  // after its binaryVersion. nullopt (with the error recorded) otherwise.
+  std::optional<Version> BuildPatchSince(const pb::PatchChange& change,
+                                         const std::string& where, int line,
+                                         bool binary_ok, const Catalog& out) {
+    const int since_line = LineOr(
+        lines_.FieldLine(change, pb::PatchChange::kSinceFieldNumber), line);
+    if (change.since().empty()) {
+      Error(line, absl::StrFormat("%s: since is required: the patch release "
+                                  "the catalog's spec holds from, e.g. "
+                                  "\"1.31.7\"",
+                                  where));
+      return std::nullopt;
+    }
+    absl::StatusOr<Version> parsed =
+        ParseCatalogVersion(change.since(), /*allow_patch=*/true);
+    std::string problem;
+    if (!parsed.ok() || parsed->components().size() != 3) {
+      problem = absl::StrFormat(
+          "since \"%s\" is not a patch release: "
+          "expected \"major.minor.patch\", e.g. "
+          "\"1.31.7\"",
+          change.since());
+    } else if (binary_ok &&
+               parsed->CompareMajorMinor(out.binary_version) != 0) {
+      problem = absl::StrFormat(
+          "since %s is not a patch of this catalog's "
+          "line %s",
+          change.since(), out.binary_version.MajorMinorString());
+    } else if (binary_ok && out.binary_version.components().size() > 2 &&
+               parsed->patch() > out.binary_version.patch()) {
+      problem = absl::StrFormat(
+          "since %s is after the catalog's "
+          "binaryVersion %s, whose facts it describes",
+          change.since(), out.binary_version.ToString());
+    } else if (parsed->patch() == 0) {
+      problem = absl::StrFormat(
+          "since %s is the line's first release; a "
+          "patch change starts at .1 or later",
+          change.since());
+    }
+    if (!problem.empty()) {
+      Error(since_line, absl::StrCat(where, ": ", problem));
+      return std::nullopt;
+    }
+    return *std::move(parsed);
+  }
+
+  // What the earlier patches had: the phrase (required), and either
+  // specsBefore (validated as the gate's specs are) or registeredBefore:
+  // false. Fills specs_before; false when an error was recorded.
+  bool BuildPatchBefore(const pb::PatchChange& change, const std::string& where,
+                        int line, bool binary_ok, const Catalog& out,
+                        std::vector<FeatureSpec>& specs_before) {
+    auto field_line = [&](int field_number) {
+      return LineOr(lines_.FieldLine(change, field_number), line);
+    };
+    bool ok = true;
+    if (change.before().empty()) {
+      Error(line, absl::StrFormat("%s: before is required: what earlier "
+                                  "patches had, e.g. \"Beta, default true\" "
+                                  "or \"not registered\"",
+                                  where));
+      ok = false;
+    }
+    if (change.has_registered_before() && change.registered_before()) {
+      Error(field_line(pb::PatchChange::kRegisteredBeforeFieldNumber),
+            absl::StrFormat("%s: registeredBefore is written only as false "
+                            "(the earlier patches did not register the "
+                            "gate); a gate they registered has specsBefore",
+                            where));
+      ok = false;
+    }
+    if (change.has_registered_before() && !change.registered_before() &&
+        change.specs_before_size() > 0) {
+      Error(field_line(pb::PatchChange::kSpecsBeforeFieldNumber),
+            absl::StrFormat("%s: specsBefore with registeredBefore: false; "
+                            "give one of them",
+                            where));
+      ok = false;
+    }
+    for (int j = 0; j < change.specs_before_size(); ++j) {
+      std::optional<FeatureSpec> spec =
+          BuildSpec(change.specs_before(j),
+                    absl::StrFormat("%s.specsBefore[%d]", where, j));
+      if (spec.has_value()) {
+        specs_before.push_back(*std::move(spec));
+      } else {
+        ok = false;
+      }
+    }
+    if (ok && binary_ok && !specs_before.empty()) {
+      const size_t errors_before = errors_.size();
+      ValidateSpecs(change.feature(), specs_before, out.binary_version,
+                    field_line(pb::PatchChange::kSpecsBeforeFieldNumber));
+      if (errors_.size() != errors_before) ok = false;
+    }
+    return ok;
   }
 
   // patchesKnownThrough: a patch of the catalog's line, not before its

@@ -193,7 +193,7 @@ constexpr Command kCommands[] = {
      api::kExitUsage, false, AddLintFlags, RunLintCommand},
     {"plan",
      "compatd plan --from=1.33 --to=1.36 [--clients=...] [--all] "
-     "[-o text|json]",
+     "[-o text|json|migrations]",
      "Plans an upgrade of kube-apiserver (PlanUpgrade) offline: one row per "
      "step with its versions, then what blocks the upgrade and what to do "
      "about it, then the actions, then a count of the items that need "

@@ -144,7 +144,7 @@ TEST_F(LinesTest, ABinaryWithoutACatalogIsInvalidArgumentNamingTheLines) {
   EXPECT_THAT(Feature("WatchList", "one.thirty"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("versions.binaryVersion \"one.thirty\" is "
-                                 "not a version")));
+                                 "not a kube-apiserver version")));
 }
 
 TEST_F(LinesTest, NoBinaryVersionIsTheDefaultLine) {

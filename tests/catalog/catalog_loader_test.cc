@@ -428,8 +428,8 @@ const BadCase kBadCases[] = {
     // The schema (catalog.proto), by json_name.
     {"unknown_top_level_key", 2,
      "unknown key \"featurs\" in the top level; accepted: apiHistory, apis, "
-     "binaryVersion, cluster, crds, features, patchChanges, skewPolicy, "
-     "storageOverrides"},
+     "binaryVersion, cluster, crds, exactness, features, patchChanges, "
+     "patchesKnownThrough, skewPolicy, storageOverrides"},
     // A miscased key is unknown, and the key it missed is then missing.
     {"unknown_nested_key", 5,
      "unknown key \"prerelease\" in features[0].versionedSpecs[0]; accepted: "
@@ -575,7 +575,7 @@ const BadCase kBadCases[] = {
     {"patch_change_duplicate", 11,
      "patchChanges[1]: feature \"OrderedNamespaceDeletion\" has an entry since "
      "1.31.7 already; entries of one gate are listed with since ascending"},
-    {"patch_change_specs_and_unregistered", 12,
+    {"patch_change_specs_and_unregistered", 11,
      "patchChanges[0]: specsBefore with registeredBefore: false; give one of "
      "them"},
     {"exactness_level", 3,

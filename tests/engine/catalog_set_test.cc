@@ -61,8 +61,10 @@ TEST(CatalogSetTest, ABinaryWithoutACatalogIsInvalidArgumentNamingTheLines) {
                HasSubstr("the release lines it has are 1.33, 1.34, 1.36")));
   EXPECT_THAT(
       set->Resolve("banana", "from.binaryVersion"),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               HasSubstr("from.binaryVersion \"banana\" is not a version")));
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          HasSubstr("from.binaryVersion \"banana\" is not a kube-apiserver "
+                    "version: accepted forms are MAJOR.MINOR")));
 }
 
 TEST(CatalogSetTest, DefaultLineIsChosenOrRefused) {

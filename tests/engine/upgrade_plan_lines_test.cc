@@ -346,10 +346,10 @@ TEST_F(UpgradePlanLinesTest, BadBinariesAreInvalidArgument) {
                        AllOf(HasSubstr("to.binary_version \"1.37\": no "
                                        "catalog describes kube-apiserver 1.37"),
                              HasSubstr("1.32, 1.33, 1.34, 1.35, 1.36"))));
-  EXPECT_THAT(
-      PlanUpgrade(lines(), Binaries("1.x", "1.36")),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               HasSubstr("from.binary_version \"1.x\" is not a version")));
+  EXPECT_THAT(PlanUpgrade(lines(), Binaries("1.x", "1.36")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("from.binary_version \"1.x\" is not a "
+                                 "kube-apiserver version")));
   EXPECT_THAT(PlanUpgrade(lines(), Binaries("1.30", "1.33")),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("from.binary_version \"1.30\": no catalog")));

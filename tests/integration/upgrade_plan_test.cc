@@ -364,7 +364,8 @@ TEST(PlanCommandTest, BadUsageAndBadPlans) {
                                "compatd.v1.VersionContext"));
   r = RunCompatd(COMPATD_BINARY, {"plan", "-o", "yaml"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr("expected text (the default) or json"));
+  EXPECT_THAT(r.err,
+              HasSubstr("expected text (the default), json or migrations"));
   r = RunCompatd(COMPATD_BINARY, {"plan", "--all", "-o", "json"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("--all is for the text output"));
@@ -396,8 +397,8 @@ TEST(PlanCommandTest, BadUsageAndBadPlans) {
                            HasSubstr("1.31, 1.32, 1.33, 1.34, 1.35, 1.36")));
   r = RunCompatd(COMPATD_BINARY, {"plan", "--from=one.33", "--to=1.36"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err,
-              HasSubstr("from.binary_version \"one.33\" is not a version"));
+  EXPECT_THAT(r.err, HasSubstr("from.binary_version \"one.33\" is not a "
+                               "kube-apiserver version"));
 }
 
 // `compatd plan --from=1.33 --to=1.36` on the embedded catalogs, as a pipe
