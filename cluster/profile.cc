@@ -10,6 +10,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/json_quote.h"
 #include "cluster/yaml_tree.h"
 #include "engine/effective_version.h"
 #include "engine/feature_gate_flags.h"
@@ -754,6 +755,30 @@ absl::StatusOr<ClusterProfile> ProfileFromFlags(const ReadOptions& options) {
   profile.input_kind = "flags";
   if (absl::Status st = Finish(options, false, profile); !st.ok()) return st;
   return profile;
+}
+
+std::string VersionContextJson(const ApiServerSettings& s) {
+  std::vector<std::string> fields;
+  auto text = [&](absl::string_view name, const ProfileValue& v) {
+    if (v.given())
+      fields.push_back(
+          absl::StrCat("\"", name, "\":", base::JsonQuote(v.value)));
+  };
+  auto flag = [&](absl::string_view name, const ProfileValue& v) {
+    absl::StatusOr<bool> b = engine::ParseGoBool(v.value);
+    if (v.given() && b.ok()) {
+      fields.push_back(absl::StrCat("\"", name, "\":", *b ? "true" : "false"));
+    }
+  };
+  text("binaryVersion", s.binary_version);
+  text("emulationVersion", s.emulation_version);
+  text("minCompatibilityVersion", s.min_compatibility_version);
+  text("featureGates", s.feature_gates);
+  text("runtimeConfig", s.runtime_config);
+  flag("emulationForwardCompatible", s.emulation_forward_compatible);
+  flag("runtimeConfigEmulationForwardCompatible",
+       s.runtime_config_emulation_forward_compatible);
+  return absl::StrCat("{", absl::StrJoin(fields, ","), "}");
 }
 
 std::string FormatClusterProfile(const ClusterProfile& profile) {

@@ -94,6 +94,10 @@ absl::StatusOr<ClusterProfile> ReadClusterProfile(
 // file).
 absl::StatusOr<ClusterProfile> ProfileFromFlags(const ReadOptions& options);
 
+// The settings as a compatd.v1.VersionContext in proto3 JSON (only the given
+// fields), for `compatd plan --from-manifest`.
+std::string VersionContextJson(const ApiServerSettings& settings);
+
 // The profile as `compatd cluster show` prints it: every value with its origin,
 // the unmodelled flags and the findings.
 std::string FormatClusterProfile(const ClusterProfile& profile);
