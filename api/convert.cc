@@ -165,6 +165,19 @@ void FillItem(engine::PlanItem& item, v1::UpgradeItem* out) {
   out->set_blocking(item.blocking);
 }
 
+void FillMigration(engine::StorageMigration& m, v1::StorageMigration* out) {
+  out->set_step(static_cast<uint32_t>(m.step));
+  out->set_release(std::move(m.release));
+  out->set_group(std::move(m.group));
+  out->set_resource(std::move(m.resource));
+  out->set_from_version(std::move(m.from_version));
+  out->set_to_version(std::move(m.to_version));
+  out->set_api_version(std::move(m.api_version));
+  out->set_name(std::move(m.name));
+  out->set_needs(std::move(m.needs));
+  out->set_manifest(std::move(m.manifest));
+}
+
 void FillPathLabel(const engine::UpgradePath& path, v1::UpgradePath* out) {
   out->set_name(path.name);
   out->set_supported(path.supported);
@@ -210,6 +223,9 @@ void FillUpgradePlan(engine::UpgradePlan plan, v1::PlanUpgradeResponse* out) {
   }
   out->set_blockers(static_cast<uint32_t>(plan.path.blockers));
   FillPathLabel(plan.path, out->mutable_path());
+  for (engine::StorageMigration& m : plan.path.migrations) {
+    FillMigration(m, out->add_storage_migrations());
+  }
   for (engine::UpgradePath& path : plan.alternatives) {
     v1::UpgradePath* alternative = out->add_alternatives();
     FillPathLabel(path, alternative);
@@ -220,6 +236,9 @@ void FillUpgradePlan(engine::UpgradePlan plan, v1::PlanUpgradeResponse* out) {
       if (item.step >= 1 && item.step <= alternative->steps_size()) {
         FillItem(item, alternative->mutable_steps(item.step - 1)->add_items());
       }
+    }
+    for (engine::StorageMigration& m : path.migrations) {
+      FillMigration(m, alternative->add_storage_migrations());
     }
   }
 }

@@ -10,6 +10,7 @@
 #include "compatd/v1/compatd.pb.h"
 #include "engine/catalog.h"
 #include "engine/effective_version.h"
+#include "engine/patches.h"
 #include "engine/query.h"
 #include "engine/skew.h"
 #include "engine/upgrade_plan.h"
@@ -45,12 +46,18 @@ v1::ApiUseVerdict ToProtoApiUseVerdict(engine::ApiUseVerdict verdict);
 // section and to its step.
 void FillUpgradePlan(engine::UpgradePlan plan, v1::PlanUpgradeResponse* out);
 
-// The answering catalog's digest, release and source.
+// The answering catalog's digest, release and source, and how exact it is.
+// The release is the patch `binary` names when the catalog knows that patch
+// (engine/patches.h AnsweredRelease), else the catalog's own.
 template <typename Response>
-void FillCatalogIdentity(const engine::Catalog& catalog, Response* response) {
+void FillCatalogIdentity(const engine::Catalog& catalog,
+                         const engine::Version& binary, Response* response) {
   response->set_catalog_digest(catalog.digest);
-  response->set_catalog_release(catalog.binary_version.ToString());
+  response->set_catalog_release(engine::AnsweredRelease(catalog, binary));
   response->set_catalog_source(catalog.source);
+  response->set_catalog_exactness(
+      std::string(engine::ExactnessName(catalog.exactness)));
+  response->set_catalog_exactness_reason(catalog.exactness_reason);
 }
 
 // The google.rpc.Status form of an error (Evaluate's per-item errors).
@@ -69,7 +76,7 @@ void FillCommon(const runtime::ServingLine& line,
                 const engine::EffectiveVersions& versions, Response* response) {
   FillVersions(versions, response->mutable_versions());
   response->set_catalog_generation(line.generation);
-  FillCatalogIdentity(*line.catalog, response);
+  FillCatalogIdentity(*line.catalog, versions.binary, response);
 }
 template <typename Response>
 void FillCommon(const runtime::ServingLine& snapshot,

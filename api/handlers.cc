@@ -64,25 +64,39 @@ void FillDecision(const engine::FeatureDecision& d, v1::FeatureDecision* out) {
   d.AppendReason(out->mutable_reason());
 }
 
-// A request that names a patch of the line the catalog does not describe,
-// where the line's patchChanges record that an earlier patch had this gate
-// otherwise: the reason says which patch it answered for. Nothing when the
-// catalog records no change (most lines) or the request names no patch.
-void AppendPatchNote(const Catalog& catalog, absl::string_view binary_version,
+// What the reason adds about patches: a request naming a patch newer than
+// every patch the catalog knows is told which patch answered; one naming an
+// earlier patch whose form of this gate the catalog records is told it was
+// answered as that patch, and one whose form the catalog has only as a phrase
+// is told what that patch had.
+void AppendPatchNote(const Catalog& catalog, const engine::Version& binary,
                      absl::string_view feature, std::string* reason) {
-  if (catalog.patch_changes.empty() || binary_version.empty()) return;
-  absl::StatusOr<engine::Version> binary =
-      engine::Version::Parse(binary_version);
-  if (!binary.ok() || binary->components().size() < 3) return;
+  if (std::string newer = engine::NewerPatchNote(catalog, binary);
+      !newer.empty()) {
+    absl::StrAppend(reason, "; note: ", newer);
+    return;
+  }
+  if (catalog.patch_changes.empty() || binary.components().size() < 3 ||
+      binary.CompareMajorMinor(catalog.binary_version) != 0) {
+    return;
+  }
   for (const engine::PatchChange& change : catalog.patch_changes) {
-    if (change.feature != feature || *binary >= change.since) continue;
-    absl::StrAppend(reason,
-                    "; note: this answer is from the catalog of "
-                    "kube-apiserver ",
-                    catalog.binary_version.ToString(), ", and ",
-                    change.since.ToString(),
-                    " changed this gate: kube-apiserver ", binary->ToString(),
-                    " had it ", change.before);
+    if (change.feature != feature || binary >= change.since) continue;
+    if (change.before_index >= 0 || !change.registered_before) {
+      absl::StrAppend(reason, "; as kube-apiserver ", binary.ToString(),
+                      " has it (", change.since.ToString(),
+                      " changed this gate; earlier patches had it ",
+                      change.before, ")");
+    } else {
+      absl::StrAppend(reason,
+                      "; note: this answer is from the catalog of "
+                      "kube-apiserver ",
+                      catalog.binary_version.ToString(), ", and ",
+                      change.since.ToString(),
+                      " changed this gate: kube-apiserver ", binary.ToString(),
+                      " had it ", change.before);
+    }
+    return;
   }
 }
 
@@ -103,7 +117,7 @@ absl::Status Answer(const runtime::ServingLine& line, const VersionQuery& query,
       engine::DecideFeature(catalog, versions, query, request.name()));
   FillCommon(line, versions, response);
   d.AppendReason(response->mutable_reason());
-  AppendPatchNote(catalog, query.binary_version, d.feature->name,
+  AppendPatchNote(catalog, versions.binary, d.feature->name,
                   response->mutable_reason());
   response->set_name(d.feature->name);
   response->set_enabled(d.enabled);
@@ -955,8 +969,7 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
   }
   response->set_catalog_generation(snapshot.generation);
   response->set_catalog_digest(catalog.digest);
-  response->set_catalog_release(catalog.binary_version.ToString());
-  response->set_catalog_source(catalog.source);
+  FillCatalogIdentity(catalog, catalog.binary_version, response);
   response->set_generation(snapshot.generation);
   response->set_digest(catalog.digest);
   response->set_source(catalog.source);
@@ -975,6 +988,11 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
     out->set_release(c.binary_version.ToString());
     out->set_source(c.source);
     out->set_digest(c.digest);
+    out->set_exactness(std::string(engine::ExactnessName(c.exactness)));
+    out->set_exactness_reason(c.exactness_reason);
+    if (c.patches_known_through.has_value()) {
+      out->set_patches_known_through(c.patches_known_through->ToString());
+    }
     out->set_default_line(&line == &default_line);
     SetTimestamp(line.loaded_at, out->mutable_loaded_at());
     FillCounts(c, out->mutable_counts());

@@ -524,14 +524,44 @@ int PlanExitCode(const v1::PlanUpgradeResponse& plan) {
 
 }  // namespace
 
+namespace {
+
+// -o migrations: every StorageVersionMigration of the plan as YAML documents
+// (`compatd plan ... -o migrations | kubectl apply -f -`), each after a comment
+// naming its step and what the cluster must enable first. Nothing on `out`
+// when the plan changes no storage version (`err` says so).
+void PrintMigrations(const v1::PlanUpgradeResponse& plan, std::ostream& out,
+                     std::ostream& err) {
+  if (plan.storage_migrations_size() == 0) {
+    err << "no storage version changes on this path: no "
+           "StorageVersionMigration to apply\n";
+    return;
+  }
+  if (plan.catalog_exactness() == "PROVISIONAL") {
+    out << "# PROVISIONAL data for kube-apiserver " << plan.catalog_release()
+        << ": " << plan.catalog_exactness_reason() << "\n";
+  }
+  for (const v1::StorageMigration& m : plan.storage_migrations()) {
+    out << "---\n# step " << m.step() << " (" << m.release() << "): "
+        << (m.group().empty() ? m.resource()
+                              : absl::StrCat(m.resource(), ".", m.group()))
+        << " stored as " << m.to_version() << ", was " << m.from_version()
+        << "; apply once every API server runs the step\n";
+    if (!m.needs().empty()) out << "# needs " << m.needs() << "\n";
+    out << m.manifest();
+  }
+}
+
+}  // namespace
+
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   if (!options.output.empty() && options.output != "text" &&
-      options.output != "json") {
+      options.output != "json" && options.output != "migrations") {
     err << "ERROR: -o \"" << options.output
-        << "\": expected text (the default) or json\n";
+        << "\": expected text (the default), json or migrations\n";
     return kPlanExitError;
   }
-  if (options.all && options.output == "json") {
+  if (options.all && !options.output.empty() && options.output != "text") {
     err << "ERROR: --all is for the text output; -o json always has every "
            "item\n";
     return kPlanExitError;
@@ -557,6 +587,8 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   }
   if (options.output == "json") {
     if (!PrintJson(plan, "plan", out, err)) return kPlanExitError;
+  } else if (options.output == "migrations") {
+    PrintMigrations(plan, out, err);
   } else if (options.all) {
     PrintPlanItems(plan, out);
   } else {

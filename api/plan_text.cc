@@ -448,6 +448,10 @@ void PrintItemsHeader(const v1::PlanUpgradeResponse& plan, bool across,
       << (plan.path().supported() ? "supported" : "not supported")
       << " by Kubernetes)\n"
       << plan.reason() << "\n";
+  if (plan.catalog_exactness() == "PROVISIONAL") {
+    out << "Data: PROVISIONAL for kube-apiserver " << plan.catalog_release()
+        << ": " << plan.catalog_exactness_reason() << "\n";
+  }
 }
 
 }  // namespace

@@ -538,6 +538,11 @@ absl::Status ScanManifests(
                     "rollback cannot read as deprecated)",
                     cel_checked, cel_min_compat.MajorMinorString())),
       response);
+  if (catalog.exactness == engine::Exactness::kProvisional) {
+    absl::StrAppend(response->mutable_reason(), "; PROVISIONAL data for ",
+                    "kube-apiserver ", catalog.binary_version.ToString(), ": ",
+                    catalog.exactness_reason);
+  }
   return absl::OkStatus();
 }
 

@@ -45,6 +45,7 @@ using engine::FeatureDecision;
 using engine::FeatureSpec;
 using engine::ListServedAPIs;
 using engine::PatchChange;
+using engine::PatchVariant;
 using engine::PreRelease;
 using engine::ResolveEffectiveVersions;
 using engine::ServedGroupVersion;
@@ -151,6 +152,7 @@ class CatalogBuilder {
     BuildCrds(in, out);
     BuildApiHistory(in, out);
     BuildPatchChanges(in, binary_ok, out);
+    BuildExactness(in, out);
     // The cluster section must be what kube-apiserver would accept as flags
     // at start-up; only meaningful once its parts are individually valid.
     if (binary_ok && cluster_ok) CheckClusterAsFlags(in, out);
@@ -1271,10 +1273,12 @@ class CatalogBuilder {
   }
 
   // patchChanges: gates a patch release inside the catalog's line changed.
-  // Each names a gate of `features` once, a patch release of the catalog's
-  // major.minor no later than its binaryVersion, and what came before.
+  // Each names a gate of `features`, a patch release of the catalog's
+  // major.minor no later than its binaryVersion, and what came before: a
+  // phrase, and the specs (specsBefore) or registeredBefore: false. A gate may
+  // have several entries, `since` ascending.
   void BuildPatchChanges(const pb::Catalog& in, bool binary_ok, Catalog& out) {
-    absl::flat_hash_set<std::string> seen;
+    absl::flat_hash_map<std::string, Version> last_since;
     out.patch_changes.reserve(in.patch_changes_size());
     for (int i = 0; i < in.patch_changes_size(); ++i) {
       const pb::PatchChange& change = in.patch_changes(i);
@@ -1294,12 +1298,6 @@ class CatalogBuilder {
         Error(field_line(pb::PatchChange::kFeatureFieldNumber),
               absl::StrFormat("%s: feature \"%s\" is not a gate of this "
                               "catalog's features",
-                              where, change.feature()));
-        ok = false;
-      } else if (!seen.insert(change.feature()).second) {
-        Error(field_line(pb::PatchChange::kFeatureFieldNumber),
-              absl::StrFormat("%s: feature \"%s\" is listed twice; one entry "
-                              "per gate",
                               where, change.feature()));
         ok = false;
       }
@@ -1335,8 +1333,30 @@ class CatalogBuilder {
                               where, change.since(),
                               out.binary_version.ToString()));
         ok = false;
+      } else if (parsed->patch() == 0) {
+        Error(since_line,
+              absl::StrFormat("%s: since %s is the line's first release; a "
+                              "patch change starts at .1 or later",
+                              where, change.since()));
+        ok = false;
       } else {
         since = *std::move(parsed);
+      }
+      if (ok && since.has_value()) {
+        auto [it, inserted] = last_since.try_emplace(change.feature(), *since);
+        if (!inserted) {
+          if (*since <= it->second) {
+            Error(since_line,
+                  absl::StrFormat("%s: feature \"%s\" has an entry since %s "
+                                  "already; entries of one gate are listed "
+                                  "with since ascending, each once",
+                                  where, change.feature(),
+                                  it->second.ToString()));
+            ok = false;
+          } else {
+            it->second = *since;
+          }
+        }
       }
       if (change.before().empty()) {
         Error(line, absl::StrFormat("%s: before is required: what earlier "
@@ -1345,10 +1365,135 @@ class CatalogBuilder {
                                     where));
         ok = false;
       }
+      const bool registered_before =
+          !change.has_registered_before() || change.registered_before();
+      if (change.has_registered_before() && change.registered_before()) {
+        Error(field_line(pb::PatchChange::kRegisteredBeforeFieldNumber),
+              absl::StrFormat("%s: registeredBefore is written only as false "
+                              "(the earlier patches did not register the "
+                              "gate); a gate they registered has specsBefore",
+                              where));
+        ok = false;
+      }
+      if (!registered_before && change.specs_before_size() > 0) {
+        Error(field_line(pb::PatchChange::kSpecsBeforeFieldNumber),
+              absl::StrFormat("%s: specsBefore with registeredBefore: false; "
+                              "give one of them",
+                              where));
+        ok = false;
+      }
+      std::vector<FeatureSpec> specs_before;
+      for (int j = 0; j < change.specs_before_size(); ++j) {
+        std::optional<FeatureSpec> spec =
+            BuildSpec(change.specs_before(j),
+                      absl::StrFormat("%s.specsBefore[%d]", where, j));
+        if (spec.has_value()) {
+          specs_before.push_back(*std::move(spec));
+        } else {
+          ok = false;
+        }
+      }
+      if (ok && binary_ok && !specs_before.empty()) {
+        const size_t errors_before = errors_.size();
+        ValidateSpecs(change.feature(), specs_before, out.binary_version,
+                      field_line(pb::PatchChange::kSpecsBeforeFieldNumber));
+        if (errors_.size() != errors_before) ok = false;
+      }
       if (!ok || !since.has_value()) continue;
-      out.patch_changes.push_back(PatchChange{
-          change.feature(), *std::move(since), change.before(), line});
+      PatchChange built{change.feature(),
+                        *std::move(since),
+                        change.before(),
+                        registered_before,
+                        -1,
+                        line};
+      if (!specs_before.empty()) {
+        const Feature* gate = out.FindFeature(change.feature());
+        Feature earlier;
+        earlier.name = change.feature();
+        earlier.component = gate != nullptr ? gate->component : "";
+        earlier.specs = std::move(specs_before);
+        earlier.line = line;
+        built.before_index = static_cast<int>(out.patch_features.size());
+        out.patch_features.push_back(std::move(earlier));
+      }
+      out.patch_changes.push_back(std::move(built));
     }
+    // Each gate's earlier forms, since ascending (the entries' order). An
+    // entry with only the phrase changes no answer: the gate answers from
+    // the catalog's specs, and AppendPatchNote says what the patch had.
+    for (const PatchChange& change : out.patch_changes) {
+      if (change.registered_before && change.before_index < 0) continue;
+      auto it = out.feature_index.find(change.feature);
+      if (it == out.feature_index.end()) continue;
+      out.features[it->second].earlier_patches.push_back(PatchVariant{
+          change.since, change.registered_before ? change.before_index : -1});
+    }
+    BuildPatchesKnownThrough(in, binary_ok, out);
+  }
+
+  // patchesKnownThrough: a patch of the catalog's line, not before its
+  // binaryVersion.
+  void BuildPatchesKnownThrough(const pb::Catalog& in, bool binary_ok,
+                                Catalog& out) {
+    if (in.patches_known_through().empty()) return;
+    const int line = LineOr(
+        lines_.FieldLine(in, pb::Catalog::kPatchesKnownThroughFieldNumber),
+        root_line_);
+    absl::StatusOr<Version> parsed =
+        ParseCatalogVersion(in.patches_known_through(), /*allow_patch=*/true);
+    if (!parsed.ok() || parsed->components().size() != 3) {
+      Error(line, absl::StrFormat("patchesKnownThrough \"%s\" is not a patch "
+                                  "release: expected \"major.minor.patch\", "
+                                  "e.g. \"1.35.6\"",
+                                  in.patches_known_through()));
+      return;
+    }
+    if (!binary_ok) return;
+    if (out.binary_version.components().size() < 3) {
+      Error(line, absl::StrFormat("patchesKnownThrough needs a binaryVersion "
+                                  "with its patch (\"%s.N\"), the patch the "
+                                  "catalog's facts describe",
+                                  out.binary_version.ToString()));
+      return;
+    }
+    if (parsed->CompareMajorMinor(out.binary_version) != 0 ||
+        parsed->patch() < out.binary_version.patch()) {
+      Error(line, absl::StrFormat("patchesKnownThrough %s is not a patch of "
+                                  "the line %s at or after its binaryVersion "
+                                  "%s",
+                                  in.patches_known_through(),
+                                  out.binary_version.MajorMinorString(),
+                                  out.binary_version.ToString()));
+      return;
+    }
+    out.patches_known_through = *std::move(parsed);
+  }
+
+  // exactness: {level: EXACT|PROVISIONAL, reason}; a PROVISIONAL catalog
+  // says why.
+  void BuildExactness(const pb::Catalog& in, Catalog& out) {
+    if (!in.has_exactness()) return;
+    const pb::Exactness& exactness = in.exactness();
+    const int line = LineOr(lines_.MessageLine(exactness), root_line_);
+    const int level_line = LineOr(
+        lines_.FieldLine(exactness, pb::Exactness::kLevelFieldNumber), line);
+    if (exactness.level() == "EXACT") {
+      out.exactness = engine::Exactness::kExact;
+    } else if (exactness.level() == "PROVISIONAL") {
+      out.exactness = engine::Exactness::kProvisional;
+      if (exactness.reason().empty()) {
+        Error(line,
+              "exactness: a PROVISIONAL catalog needs a reason: which "
+              "pre-release sources, of which date");
+      }
+    } else {
+      Error(level_line,
+            absl::StrFormat("exactness.level \"%s\" is not accepted; "
+                            "accepted: EXACT, PROVISIONAL",
+                            exactness.level()));
+      return;
+    }
+    out.exactness_reason = exactness.reason();
   }
 
   const SourceLines& lines_;

@@ -191,22 +191,27 @@ PRE_RELEASES = {"Alpha": "ALPHA", "Beta": "BETA", "GA": "GA", "Deprecated": "DEP
 
 
 def parse_spec(literal, bools, where):
-    """One `{Version: ..., Default: ..., PreRelease: ..., LockToDefault: ...}` literal."""
+    """One `{Version: ..., Default: ..., PreRelease: ..., LockToDefault: ...}` literal.
+
+    `MinCompatibilityVersion: version.MustParse("1.37")` (component-base featuregate's
+    VersionedSpecs field, first set by a kube gate in 1.37: DRAFractionalCapacityRange) is
+    kept as `minCompatibilityVersion`; the key is present only when the literal sets it."""
     inner = literal.strip()
     if not (inner.startswith("{") and inner.endswith("}")):
         raise ValueError(f"{where}: not a spec literal: {literal!r}")
     spec = {"version": None, "default": False, "lockToDefault": False, "preRelease": None}
     for field in split_top(inner[1:-1]):
         key, _, value = (s.strip() for s in field.partition(":"))
-        if key == "Version":
+        if key in ("Version", "MinCompatibilityVersion"):
             match = re.fullmatch(r"version\.(?:MustParse|MajorMinor)\((.*)\)", value)
             if not match:
-                raise ValueError(f"{where}: Version {value!r}")
+                raise ValueError(f"{where}: {key} {value!r}")
             args = match.group(1)
             if args.startswith('"'):
-                spec["version"] = args.strip('"')
+                parsed = args.strip('"')
             else:
-                spec["version"] = ".".join(a.strip() for a in args.split(","))
+                parsed = ".".join(a.strip() for a in args.split(","))
+            spec["version" if key == "Version" else "minCompatibilityVersion"] = parsed
         elif key in ("Default", "LockToDefault"):
             if value in ("true", "false"):
                 flag = value == "true"
@@ -653,6 +658,8 @@ def feature_lines(gates, line):
                       f"default: {str(spec['default']).lower()}",
                       f"lockToDefault: {str(spec['lockToDefault']).lower()}",
                       f"preRelease: {PRE_RELEASE[spec['preRelease']]}"]
+            if spec.get("minCompatibilityVersion"):
+                fields.append(f"minCompatibilityVersion: {quote(spec['minCompatibilityVersion'])}")
             lines.append("      - {" + ", ".join(fields) + "}")
     return lines, dropped
 

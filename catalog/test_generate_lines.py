@@ -84,6 +84,34 @@ class GoReadingTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "unknown spec field 'Stage'"):
             gen.feature_maps(bad, "test")
 
+    def test_min_compatibility_version_spec(self):
+        # The shape of DRAFractionalCapacityRange in kubernetes/kubernetes
+        # pkg/features/kube_features.go at ae5d4d35 (2026-07, the 1.37 code freeze): two
+        # 1.37 Beta specs, the second on by default only at min-compatibility 1.37.
+        text = FEATURES_GO.replace(
+            "\tUntyped = \"Untyped\"",
+            "\tUntyped = \"Untyped\"\n\n\tFractional featuregate.Feature = \"Fractional\"")
+        self.assertIn("var versioned = map[", text)
+        text = text.replace(
+            "var versioned = map[featuregate.Feature]featuregate.VersionedSpecs{",
+            "var versioned = map[featuregate.Feature]featuregate.VersionedSpecs{\n\tFractional: {\n"
+            "\t\t{Version: version.MustParse(\"1.37\"), Default: false, "
+            "PreRelease: featuregate.Beta},\n"
+            "\t\t{Version: version.MustParse(\"1.37\"), Default: true, "
+            "PreRelease: featuregate.Beta, MinCompatibilityVersion: version.MustParse(\"1.37\")},\n"
+            "\t},")
+        specs = {key: specs for key, _, specs in gen.feature_maps(text, "test")}["Fractional"]
+        self.assertEqual(specs, [
+            {"version": "1.37", "default": False, "lockToDefault": False, "preRelease": "BETA"},
+            {"version": "1.37", "default": True, "lockToDefault": False, "preRelease": "BETA",
+             "minCompatibilityVersion": "1.37"}])
+        lines, _ = gen.feature_lines(
+            [{"name": "DRAFractionalCapacityRange", "component": "kube", "specs": specs}], "1.37")
+        self.assertEqual(lines[-2:], [
+            '      - {version: "1.37", default: false, lockToDefault: false, preRelease: Beta}',
+            '      - {version: "1.37", default: true, lockToDefault: false, preRelease: Beta, '
+            'minCompatibilityVersion: "1.37"}'])
+
     def test_unknown_bool_stops(self):
         bad = FEATURES_GO.replace("Default: defaultOn", "Default: someFunc()")
         with self.assertRaisesRegex(ValueError, "is not a known bool"):

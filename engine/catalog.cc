@@ -20,6 +20,10 @@ absl::string_view PreReleaseName(PreRelease stage) {
   return "UNKNOWN";
 }
 
+absl::string_view ExactnessName(Exactness exactness) {
+  return exactness == Exactness::kProvisional ? "PROVISIONAL" : "EXACT";
+}
+
 std::string HistoryKey(absl::string_view group, absl::string_view version,
                        absl::string_view kind) {
   return absl::StrCat(group, "/", version, "/", kind);

@@ -54,10 +54,22 @@ struct FeatureSpec {
   int line = 0;  // in the catalog file, for error messages
 };
 
+// An earlier patch release's form of a gate (the catalog's patchChanges):
+// patches of the line before `since` had the specs of
+// Catalog::patch_features[before_index], or did not register the gate
+// (before_index < 0).
+struct PatchVariant {
+  Version since;  // major.minor.patch
+  int before_index = -1;
+};
+
 struct Feature {
   std::string name;
   std::string component;           // may be empty
   std::vector<FeatureSpec> specs;  // validated, in version order
+  // The gate's forms in earlier patches of the line, `since` ascending; empty
+  // for almost every gate. Read through FeatureAtPatch (engine/patches.h).
+  std::vector<PatchVariant> earlier_patches;
   // A planned removal: the first release without the gate (major.minor, after
   // the catalog's binary version). Checked by `compatd lint` only.
   std::optional<Version> removed;
@@ -186,8 +198,21 @@ struct PatchChange {
   std::string feature;
   Version since;       // major.minor.patch, inside the catalog's line
   std::string before;  // one phrase: "Beta, default true", "not registered"
+  // Whether the patches before `since` registered the gate, and with which
+  // specs (Catalog::patch_features[before_index]; -1 when the entry has only
+  // the phrase, or the gate was not registered).
+  bool registered_before = true;
+  int before_index = -1;
   int line = 0;
 };
+
+// Whether a catalog's facts come from the release's own sources (kExact) or
+// from pre-release ones (kProvisional: a code-freeze tree, beta tags, release
+// notes). Every answer says which.
+enum class Exactness { kExact, kProvisional };
+
+// "EXACT", "PROVISIONAL".
+absl::string_view ExactnessName(Exactness exactness);
 
 // The whole catalog. Built by ParseCatalog() (catalog/catalog_loader.h);
 // immutable after.
@@ -206,6 +231,16 @@ struct Catalog {
   std::vector<APIHistoryEntry> api_history;
   // The catalog's patchChanges, in file order.
   std::vector<PatchChange> patch_changes;
+  // The gates' forms in earlier patches (PatchVariant::before_index and
+  // PatchChange::before_index point here). Name and component as the gate's.
+  std::vector<Feature> patch_features;
+  // The newest patch of the line whose gate changes patch_changes records in
+  // full: every patch of the line up to it is answered as itself. Absent: the
+  // catalog vouches only for its own patch.
+  std::optional<Version> patches_known_through;
+  // The catalog's exactness, and why (empty when exact).
+  Exactness exactness = Exactness::kExact;
+  std::string exactness_reason;
 
   // Identity, set by the loader. When it was published and as which
   // generation is the serving snapshot's (runtime/serving_snapshot.h).

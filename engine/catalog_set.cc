@@ -49,7 +49,15 @@ absl::StatusOr<std::shared_ptr<const CatalogSet>> CatalogSet::Make(
       [](std::string* out, const std::shared_ptr<const Catalog>& c) {
         out->append(LineName(*c));
       });
+  // The newest exact line: a provisional one (pre-release sources) answers
+  // only requests that name it, until its data is exact.
   set->default_index_ = lines.size() - 1;
+  for (size_t i = lines.size(); i-- > 0;) {
+    if (lines[i]->exactness == Exactness::kExact) {
+      set->default_index_ = i;
+      break;
+    }
+  }
   if (default_line.has_value()) {
     auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& c) {
       return c->binary_version.CompareMajorMinor(*default_line) == 0;
@@ -88,11 +96,68 @@ absl::StatusOr<const Catalog*> CatalogSet::Resolve(
   return lines_[*index].get();
 }
 
+namespace {
+
+bool IsIdentChar(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+         (c >= 'A' && c <= 'Z') || c == '.' || c == '-';
+}
+
+// A kube-apiserver binary version as releases spell it: "[v]MAJOR.MINOR" or
+// "[v]MAJOR.MINOR.PATCH", the patch optionally followed by "-prerelease" and
+// "+build" (semver's identifiers: "1.37.0-rc.1", "v1.30.5-gke.1014001").
+// Leading and trailing blanks are allowed. Allocates nothing.
+bool WellFormedBinaryVersion(absl::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
+  if (!text.empty() && text.front() == 'v') text.remove_prefix(1);
+  size_t pos = 0;
+  int numbers = 0;
+  while (numbers < 3) {
+    const size_t start = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    if (pos == start) return false;
+    ++numbers;
+    if (pos < text.size() && text[pos] == '.' && numbers < 3) {
+      ++pos;
+      continue;
+    }
+    break;
+  }
+  if (numbers < 2) return false;
+  if (pos == text.size()) return true;
+  if (numbers != 3) return false;
+  for (char marker : {'-', '+'}) {
+    if (pos < text.size() && text[pos] == marker) {
+      const size_t start = ++pos;
+      while (pos < text.size() && IsIdentChar(text[pos])) ++pos;
+      if (pos == start) return false;
+    }
+  }
+  return pos == text.size();
+}
+
+}  // namespace
+
 absl::StatusOr<size_t> CatalogSet::ResolveIndex(
     absl::string_view binary_version, absl::string_view field) const {
   if (binary_version.empty()) return default_index_;
   uint64_t major = 0;
   uint64_t minor = 0;
+  if (!WellFormedBinaryVersion(binary_version)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " \"", binary_version,
+        "\" is not a kube-apiserver version: accepted forms are MAJOR.MINOR "
+        "or MAJOR.MINOR.PATCH with an optional \"v\", pre-release and build "
+        "(\"1.35\", \"1.35.2\", \"v1.35.2\", \"1.37.0-rc.1\"); the release "
+        "lines "
+        "compatd has are ",
+        line_names_));
+  }
   if (Version::ParseMajorMinorNoAlloc(binary_version, &major, &minor)) {
     for (size_t i = 0; i < lines_.size(); ++i) {
       const Version& v = lines_[i]->binary_version;

@@ -27,7 +27,8 @@ class CatalogSet final {
   // `lines`: at least one catalog, no two with the same binary major.minor
   // (INVALID_ARGUMENT naming both sources otherwise). `default_line`: the
   // major.minor answered when a request names no binary version; absent means
-  // the newest line. INVALID_ARGUMENT when no catalog has that line.
+  // the newest EXACT line (the newest line when all are provisional).
+  // INVALID_ARGUMENT when no catalog has that line.
   static absl::StatusOr<std::shared_ptr<const CatalogSet>> Make(
       std::vector<std::shared_ptr<const Catalog>> lines,
       std::optional<Version> default_line = std::nullopt);

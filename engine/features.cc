@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "engine/feature_gate_flags.h"
+#include "engine/patches.h"
 
 namespace compatd::engine {
 
@@ -334,9 +335,13 @@ const Feature& PseudoGate(absl::string_view name) {
   return name == kAllAlpha ? *kAlpha : *kBeta;
 }
 
-const Feature* FindGate(const Catalog& catalog, absl::string_view name) {
+// The gate `name` as the binary's patch registers it (engine/patches.h).
+const Feature* FindGate(const Catalog& catalog, absl::string_view name,
+                        const Version& binary) {
   if (name == kAllAlpha || name == kAllBeta) return &PseudoGate(name);
-  return catalog.FindFeature(name);
+  const Feature* feature = catalog.FindFeature(name);
+  return feature == nullptr ? nullptr
+                            : FeatureAtPatch(catalog, *feature, binary);
 }
 
 enum class GateSource { kRequest, kCluster };
@@ -374,7 +379,17 @@ struct GateSet {
 
 // "did you mean" for a name that differs only in case, else a pointer to
 // ListFeatures.
-std::string UnknownGateHint(const Catalog& catalog, absl::string_view name) {
+std::string UnknownGateHint(const Catalog& catalog, absl::string_view name,
+                            const Version& binary) {
+  if (const Feature* later = catalog.FindFeature(name); later != nullptr) {
+    for (const PatchVariant& variant : later->earlier_patches) {
+      if (variant.before_index < 0 && binary.patch() < variant.since.patch()) {
+        return absl::StrFormat(
+            "kube-apiserver %s does not register it: %s added it",
+            binary.ToString(), variant.since.ToString());
+      }
+    }
+  }
   for (const Feature& f : catalog.features) {
     if (absl::EqualsIgnoreCase(f.name, name)) {
       return absl::StrFormat("did you mean \"%s\"?", f.name);
@@ -407,16 +422,16 @@ absl::Status ValidateGateSet(const Catalog& catalog,
   GateSet& set = *set_out;
   // unsafeSetFromMap: an unknown key fails at once.
   for (const GateSetting& s : set.settings) {
-    if (FindGate(catalog, s.name) == nullptr) {
+    if (FindGate(catalog, s.name, versions.binary) == nullptr) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: unrecognized feature gate: %s; %s", SourceName(s.source), s.name,
-          UnknownGateHint(catalog, s.name)));
+          UnknownGateHint(catalog, s.name, versions.binary)));
     }
   }
   const bool use_min_compat = FeatureGatesUseMinCompatibility(versions.binary);
   std::vector<std::string> errors;
   for (const GateSetting& s : set.settings) {
-    const Feature& feature = *FindGate(catalog, s.name);
+    const Feature& feature = *FindGate(catalog, s.name, versions.binary);
     const FeatureSpec* spec = SelectAt(feature, versions);
     const bool default_enabled = spec != nullptr && spec->default_enabled;
     if (spec != nullptr && spec->lock_to_default &&
@@ -672,11 +687,11 @@ absl::StatusOr<FeatureDecision> DecideFeature(const Catalog& catalog,
                                               const EffectiveVersions& versions,
                                               const VersionQuery& query,
                                               absl::string_view name) {
-  const Feature* feature = FindGate(catalog, name);
+  const Feature* feature = FindGate(catalog, name, versions.binary);
   if (feature == nullptr) {
     return absl::NotFoundError(
         absl::StrFormat("unknown feature gate \"%s\"; %s", name,
-                        UnknownGateHint(catalog, name)));
+                        UnknownGateHint(catalog, name, versions.binary)));
   }
   GateSet gates;
   COMPATD_RETURN_IF_ERROR(BuildGateSet(catalog, versions, query, &gates));
@@ -694,7 +709,9 @@ absl::StatusOr<std::vector<FeatureDecision>> DecideFeatures(
   decisions.reserve(component.empty() ? catalog.features.size() : 16);
   for (const Feature& feature : catalog.features) {
     if (!component.empty() && feature.component != component) continue;
-    decisions.push_back(Decide(feature, versions, gates, use_min_compat));
+    const Feature* at = FeatureAtPatch(catalog, feature, versions.binary);
+    if (at == nullptr) continue;
+    decisions.push_back(Decide(*at, versions, gates, use_min_compat));
   }
   // The loader keeps features sorted by name; sort anyway so that a
   // hand-built catalog answers the same.
@@ -713,7 +730,7 @@ GateFlagCheck CheckFeatureGateFlag(const Catalog& catalog,
                                    const EffectiveVersions& versions,
                                    absl::string_view name, bool value) {
   GateFlagCheck check;
-  const Feature* feature = FindGate(catalog, name);
+  const Feature* feature = FindGate(catalog, name, versions.binary);
   if (feature == nullptr) {
     check.problem = GateFlagProblem::kUnknown;
     check.message = absl::StrFormat("unrecognized feature gate: %s", name);
@@ -752,7 +769,9 @@ absl::StatusOr<std::vector<FeatureDecision>> DecideFeaturesWithFlags(
   std::vector<FeatureDecision> decisions;
   decisions.reserve(catalog.features.size());
   for (const Feature& feature : catalog.features) {
-    decisions.push_back(Decide(feature, versions, gates, use_min_compat));
+    const Feature* at = FeatureAtPatch(catalog, feature, versions.binary);
+    if (at == nullptr) continue;
+    decisions.push_back(Decide(*at, versions, gates, use_min_compat));
   }
   std::sort(decisions.begin(), decisions.end(),
             [](const FeatureDecision& a, const FeatureDecision& b) {

@@ -269,6 +269,7 @@ class Planner {
 
   // Per path.
   std::vector<PlanItem>* items_ = nullptr;
+  std::vector<StorageMigration>* migrations_ = nullptr;
   // Gate flags and --runtime-config entries the plan already told the user
   // to remove.
   std::set<std::string> dropped_gates_;
@@ -827,6 +828,77 @@ void Planner::CompareAPIs(int step, absl::string_view release,
   }
 }
 
+// The StorageVersionMigration of one group-resource at a step: in the
+// highest-priority storagemigration.k8s.io version of the step's binary that
+// serves storageversionmigrations at the step (else its highest-priority one,
+// with what must be enabled first). v1alpha1's spec names the version too
+// (GroupVersionResource); v1beta1 and v1 name the group and resource
+// (metav1.GroupResource), kubernetes/api storagemigration/*/types.go.
+StorageMigration MigrationFor(int step, absl::string_view release,
+                              const State& state, absl::string_view group,
+                              absl::string_view resource,
+                              absl::string_view from_version,
+                              absl::string_view to_version) {
+  constexpr absl::string_view kGroup = "storagemigration.k8s.io";
+  constexpr absl::string_view kResource = "storageversionmigrations";
+  StorageMigration m;
+  m.step = step;
+  m.release = std::string(release);
+  m.group = std::string(group);
+  m.resource = std::string(resource);
+  m.from_version = std::string(from_version);
+  m.to_version = std::string(to_version);
+  std::string served_version;
+  std::string first_version;
+  for (const APIGroupVersion& gv : state.catalog->apis) {
+    if (gv.group != kGroup) continue;
+    bool has = false;
+    for (const APIResource& r : gv.resources) has |= r.resource == kResource;
+    if (!has) continue;
+    if (first_version.empty()) first_version = gv.version;
+    auto it = state.served.find(GroupVersion(gv.group, gv.version));
+    if (served_version.empty() && it != state.served.end() &&
+        it->second.contains(std::string(kResource))) {
+      served_version = gv.version;
+    }
+  }
+  const std::string version = !served_version.empty() ? served_version
+                              : !first_version.empty()
+                                  ? first_version
+                                  : std::string("v1alpha1");
+  m.api_version = absl::StrCat(kGroup, "/", version);
+  if (served_version.empty()) {
+    m.needs =
+        first_version.empty()
+            ? absl::StrCat("kube-apiserver ", release,
+                           " has no storagemigration.k8s.io API: rewrite "
+                           "the objects another way (a no-op update of "
+                           "each)")
+            : absl::StrCat("--runtime-config=", kGroup, "/", version, "=true");
+  }
+  for (const FeatureDecision& d : state.features) {
+    if (d.feature->name == "StorageVersionMigrator" && !d.enabled &&
+        !first_version.empty()) {
+      absl::StrAppend(&m.needs, m.needs.empty() ? "" : " and ",
+                      "--feature-gates=StorageVersionMigrator=true");
+    }
+  }
+  m.name = absl::StrCat("compatd-step-", step, "-", resource,
+                        group.empty() ? "" : ".", group);
+  std::string spec = absl::StrCat("    group: \"", group, "\"\n");
+  if (version == "v1alpha1") {
+    absl::StrAppend(&spec, "    version: ", to_version, "\n");
+  }
+  absl::StrAppend(&spec, "    resource: ", resource, "\n");
+  m.manifest = absl::StrCat(
+      "apiVersion: ", m.api_version,
+      "\nkind: StorageVersionMigration\nmetadata:\n  name: ", m.name,
+      "\n  labels:\n    app.kubernetes.io/managed-by: compatd\nspec:\n  "
+      "resource:\n",
+      spec);
+  return m;
+}
+
 absl::Status Planner::CompareStorage(int step, absl::string_view release,
                                      const State& before, const State& after) {
   for (const auto& [key, now] : after.storage) {
@@ -856,6 +928,9 @@ absl::Status Planner::CompareStorage(int step, absl::string_view release,
             GroupVersion(now.group, now.version), key,
             GroupVersion(was.group, was.version), removal),
         false);
+    migrations_->push_back(MigrationFor(step, release, after, now.group,
+                                        now.resource, was.version,
+                                        now.version));
 
     // KEP-2339: while the step rolls out, servers of both steps report.
     std::vector<ServerStorageVersion> reports(2);
@@ -944,6 +1019,7 @@ absl::Status Planner::CheckClients(int step, absl::string_view release,
 absl::Status Planner::RunPath(std::vector<PlannedStep> steps,
                               UpgradePath* path) {
   items_ = &path->items;
+  migrations_ = &path->migrations;
   dropped_gates_.clear();
   dropped_runtime_config_entries_.clear();
   dropped_efc_ = dropped_rcfc_ = dropped_runtime_config_ = false;
@@ -1001,6 +1077,7 @@ absl::Status Planner::RunPath(std::vector<PlannedStep> steps,
   }
   for (PlannedStep& p : steps) path->steps.push_back(std::move(p.step));
   items_ = nullptr;
+  migrations_ = nullptr;
   return absl::OkStatus();
 }
 

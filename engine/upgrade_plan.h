@@ -110,6 +110,29 @@ struct UpgradeStep {
   std::vector<PlanClientVerdict> clients;
 };
 
+// A StorageVersionMigration (KEP-4192) a step needs: the stored objects of
+// one group-resource rewritten in the step's new storage version, in the
+// storagemigration.k8s.io version the step's binary has.
+struct StorageMigration {
+  int step = 0;         // 1-based, as PlanItem::step
+  std::string release;  // as PlanItem::release
+  std::string group;    // "" is core
+  std::string resource;
+  std::string from_version;  // storage version before the step ("v1beta1")
+  std::string to_version;    // after it ("v1")
+  // "storagemigration.k8s.io/v1" (1.37+), ".../v1beta1" (1.35, 1.36),
+  // ".../v1alpha1" (1.30-1.34).
+  std::string api_version;
+  // metadata.name: "compatd-step-3-deployments.apps".
+  std::string name;
+  // What the cluster needs before the object can be created: empty, or
+  // "--runtime-config=storagemigration.k8s.io/v1beta1=true and
+  // --feature-gates=StorageVersionMigrator=true".
+  std::string needs;
+  // The object as YAML, ready for `kubectl apply -f -`.
+  std::string manifest;
+};
+
 // One way from `from` to `to`.
 struct UpgradePath {
   // "one binary", "one minor at a time", "skip-level through
@@ -122,6 +145,8 @@ struct UpgradePath {
   std::vector<PlanItem> items;
   int blockers = 0;  // items with `blocking`
   std::string reason;
+  // One per storage-version-changes item, in the same order.
+  std::vector<StorageMigration> migrations;
 };
 
 struct UpgradePlan {

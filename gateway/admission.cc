@@ -772,6 +772,13 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
     }
   }
   CheckCel(request, review, gvk, **line, url, &allowed, &message, &warnings);
+  // An answer from pre-release data says so, beside what it says.
+  if (catalog.exactness == engine::Exactness::kProvisional &&
+      (!warnings.empty() || !allowed)) {
+    warnings.push_back(Bounded(absl::StrCat(
+        "compatd: PROVISIONAL data for kube-apiserver ",
+        catalog.binary_version.ToString(), ": ", catalog.exactness_reason)));
+  }
   response->body = Answer(review.uid, allowed, message, warnings);
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <mutex>
 
 #include "grpc/support/sync.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -40,7 +41,21 @@ void grpc_socket_mutator_unref(grpc_socket_mutator* mutator);
 namespace compatd::service {
 
 struct ConnectionLimit::Mutator : grpc_socket_mutator {
-  ConnectionLimit* limit;
+  // Null once the limit is gone; gRPC may still accept (and hold the
+  // mutator) after that.
+  ConnectionLimit* limit;  // guarded by MutatorMutex()
+  // The one mutex every thread takes to touch a Mutator, its allocation and
+  // its delete included. The mutator's owner is gRPC's reference count (a
+  // gpr_refcount in libgrpc): its last reference may drop on any gRPC thread
+  // (a channel args AVL released after the server is gone), and that count's
+  // atomics are in uninstrumented Debian libgrpc, so ThreadSanitizer sees no
+  // order between the main thread's writes (new, init, `limit`) and that
+  // thread's delete. Taking this std::mutex on both sides makes the order the
+  // count already gives visible, and covers the accept threads' reads too.
+  static std::mutex& MutatorMutex() {
+    static std::mutex* const mu = new std::mutex;
+    return *mu;
+  }
 };
 
 namespace {
@@ -52,7 +67,10 @@ bool MutateFd(int, grpc_socket_mutator*) { return true; }
 bool MutateFd2(const grpc_mutate_socket_info* info,
                grpc_socket_mutator* mutator) {
   if (info->usage != GRPC_FD_SERVER_CONNECTION_USAGE) return true;
-  static_cast<ConnectionLimit::Mutator*>(mutator)->limit->OnAccept(info->fd);
+  std::lock_guard<std::mutex> lock(ConnectionLimit::Mutator::MutatorMutex());
+  ConnectionLimit* limit =
+      static_cast<ConnectionLimit::Mutator*>(mutator)->limit;
+  if (limit != nullptr) limit->OnAccept(info->fd);
   return true;
 }
 
@@ -60,7 +78,9 @@ int Compare(grpc_socket_mutator* a, grpc_socket_mutator* b) {
   return a < b ? -1 : (a > b ? 1 : 0);
 }
 
+// Runs on whichever thread drops the last reference (see MutatorMutex).
 void Destroy(grpc_socket_mutator* mutator) {
+  std::lock_guard<std::mutex> lock(ConnectionLimit::Mutator::MutatorMutex());
   delete static_cast<ConnectionLimit::Mutator*>(mutator);
 }
 
@@ -102,12 +122,21 @@ ino_t SocketInode(int fd) {
 }  // namespace
 
 ConnectionLimit::ConnectionLimit(int max_connections)
-    : max_connections_(max_connections), mutator_(new Mutator) {
+    : max_connections_(max_connections) {
+  std::lock_guard<std::mutex> lock(Mutator::MutatorMutex());
+  mutator_ = new Mutator;
   grpc_socket_mutator_init(mutator_, &kVtable);
   mutator_->limit = this;
 }
 
-ConnectionLimit::~ConnectionLimit() { grpc_socket_mutator_unref(mutator_); }
+ConnectionLimit::~ConnectionLimit() {
+  {
+    std::lock_guard<std::mutex> lock(Mutator::MutatorMutex());
+    mutator_->limit = nullptr;
+  }
+  // Outside the lock: when this is the last reference, Destroy takes it.
+  grpc_socket_mutator_unref(mutator_);
+}
 
 std::unique_ptr<grpc::ServerBuilderOption> ConnectionLimit::BuilderOption() {
   return std::make_unique<MutatorOption>(mutator_);

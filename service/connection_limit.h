@@ -29,8 +29,10 @@ class ConnectionLimit {
   ConnectionLimit(const ConnectionLimit&) = delete;
   ConnectionLimit& operator=(const ConnectionLimit&) = delete;
 
-  // For grpc::ServerBuilder::SetOption: installs the socket mutator. The
-  // limit must outlive the server built with it.
+  // For grpc::ServerBuilder::SetOption: installs the socket mutator. gRPC
+  // owns the mutator (its reference count) and may free it on any of its
+  // threads after the server is gone; once this limit is destroyed, the
+  // mutator keeps every connection and counts none.
   std::unique_ptr<grpc::ServerBuilderOption> BuilderOption();
 
   // Connections open now (accepted and not yet closed).

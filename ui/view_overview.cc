@@ -77,6 +77,18 @@ absl::Status AppendVersionsCard(std::string* out, const PageContext& context,
   return absl::OkStatus();
 }
 
+// "EXACT", or "PROVISIONAL" with its reason on hover and for screen readers.
+void AppendExactness(std::string* out, absl::string_view exactness,
+                     absl::string_view reason) {
+  if (exactness != "PROVISIONAL") {
+    out->append("<span class=\"ok\">EXACT</span>");
+    return;
+  }
+  out->append("<span class=\"warn\" title=\"");
+  AppendEscaped(out, reason);
+  out->append("\">PROVISIONAL</span>");
+}
+
 // Every release line served; the picker in the header shows the pages as
 // another line's binary would answer.
 void AppendLinesTable(std::string* out, const v1::GetCatalogResponse& catalog) {
@@ -84,8 +96,8 @@ void AppendLinesTable(std::string* out, const v1::GetCatalogResponse& catalog) {
   out->append(
       "<h3>Release lines</h3><table class=\"list\" id=\"lines\"><thead><tr>"
       "<th scope=\"col\">binary</th><th scope=\"col\">source</th>"
-      "<th scope=\"col\">gates</th><th scope=\"col\">last reload</th>"
-      "</tr></thead><tbody>");
+      "<th scope=\"col\">data</th><th scope=\"col\">gates</th>"
+      "<th scope=\"col\">last reload</th></tr></thead><tbody>");
   for (const v1::CatalogLine& line : catalog.lines()) {
     out->append("<tr><td><a href=\"/ui/?binary=");
     AppendEscaped(out, line.line());
@@ -99,6 +111,8 @@ void AppendLinesTable(std::string* out, const v1::GetCatalogResponse& catalog) {
       if (part.data() != line.source().data()) out->append(":<wbr>");
       AppendEscaped(out, part);
     }
+    out->append("</td><td>");
+    AppendExactness(out, line.exactness(), line.exactness_reason());
     absl::StrAppend(out, "</td><td>", line.counts().features(), "</td><td>");
     if (line.last_error().empty()) {
       out->append("<span class=\"ok\">no error</span>");
@@ -133,6 +147,13 @@ void AppendCatalogCard(std::string* out, const PageContext& context,
   AppendEscaped(out, catalog.digest());
   out->append("</code></dd><dt>Source</dt><dd id=\"source\">");
   AppendEscaped(out, catalog.source());
+  out->append("</dd><dt>Data</dt><dd id=\"exactness\">");
+  AppendExactness(out, catalog.catalog_exactness(),
+                  catalog.catalog_exactness_reason());
+  if (catalog.catalog_exactness() == "PROVISIONAL") {
+    out->append(": ");
+    AppendEscaped(out, catalog.catalog_exactness_reason());
+  }
   out->append("</dd><dt>Loaded</dt><dd>");
   AppendEscaped(out, WallTime(ToTime(catalog.loaded_at())));
   out->append(" (");

@@ -573,7 +573,18 @@ const BadCase kBadCases[] = {
      "1.31.8"},
     {"patch_change_missing_before", 10, "patchChanges[0]: before is required"},
     {"patch_change_duplicate", 11,
-     "patchChanges[1]: feature \"OrderedNamespaceDeletion\" is listed twice"},
+     "patchChanges[1]: feature \"OrderedNamespaceDeletion\" has an entry since "
+     "1.31.7 already; entries of one gate are listed with since ascending"},
+    {"patch_change_specs_and_unregistered", 12,
+     "patchChanges[0]: specsBefore with registeredBefore: false; give one of "
+     "them"},
+    {"exactness_level", 3,
+     "exactness.level \"BETA\" is not accepted; accepted: EXACT, PROVISIONAL"},
+    {"exactness_no_reason", 3,
+     "exactness: a PROVISIONAL catalog needs a reason"},
+    {"patches_known_through_before", 3,
+     "patchesKnownThrough 1.35.2 is not a patch of the line 1.35 at or after "
+     "its binaryVersion 1.35.4"},
 };
 
 INSTANTIATE_TEST_SUITE_P(BadCatalogs, RejectionTest,

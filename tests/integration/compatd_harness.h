@@ -404,6 +404,13 @@ class CompatdProcess {
     return reply->body;
   }
 
+  // The exit code once the process exits (after a signal sent by the test),
+  // nullopt if it did not within `limit`.
+  std::optional<int> WaitForExit(std::chrono::milliseconds limit) {
+    if (process_.pid() <= 0) return std::nullopt;  // never started
+    return process_.Wait(limit);
+  }
+
   // SIGTERM, then the exit code (nullopt if it did not exit within 10 s).
   std::optional<int> Stop() {
     if (process_.pid() <= 0) return std::nullopt;  // never started

@@ -14,8 +14,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -35,6 +37,7 @@
 #include "tests/integration/raw_http2.h"
 #include "tests/testing/loopback.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/time_scale.h"
 
 namespace compatd {
 namespace {
@@ -187,14 +190,43 @@ TEST_F(ShutdownTest, HealthWatchStreamOnTheMainPortDoesNotHoldTheExit) {
 TEST_F(ShutdownTest, HealthWatchOnTheMainPortSeesNotServingBeforeItIsClosed) {
   HealthWatch watch;
   ASSERT_NO_FATAL_FAILURE(OpenHealthWatch(&watch));
-  grpc::health::v1::HealthCheckResponse response;
 
-  ASSERT_EQ(Stop().code, 0) << server_.Stderr();
+  ASSERT_EQ(kill(server_.pid(), SIGTERM), 0);
+  // The stream ends when compatd cancels what is left (about 0.2 s after
+  // SIGTERM; kPrompt scaled for sanitizer builds); a stream still open then
+  // is cancelled here, and the test fails on what it saw, not on a hang.
+  std::mutex mu;
+  std::condition_variable ended_cv;
+  bool ended = false;
+  bool cancelled_here = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!ended_cv.wait_for(lock, testing::Scaled(kPrompt),
+                           [&] { return ended; })) {
+      cancelled_here = true;
+      watch.context.TryCancel();
+    }
+  });
   std::vector<grpc::health::v1::HealthCheckResponse::ServingStatus> seen;
+  grpc::health::v1::HealthCheckResponse response;
   while (watch.stream->Read(&response)) seen.push_back(response.status());
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ended = true;
+  }
+  ended_cv.notify_one();
+  watchdog.join();
   watch.stream->Finish();
+  EXPECT_FALSE(cancelled_here)
+      << "the stream was still open "
+      << Millis(testing::Scaled(
+             std::chrono::duration_cast<Clock::duration>(kPrompt)))
+      << " ms after SIGTERM";
   EXPECT_THAT(seen, ::testing::ElementsAre(
                         grpc::health::v1::HealthCheckResponse::NOT_SERVING));
+  // The exit may come up to 10 s after "stopped" (see
+  // StopAndWaitForTheDrain), more under a sanitizer.
+  EXPECT_EQ(server_.WaitForExit(testing::Scaled(10s)), 0) << server_.Stderr();
 }
 
 // ---------------------------------------------------------------------------
