@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "api/offline.h"
+#include "base/bounded_file.h"
 #include "base/flags.h"
+#include "cluster/profile.h"
 #include "service/server_flags.h"
 
 namespace compatd::service {
@@ -26,6 +29,7 @@ constexpr char kServerUsage[] =
     "  compatd [flags]                serve (gRPC; --http-listen: HTTPS/JSON)\n"
     "  compatd --check-catalog=FILE   validate a catalog file and exit\n"
     "  compatd COMMAND [flags]        run one command offline and exit:\n"
+    "    cluster show FILE  print the cluster profile compatd reads from FILE\n"
     "    eval   answer one RPC (JSON on stdout)\n"
     "    lint   check a catalog against Kubernetes' API change rules\n"
     "    plan   plan an upgrade (PlanUpgrade): steps, blockers, actions\n"
@@ -41,7 +45,9 @@ struct CommandOptions {
   api::PlanOptions plan;
   api::ScanOptions scan;
   std::vector<std::string> catalog;
-  std::string output;  // -o / --output, for plan and scan
+  std::string output;            // -o / --output, for plan and scan
+  cluster::ReadOptions cluster;  // --cluster-version, --upgrade-target
+  std::string from_manifest;     // plan --from-manifest
   bool help = false;
 };
 
@@ -85,6 +91,15 @@ void AddPlanFlags(base::FlagTable* flags, CommandOptions* c) {
   flags->AddString("clients", &c->plan.clients,
                    "clients to check against the skew policy at every step, "
                    "component=version,... e.g. kubelet=1.31,kubectl=1.35");
+  flags->AddString("from-manifest", &c->from_manifest,
+                   "the cluster now, read from what it runs: a kube-apiserver "
+                   "static pod manifest, a kubeadm ClusterConfiguration, a "
+                   "Cluster API KubeadmControlPlane, /version JSON or a "
+                   "compatd cluster profile (docs/cluster-profile.md); its "
+                   "upgrade target is the default of --to");
+  flags->AddString("cluster-version", &c->cluster.binary_version,
+                   "with --from-manifest: the kube-apiserver binary when the "
+                   "file does not say it (a digest-only image)");
   flags->AddBool("all", &c->plan.all,
                  "print every item of every step with its reason and action "
                  "instead of the summary");
@@ -93,6 +108,54 @@ void AddPlanFlags(base::FlagTable* flags, CommandOptions* c) {
                    "json (the PlanUpgradeResponse)");
   flags->AddAlias("o", "output");
   AddCatalogFlag(flags, c);
+}
+
+void AddClusterReadFlags(base::FlagTable* flags, CommandOptions* c) {
+  flags->AddString("cluster-version", &c->cluster.binary_version,
+                   "the cluster's kube-apiserver binary, e.g. 1.35.2, when the "
+                   "file does not say it (a digest-only image) or to override "
+                   "it");
+  flags->AddString("upgrade-target", &c->cluster.upgrade_target,
+                   "the kube-apiserver binary the cluster is going to, e.g. "
+                   "1.36");
+}
+
+void AddClusterFlags(base::FlagTable* flags, CommandOptions* c) {
+  AddClusterReadFlags(flags, c);
+}
+
+// The profile of `path` (docs/cluster-profile.md), or the error on stderr.
+std::optional<cluster::ClusterProfile> ReadProfileFile(
+    const std::string& path, const cluster::ReadOptions& options) {
+  absl::StatusOr<std::string> text =
+      base::ReadBoundedFile(path, {.max_bytes = 4 << 20,
+                                   .what = "the cluster profile",
+                                   .refuse_while_written = false});
+  if (!text.ok()) {
+    std::cerr << "ERROR: " << text.status().message() << "\n";
+    return std::nullopt;
+  }
+  absl::StatusOr<cluster::ClusterProfile> profile =
+      cluster::ReadClusterProfile(*text, path, options);
+  if (!profile.ok()) {
+    std::cerr << "ERROR: " << profile.status().message() << "\n";
+    return std::nullopt;
+  }
+  return *std::move(profile);
+}
+
+int RunClusterCommand(CommandOptions& c,
+                      const std::vector<std::string>& positional) {
+  if (positional.size() != 2 || positional[0] != "show") {
+    std::cerr << "usage: compatd cluster show FILE [--cluster-version=1.35.2] "
+                 "[--upgrade-target=1.36]\n";
+    return api::kExitUsage;
+  }
+  std::optional<cluster::ClusterProfile> profile =
+      ReadProfileFile(positional[1], c.cluster);
+  if (!profile.has_value()) return 1;
+  std::cout << cluster::FormatClusterProfile(*profile);
+  return 0;
 }
 
 void AddScanFlags(base::FlagTable* flags, CommandOptions* c) {
@@ -142,6 +205,24 @@ int RunLintCommand(CommandOptions& c, const std::vector<std::string>&) {
 }
 
 int RunPlanCommand(CommandOptions& c, const std::vector<std::string>&) {
+  if (!c.from_manifest.empty()) {
+    if (!c.plan.from.empty() || !c.plan.from_json.empty()) {
+      std::cerr << "ERROR: --from-manifest replaces --from and --from-json; "
+                   "give one of them\n";
+      return api::kPlanExitError;
+    }
+    std::optional<cluster::ClusterProfile> profile =
+        ReadProfileFile(c.from_manifest, c.cluster);
+    if (!profile.has_value()) return api::kPlanExitError;
+    for (const std::string& finding : profile->findings) {
+      std::cerr << "warning: " << finding << "\n";
+    }
+    c.plan.from_json = cluster::VersionContextJson(profile->current);
+    if (c.plan.to.empty() && c.plan.to_json.empty() &&
+        profile->upgrade_target.has_value()) {
+      c.plan.to_json = cluster::VersionContextJson(*profile->upgrade_target);
+    }
+  }
   c.plan.catalog_paths = c.catalog;
   c.plan.output = c.output;
   if (c.output.empty() || c.output == "text") c.plan.style = PlanStyle();
@@ -170,6 +251,23 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
+    {"cluster",
+     "compatd cluster show FILE [--cluster-version=1.35.2] "
+     "[--upgrade-target=1.36]",
+     "Prints the cluster profile compatd reads from FILE (a kube-apiserver "
+     "static pod manifest, a kubeadm ClusterConfiguration or the "
+     "kubeadm-config ConfigMap, a Cluster API KubeadmControlPlane, /version "
+     "JSON, or compatd's own profile): every value and where it came from, "
+     "the flags compatd keeps but does not model, and what kube-apiserver "
+     "would refuse at start-up.",
+     "  compatd cluster show /etc/kubernetes/manifests/kube-apiserver.yaml\n"
+     "  kubectl get cm -n kube-system kubeadm-config -o yaml > kc.yaml && "
+     "compatd cluster show kc.yaml\n",
+     "  0  the profile is on stdout\n"
+     "  1  the file cannot be read or is not an input compatd reads "
+     "(ERROR on stderr)\n"
+     "  2  bad usage\n",
+     api::kExitUsage, true, AddClusterFlags, RunClusterCommand},
     {"eval", "compatd eval --rpc=NAME [--request=JSON] [--catalog=FILE]",
      "Answers one unary RPC of compatd.v1.CompatibilityPolicy offline, "
      "through the server's own handlers, and prints the response as JSON.",
