@@ -1002,6 +1002,10 @@ void PolicyHandlers::DescribeCatalog(const runtime::ServingSnapshot& snapshot,
     FillTarget(*catalog.cluster.upgrade_target,
                response->mutable_upgrade_target());
   }
+  response->set_cluster_source(catalog.cluster.source);
+  if (catalog.cluster.binary.has_value()) {
+    response->set_cluster_binary_version(catalog.cluster.binary->ToString());
+  }
   std::vector<std::string> rejected;
   for (const runtime::ServingLine& line : snapshot.lines) {
     const Catalog& c = *line.catalog;

@@ -10,8 +10,7 @@ see catalog/data/PROVENANCE.md for where each fact was read):
                                      (generate_api_history.py), as apiHistory
 
 It also writes the catalog of every other release line (generate_lines.py, from
-catalog/data/lines_extract.json) and k8s/catalog/catalog.yaml, the catalog the
-Kubernetes manifests serve (the 1.36 catalog under a header of its own).
+catalog/data/lines_extract.json).
 
 Usage:
   python3 catalog/generate.py                rewrite every catalog from catalog/data/
@@ -40,18 +39,6 @@ import generate_lines  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
 DEFAULT_OUTPUT = os.path.join(HERE, "kubernetes-1.36.yaml")
-K8S_CATALOG = os.path.join(os.path.dirname(HERE), "k8s", "catalog", "catalog.yaml")
-K8S_HEADER = """\
-# The catalog the Kubernetes manifests serve (ConfigMap compatd-catalog, mounted
-# as a directory at /etc/compatd/catalog/). It starts as a copy of the embedded
-# catalog/kubernetes-1.36.yaml; edit it for your cluster (a cluster: section with
-# its emulation / min-compatibility versions, feature gates, runtime config).
-# docs/deployment.md, "Kubernetes", says how a change reaches every replica.
-# tests/deploy/kustomize_test.cc checks that it passes compatd --check-catalog;
-# python3 catalog/generate.py --check that it is still the generated copy (after
-# an edit for your cluster, drop the file from the check or keep it in sync).
-#
-"""
 BINARY_VERSION = "1.36"
 
 # preRelease spellings of Kubernetes'
@@ -397,7 +384,7 @@ def generate():
 def outputs():
     """{path: text} of every generated catalog."""
     catalog_1_36 = generate()
-    out = {DEFAULT_OUTPUT: catalog_1_36, K8S_CATALOG: K8S_HEADER + catalog_1_36}
+    out = {DEFAULT_OUTPUT: catalog_1_36}
     extract = load("lines_extract.json")
     api_extract = load("api_history_extract.json")
     lifecycles = load("api_lifecycles.json")

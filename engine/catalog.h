@@ -133,6 +133,19 @@ struct UpgradeTarget {
 // The catalog's `cluster` section: the defaults of every query's
 // VersionContext.
 struct ClusterSettings {
+  // The cluster's kube-apiserver binary with its patch ("1.35.2"), when a
+  // cluster profile said it (cluster/profile.h): the binary of every request
+  // without binary_version. Absent: the catalog's binary_version. A catalog's
+  // own cluster section never sets it.
+  std::optional<Version> binary;
+  // Where the settings came from, for messages: empty = the catalog's cluster
+  // section ("catalog cluster.emulationVersion"); a profile's values name
+  // their file, line and flag ("kube-apiserver.yaml:14 (--emulated-version)").
+  std::string source;
+  std::string binary_origin;
+  std::string emulation_origin;
+  std::string min_compatibility_origin;
+  std::string feature_gates_origin;
   std::string emulation_version;          // as written; empty = absent
   std::string min_compatibility_version;  // as written; empty = absent
   // --feature-gates as a map, sorted by name.

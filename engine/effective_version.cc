@@ -384,7 +384,9 @@ Version ToVersion(MajorMinorPair v) {
 absl::StatusOr<EffectiveVersions> ResolveGiven(const Catalog& catalog,
                                                const VersionQuery& query) {
   Version parsed_binary;
-  const Version* binary_ptr = &catalog.binary_version;
+  const Version* binary_ptr = catalog.cluster.binary.has_value()
+                                  ? &*catalog.cluster.binary
+                                  : &catalog.binary_version;
   if (!query.binary_version.empty()) {
     absl::StatusOr<Version> binary = ParseAnyVersion(query.binary_version);
     if (!binary.ok()) {
@@ -404,14 +406,24 @@ absl::StatusOr<EffectiveVersions> ResolveGiven(const Catalog& catalog,
                           "request field emulation_version",
                           query.emulation_version};
   if (emulation_origin.text.empty()) {
-    emulation_origin.where = "catalog cluster.emulationVersion";
+    // Not a ?: of a literal and a std::string: that would make a temporary
+    // string for the string_view to point into.
+    if (catalog.cluster.emulation_origin.empty()) {
+      emulation_origin.where = "catalog cluster.emulationVersion";
+    } else {
+      emulation_origin.where = catalog.cluster.emulation_origin;
+    }
     emulation_origin.text = catalog.cluster.emulation_version;
   }
   Origin min_compat_origin{"min_compatibility_version",
                            "request field min_compatibility_version",
                            query.min_compatibility_version};
   if (min_compat_origin.text.empty()) {
-    min_compat_origin.where = "catalog cluster.minCompatibilityVersion";
+    if (catalog.cluster.min_compatibility_origin.empty()) {
+      min_compat_origin.where = "catalog cluster.minCompatibilityVersion";
+    } else {
+      min_compat_origin.where = catalog.cluster.min_compatibility_origin;
+    }
     min_compat_origin.text = catalog.cluster.min_compatibility_version;
   }
 
@@ -508,7 +520,9 @@ absl::StatusOr<EffectiveVersions> ResolveEffectiveVersions(
       query.min_compatibility_version.empty() &&
       catalog.cluster.emulation_version.empty() &&
       catalog.cluster.min_compatibility_version.empty()) {
-    const Version& binary = catalog.binary_version;
+    const Version& binary = catalog.cluster.binary.has_value()
+                                ? *catalog.cluster.binary
+                                : catalog.binary_version;
     return absl::StatusOr<EffectiveVersions>(
         absl::in_place, EffectiveVersions{binary, binary.ToMajorMinor(),
                                           binary.SubtractMinor(1)});

@@ -346,14 +346,20 @@ const Feature* FindGate(const Catalog& catalog, absl::string_view name,
 
 enum class GateSource { kRequest, kCluster };
 
-absl::string_view SourceName(GateSource source) {
-  return source == GateSource::kRequest ? "feature_gates request field"
-                                        : "catalog cluster.featureGates";
+// `cluster_origin`: where a cluster profile's --feature-gates came from
+// ("kube-apiserver.yaml:14 (--feature-gates)"); empty for a catalog's own
+// cluster section.
+absl::string_view SourceName(GateSource source,
+                             absl::string_view cluster_origin) {
+  if (source == GateSource::kRequest) return "feature_gates request field";
+  return cluster_origin.empty() ? "catalog cluster.featureGates"
+                                : cluster_origin;
 }
 
-absl::string_view ShortSourceName(GateSource source) {
-  return source == GateSource::kRequest ? "feature_gates"
-                                        : "cluster.featureGates";
+absl::string_view ShortSourceName(GateSource source,
+                                  absl::string_view cluster_origin) {
+  if (source == GateSource::kRequest) return "feature_gates";
+  return cluster_origin.empty() ? "cluster.featureGates" : cluster_origin;
 }
 
 struct GateSetting {
@@ -368,6 +374,8 @@ struct GateSet {
   absl::InlinedVector<GateSetting, 8> settings;  // sorted by name
   std::optional<GateSetting> all_alpha;
   std::optional<GateSetting> all_beta;
+  // Catalog::cluster.feature_gates_origin (points into the catalog).
+  absl::string_view cluster_origin;
 
   const GateSetting* Find(absl::string_view name) const {
     for (const GateSetting& s : settings) {
@@ -423,9 +431,10 @@ absl::Status ValidateGateSet(const Catalog& catalog,
   // unsafeSetFromMap: an unknown key fails at once.
   for (const GateSetting& s : set.settings) {
     if (FindGate(catalog, s.name, versions.binary) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: unrecognized feature gate: %s; %s", SourceName(s.source), s.name,
-          UnknownGateHint(catalog, s.name, versions.binary)));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: unrecognized feature gate: %s; %s",
+                          SourceName(s.source, set.cluster_origin), s.name,
+                          UnknownGateHint(catalog, s.name, versions.binary)));
     }
   }
   const bool use_min_compat = FeatureGatesUseMinCompatibility(versions.binary);
@@ -439,7 +448,7 @@ absl::Status ValidateGateSet(const Catalog& catalog,
       errors.push_back(absl::StrFormat(
           "cannot set feature gate %s to %s, feature is locked to %s (%s)",
           s.name, BoolName(s.value), BoolName(default_enabled),
-          SourceName(s.source)));
+          SourceName(s.source, set.cluster_origin)));
       continue;
     }
     if (s.name == kAllAlpha) {
@@ -464,13 +473,13 @@ absl::Status ValidateGateSet(const Catalog& catalog,
                     "cannot set feature gate %s to %s, feature is PreAlpha at "
                     "emulated version %s, min compatibility version %s (%s%s)",
                     s.name, BoolName(s.value), versions.emulation.ToString(),
-                    versions.min_compatibility.ToString(), SourceName(s.source),
-                    first_spec)
+                    versions.min_compatibility.ToString(),
+                    SourceName(s.source, set.cluster_origin), first_spec)
               : absl::StrFormat(
                     "cannot set feature gate %s to %s, feature is PreAlpha at "
                     "emulated version %s (%s%s)",
                     s.name, BoolName(s.value), versions.emulation.ToString(),
-                    SourceName(s.source), first_spec));
+                    SourceName(s.source, set.cluster_origin), first_spec));
     }
   }
   if (errors.empty()) return absl::OkStatus();
@@ -485,6 +494,7 @@ absl::Status BuildGateSet(const Catalog& catalog,
                           const EffectiveVersions& versions,
                           const VersionQuery& query, GateSet* set_out) {
   GateSet& set = *set_out;
+  set.cluster_origin = catalog.cluster.feature_gates_origin;
   if (catalog.cluster.feature_gates.empty() && query.feature_gates.empty()) {
     return absl::OkStatus();
   }
@@ -597,6 +607,7 @@ FeatureDecision Decide(const Feature& feature,
   if (by != nullptr) {
     d.overridden_via = via;
     d.overridden_in_cluster = by->source == GateSource::kCluster;
+    if (d.overridden_in_cluster) d.cluster_origin = gates.cluster_origin;
   }
   return d;
 }
@@ -642,8 +653,9 @@ void FeatureDecision::AppendReason(std::string* out) const {
     if (!overridden_via.empty()) {
       reason.Add(overridden_via).Add(enabled ? "=true in " : "=false in ");
     }
-    reason.Add(ShortSourceName(overridden_in_cluster ? GateSource::kCluster
-                                                     : GateSource::kRequest));
+    reason.Add(ShortSourceName(
+        overridden_in_cluster ? GateSource::kCluster : GateSource::kRequest,
+        cluster_origin));
   }
   reason.AppendTo(out);
 }

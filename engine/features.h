@@ -67,6 +67,9 @@ struct FeatureDecision {
   bool min_compatibility_rules = false;  // 1.35+ specs (see SelectFeatureSpec)
   absl::string_view overridden_via;      // "AllAlpha" / "AllBeta" or empty
   bool overridden_in_cluster = false;    // cluster.featureGates, not the query
+  // With overridden_in_cluster: a cluster profile's origin of the flag
+  // (points into the catalog); empty for a catalog's cluster section.
+  absl::string_view cluster_origin;
 
   // One sentence: "BETA since 1.29, default on; overridden off by
   // feature_gates", "not yet introduced at emulation version 1.31 (first

@@ -1153,8 +1153,12 @@ absl::StatusOr<UpgradePlan> Planner::Run() {
 
   // The flags: from's line's cluster section, from's on top; to's on top of
   // those once the plan reaches to's binary and emulation version.
+  const std::string& cluster_origin =
+      from_catalog_->cluster.feature_gates_origin;
   for (const auto& [name, value] : from_catalog_->cluster.feature_gates) {
-    from_flags_.gates[name] = GateFlag{value, "cluster.featureGates"};
+    from_flags_.gates[name] =
+        GateFlag{value, cluster_origin.empty() ? "cluster.featureGates"
+                                               : cluster_origin};
   }
   COMPATD_RETURN_IF_ERROR(
       MergeGateFlags("from", query_.from.feature_gates, &from_flags_.gates));

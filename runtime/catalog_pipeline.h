@@ -92,6 +92,21 @@ class CatalogPipeline final {
   std::shared_ptr<const ServingSnapshot> Publish(
       std::unique_ptr<engine::Catalog> catalog, bool initial = false);
 
+  // The cluster profile's settings (cluster/cluster_settings.h): they take
+  // the place of the cluster section of the line of `cluster->binary` (a copy
+  // of that line's catalog is served with them), and that line is the default
+  // (over Options::default_line). Null: every catalog's own section again.
+  // Publishes the next generation once every slot has a catalog (before
+  // that, it is kept and checked by the first publish). INVALID_ARGUMENT
+  // naming `cluster->source` when the set it makes is not valid: no line for
+  // the cluster's binary, flags that binary refuses at start-up, an upgrade
+  // target the lines cannot plan to. Then nothing changes. Returns the
+  // snapshot it replaced, as PublishLine does. Thread-safe.
+  absl::StatusOr<std::shared_ptr<const ServingSnapshot>> SetCluster(
+      std::shared_ptr<const engine::ClusterSettings> cluster, bool initial);
+  // The settings SetCluster put in force (null if none).
+  std::shared_ptr<const engine::ClusterSettings> cluster() const;
+
   // A reload of `source` (its name: `name`) found the catalog in force again.
   void Unchanged(absl::string_view name = "");
   // A reload was rejected; the snapshot in force keeps serving. `error` is
@@ -105,14 +120,39 @@ class CatalogPipeline final {
 
  private:
   absl::Time Now() const;
+  // Publishes `originals` (one per slot) with `cluster` applied; `source` is
+  // the slot that changed (or kNoSource for a cluster change). Nothing is
+  // published while a slot is empty.
+  static constexpr size_t kNoSource = static_cast<size_t>(-1);
+  absl::StatusOr<std::shared_ptr<const ServingSnapshot>> PublishLocked(
+      std::vector<std::shared_ptr<const engine::Catalog>> originals,
+      std::shared_ptr<const engine::ClusterSettings> cluster, size_t source,
+      bool initial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(publish_mu_);
+  // The slot of `originals` whose line is the cluster's binary (kNoSource
+  // without a cluster), or an error naming the lines served.
+  static absl::StatusOr<size_t> ClusterSlot(
+      const std::vector<std::shared_ptr<const engine::Catalog>>& originals,
+      const std::shared_ptr<const engine::ClusterSettings>& cluster);
+  // The listeners' part of a publish (metrics, events, on_reload).
+  void Announce(const std::shared_ptr<const ServingSnapshot>& published,
+                absl::string_view name, bool initial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(publish_mu_);
 
   const Options options_;
   SnapshotStore store_;
-  std::mutex publish_mu_;  // serializes Publish(): generations are ordered
+  mutable std::mutex publish_mu_;  // serializes publishes: generations are
+                                   // ordered
   uint64_t generation_ ABSL_GUARDED_BY(publish_mu_) = 0;
   // The catalog of each source and what was derived from it (null catalog:
   // not loaded yet).
+  // Each slot as served: the catalog with the cluster applied (a copy for the
+  // cluster's line), and what was derived from it.
   std::vector<ServingLine> slots_ ABSL_GUARDED_BY(publish_mu_);
+  // Each slot's catalog as loaded (null: not loaded yet).
+  std::vector<std::shared_ptr<const engine::Catalog>> originals_
+      ABSL_GUARDED_BY(publish_mu_);
+  std::shared_ptr<const engine::ClusterSettings> cluster_
+      ABSL_GUARDED_BY(publish_mu_);
   // The lines of the last published set ("1.33, 1.36"): when they change,
   // every line is derived again (an upgrade target's line may have moved).
   std::string line_names_ ABSL_GUARDED_BY(publish_mu_);

@@ -18,6 +18,8 @@
 #include "base/log.h"
 #include "base/valid_utf8.h"
 #include "catalog/catalog_loader.h"
+#include "cluster/cluster_settings.h"
+#include "cluster/profile.h"
 #include "runtime/catalog_file.h"
 
 namespace compatd::runtime {
@@ -144,6 +146,9 @@ absl::StatusOr<bool> CatalogReloader::ReloadLocked(bool initial) {
     return Reject(rejected_status_, /*log=*/false);
   }
 
+  if (options_.cluster_profile) {
+    return PublishProfile(*std::move(bytes), initial);
+  }
   absl::StatusOr<std::unique_ptr<engine::Catalog>> parsed =
       catalog::ParseCatalog(*bytes, options_.source->name());
   if (!parsed.ok()) {
@@ -174,8 +179,62 @@ absl::StatusOr<bool> CatalogReloader::Publish(
     return Reject(replaced.status(), log);
   }
   set_error_.clear();
-  if (*replaced != nullptr) {
-    retired_.push_back(Retired{*std::move(replaced), absl::Now()});
+  Published(*std::move(replaced), std::move(bytes));
+  if (!initial) {
+    base::LogInfo(absl::StrCat(
+        "catalog reloaded: ", options_.source->name(), " (kube-apiserver ",
+        release, ") generation ", generation_, " ", digest, " (", features,
+        " features, ", group_versions, " group-versions)"));
+  }
+  return true;
+}
+
+absl::StatusOr<bool> CatalogReloader::PublishProfile(std::string bytes,
+                                                     bool initial) {
+  absl::StatusOr<std::shared_ptr<const engine::ClusterSettings>> settings =
+      [&]() -> absl::StatusOr<std::shared_ptr<const engine::ClusterSettings>> {
+    absl::StatusOr<cluster::ClusterProfile> profile =
+        cluster::ReadClusterProfile(bytes, options_.source->name(),
+                                    options_.profile_options);
+    if (!profile.ok()) return profile.status();
+    absl::StatusOr<engine::ClusterSettings> converted =
+        cluster::ToClusterSettings(*profile);
+    if (!converted.ok()) return converted.status();
+    return std::make_shared<const engine::ClusterSettings>(
+        *std::move(converted));
+  }();
+  if (!settings.ok()) {
+    if (initial) return settings.status();
+    has_rejected_bytes_ = true;
+    rejected_bytes_ = std::move(bytes);
+    rejected_status_ = settings.status();
+    return Reject(settings.status(), /*log=*/true);
+  }
+  has_rejected_bytes_ = false;
+  rejected_bytes_.clear();
+  const std::string binary = (*settings)->binary->ToString();
+  absl::StatusOr<std::shared_ptr<const ServingSnapshot>> replaced =
+      pipeline_->SetCluster(*std::move(settings), initial);
+  if (!replaced.ok()) {
+    if (initial) return replaced.status();
+    const bool log = replaced.status().message() != set_error_;
+    set_error_ = std::string(replaced.status().message());
+    return Reject(replaced.status(), log);
+  }
+  set_error_.clear();
+  Published(*std::move(replaced), std::move(bytes));
+  if (!initial) {
+    base::LogInfo(absl::StrCat(
+        "cluster profile reloaded: ", options_.source->name(),
+        " (kube-apiserver ", binary, ") generation ", generation_));
+  }
+  return true;
+}
+
+void CatalogReloader::Published(std::shared_ptr<const ServingSnapshot> replaced,
+                                std::string bytes) {
+  if (replaced != nullptr) {
+    retired_.push_back(Retired{std::move(replaced), absl::Now()});
   }
   // Null while other sources are still loading (start-up).
   if (std::shared_ptr<const ServingSnapshot> now = pipeline_->Current()) {
@@ -192,13 +251,11 @@ absl::StatusOr<bool> CatalogReloader::Publish(
     status_.generation = generation_;
     status_.last_result = ReloadResult::kLoaded;
   }
-  if (!initial) {
-    base::LogInfo(absl::StrCat(
-        "catalog reloaded: ", options_.source->name(), " (kube-apiserver ",
-        release, ") generation ", generation_, " ", digest, " (", features,
-        " features, ", group_versions, " group-versions)"));
-  }
-  return true;
+}
+
+uint64_t CatalogReloader::CurrentGeneration() const {
+  const std::shared_ptr<const ServingSnapshot> now = pipeline_->Current();
+  return now != nullptr ? now->generation : generation_;
 }
 
 absl::Status CatalogReloader::Reject(absl::Status error, bool log) {
@@ -220,8 +277,9 @@ absl::Status CatalogReloader::Reject(absl::Status error, bool log) {
     // through bad contents must not flood the log either.
     base::LogLimited(
         base::LogLevel::kWarning, "catalog-reload-rejected",
-        absl::StrCat("catalog reload rejected, still serving generation ",
-                     generation_, ": ", OneLine(error.message())));
+        absl::StrCat(options_.cluster_profile ? "cluster profile" : "catalog",
+                     " reload rejected, still serving generation ",
+                     CurrentGeneration(), ": ", OneLine(error.message())));
   }
   pipeline_->Rejected(error.message(), options_.source->name());
   return error;

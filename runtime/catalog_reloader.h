@@ -43,6 +43,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "cluster/profile.h"
 #include "engine/catalog.h"
 #include "runtime/catalog_pipeline.h"
 #include "runtime/catalog_source.h"
@@ -79,6 +80,14 @@ class CatalogReloader final {
     // The pipeline's slot this source fills (CatalogPipeline::PublishLine):
     // one reloader per catalog file, each reloaded on its own.
     size_t slot = 0;
+    // The source holds a cluster profile (cluster/profile.h: compatd's own
+    // format, a static pod manifest, a kubeadm or Cluster API configuration,
+    // /version JSON) instead of a catalog: it is read with `profile_options`
+    // (--cluster-version, --upgrade-target) and put in force with the
+    // pipeline's SetCluster. Everything else (watch, debounce, writers,
+    // rejections) is as for a catalog.
+    bool cluster_profile = false;
+    cluster::ReadOptions profile_options = {};
   };
 
   // Watches the source's directory (if it has one), then loads it
@@ -155,6 +164,16 @@ class CatalogReloader final {
   absl::StatusOr<bool> Publish(std::unique_ptr<engine::Catalog> catalog,
                                std::string bytes, bool initial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
+  // The same for a cluster profile: `bytes` read, converted and handed to
+  // the pipeline's SetCluster. Errors are the reload's rejection.
+  absl::StatusOr<bool> PublishProfile(std::string bytes, bool initial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
+  // What Publish and PublishProfile do once the pipeline took the change.
+  void Published(std::shared_ptr<const ServingSnapshot> replaced,
+                 std::string bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
+  // The generation serving now (the pipeline's; this reloader's last one
+  // before anything was published).
+  uint64_t CurrentGeneration() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
   // Logs, once per wait, that the file is being written.
   void NoteBeingWritten(absl::string_view why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);

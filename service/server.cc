@@ -26,6 +26,8 @@
 #include "api/lanes.h"
 #include "base/log.h"
 #include "base/work_pool.h"
+#include "cluster/cluster_settings.h"
+#include "cluster/profile.h"
 #include "fleet/prometheus_poller.h"
 #include "gateway/admission.h"
 #include "gateway/gateway.h"
@@ -662,8 +664,50 @@ class ServerImpl final : public Server {
     return absl::OkStatus();
   }
 
+  // The cluster profile (--cluster, watched like a catalog, or
+  // --cluster-version/--upgrade-target alone), put in force before the
+  // catalogs load so that the first publish already answers for it.
+  absl::Status LoadClusterProfile() {
+    cluster::ReadOptions read;
+    read.binary_version = options_.cluster_version;
+    read.upgrade_target = options_.upgrade_target;
+    if (!options_.cluster_path.empty()) {
+      runtime::CatalogReloader::Options reload_options;
+      reload_options.source =
+          runtime::NewFileCatalogSource(options_.cluster_path);
+      reload_options.interval = options_.reload_interval;
+      reload_options.cluster_profile = true;
+      reload_options.profile_options = std::move(read);
+      absl::StatusOr<std::unique_ptr<runtime::CatalogReloader>> reloader =
+          runtime::CatalogReloader::Create(std::move(reload_options),
+                                           pipeline_.get());
+      if (!reloader.ok()) {
+        return absl::Status(
+            reloader.status().code(),
+            absl::StrCat("--cluster: ", reloader.status().message()));
+      }
+      reloaders_.push_back(*std::move(reloader));
+      return absl::OkStatus();
+    }
+    if (read.binary_version.empty()) return absl::OkStatus();
+    absl::StatusOr<cluster::ClusterProfile> profile =
+        cluster::ProfileFromFlags(read);
+    if (!profile.ok()) return profile.status();
+    absl::StatusOr<engine::ClusterSettings> settings =
+        cluster::ToClusterSettings(*profile);
+    if (!settings.ok()) return settings.status();
+    absl::StatusOr<std::shared_ptr<const runtime::ServingSnapshot>> set =
+        pipeline_->SetCluster(std::make_shared<const engine::ClusterSettings>(
+                                  *std::move(settings)),
+                              /*initial=*/true);
+    return set.status();
+  }
+
   // The embedded catalogs or the --catalog files, through the one pipeline.
   absl::Status LoadCatalog() {
+    if (absl::Status profile = LoadClusterProfile(); !profile.ok()) {
+      return profile;
+    }
     for (size_t i = 0; i < sources_.size(); ++i) {
       runtime::CatalogReloader::Options reload_options;
       reload_options.source = std::move(sources_[i]);
@@ -695,6 +739,15 @@ class ServerImpl final : public Server {
           line.catalog.get() == &current->default_catalog()
               ? " (the default line)"
               : ""));
+    }
+    if (const auto cluster = pipeline_->cluster()) {
+      base::LogInfo(absl::StrCat(
+          "cluster profile ", cluster->source, ": kube-apiserver ",
+          cluster->binary->ToString(),
+          cluster->upgrade_target.has_value()
+              ? absl::StrCat(", upgrade target ",
+                             cluster->upgrade_target->binary_version)
+              : std::string()));
     }
     base::LogInfo(absl::StrCat("generation ", current->generation));
     return absl::OkStatus();

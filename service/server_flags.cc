@@ -55,6 +55,20 @@ const ServerFlag kServerFlags[] = {
      +[](ServerOptions& s) { return &s.binary_version; },
      "the cluster's kube-apiserver release line (\"1.34\"): answered when a "
      "request names no versions.binaryVersion; empty: the newest line served"},
+    {nullptr, "cluster", +[](ServerOptions& s) { return &s.cluster_path; },
+     "the cluster profile, watched and reloaded: compatd's profile YAML, "
+     "kube-apiserver's static pod manifest, a kubeadm ClusterConfiguration or "
+     "kubeadm-config ConfigMap, a Cluster API KubeadmControlPlane or /version "
+     "JSON (docs/cluster-profile.md); it picks the default line and the "
+     "defaults of every request"},
+    {nullptr, "cluster-version",
+     +[](ServerOptions& s) { return &s.cluster_version; },
+     "the cluster's kube-apiserver version with its patch (\"1.35.2\"), alone "
+     "or over what --cluster says"},
+    {nullptr, "upgrade-target",
+     +[](ServerOptions& s) { return &s.upgrade_target; },
+     "the kube-apiserver version the cluster is going to (\"1.36\"): the "
+     "webhook's enforce target, the target metrics and the page's plan"},
     {nullptr, "reload-interval",
      +[](ServerOptions& s) { return &s.reload_interval; },
      "periodic content check of --catalog besides inotify and SIGHUP; 0 "

@@ -162,9 +162,29 @@ absl::Status CheckMemoryBounds(const ServerOptions& options) {
 
 }  // namespace
 
+// --binary-version picks the default line; a cluster profile's binary does
+// too, with its patch: one of them.
+absl::Status CheckClusterOptions(const ServerOptions& options) {
+  if (!options.binary_version.empty() &&
+      (!options.cluster_path.empty() || !options.cluster_version.empty())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--binary-version \"", options.binary_version, "\" and ",
+        options.cluster_path.empty() ? "--cluster-version" : "--cluster",
+        " both say the cluster's kube-apiserver; give one (--cluster-version "
+        "is --binary-version with its patch and a profile)"));
+  }
+  if (!options.upgrade_target.empty() && options.cluster_path.empty() &&
+      options.cluster_version.empty()) {
+    return absl::InvalidArgumentError(
+        "--upgrade-target needs the cluster it upgrades: give "
+        "--cluster-version (e.g. 1.35.2) or --cluster=FILE too");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateServerOptions(const ServerOptions& options) {
   for (auto check : {CheckPrometheusOptions, CheckFiles, CheckDurations,
-                     CheckMemoryBounds}) {
+                     CheckMemoryBounds, CheckClusterOptions}) {
     if (absl::Status s = check(options); !s.ok()) return s;
   }
   if (absl::Status s = CheckGrpcAddress("listen", options.listen); !s.ok()) {

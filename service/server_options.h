@@ -52,6 +52,15 @@ struct ServerOptions {
   // The release line answered when a request names no binary version
   // ("1.34"); empty: the newest line served.
   std::string binary_version;
+  // The cluster profile (docs/cluster-profile.md): compatd's own profile YAML,
+  // kube-apiserver's static pod manifest, a kubeadm ClusterConfiguration (or
+  // the kubeadm-config ConfigMap), a Cluster API KubeadmControlPlane or
+  // /version JSON; watched and reloaded like a catalog. Empty: none.
+  std::string cluster_path;
+  // --cluster-version: the cluster's kube-apiserver binary ("1.35.2"), alone
+  // or over what --cluster says; --upgrade-target: the binary it is going to.
+  std::string cluster_version;
+  std::string upgrade_target;
   // POST /audit/v1/events on the front door (gateway/audit.h): kube-apiserver's
   // audit webhook as a source of clients and API use; false: 404.
   bool audit = true;

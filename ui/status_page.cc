@@ -119,7 +119,8 @@ void AnswerView(const http::Request& request, absl::string_view path,
   } else if (path == "/ui/api-use") {
     Page(RenderApiUse(context), context, response);
   } else if (path == "/ui/plan") {
-    Page(RenderPlan(context), context, response);
+    Page(RenderPlan(context, QueryParameter(request.query, "to")), context,
+         response);
   } else {
     response->status = 404;
     response->content_type = std::string(kHtml);

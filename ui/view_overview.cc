@@ -63,7 +63,13 @@ absl::Status AppendVersionsCard(std::string* out, const PageContext& context,
                                 const v1::GetCatalogResponse& catalog) {
   out->append(
       "<section class=\"card\" id=\"versions\"><h2>Cluster versions</h2>");
-  AppendVersionsList(out, catalog.versions());
+  // A profile's binary with its patch ("1.35.2"), as `kubectl version`
+  // prints the cluster's; the answers' versions carry the line ("1.35").
+  v1::EffectiveVersion versions = catalog.versions();
+  if (!catalog.cluster_binary_version().empty()) {
+    versions.set_binary_version(catalog.cluster_binary_version());
+  }
+  AppendVersionsList(out, versions);
   absl::StatusOr<std::optional<Target>> target = UpgradeTargetOf(context);
   if (!target.ok()) return target.status();
   out->append("<dt>Upgrade target</dt><dd id=\"target\">");
@@ -71,7 +77,20 @@ absl::Status AppendVersionsCard(std::string* out, const PageContext& context,
     AppendEmulationAndMin(out, (*target)->effective);
     out->append(" (<a href=\"/ui/plan\">the plan</a>)");
   } else {
-    out->append("none (<code>cluster.upgradeTarget</code>)");
+    out->append(
+        "none (<a href=\"/ui/plan\">choose one</a>, or give "
+        "<code>--upgrade-target</code>)");
+  }
+  out->append("</dd><dt>Described by</dt><dd id=\"cluster-source\">");
+  if (catalog.cluster_source().empty()) {
+    out->append(
+        "no <code>--cluster</code> profile: the catalog's cluster section "
+        "or Kubernetes' defaults");
+  } else {
+    out->append("<code>");
+    AppendEscaped(out, catalog.cluster_source());
+    out->append("</code>, kube-apiserver ");
+    AppendEscaped(out, catalog.cluster_binary_version());
   }
   out->append("</dd></dl></section>");
   return absl::OkStatus();

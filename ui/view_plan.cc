@@ -174,22 +174,53 @@ void AppendStepsTable(std::string* out, const v1::PlanUpgradeResponse& plan) {
   out->append("</tbody></table></div>");
 }
 
+// The form choosing the target (GET /ui/plan?to=1.37; no script needed),
+// with the served lines as suggestions.
+void AppendTargetForm(std::string* out, const PageContext& context,
+                      absl::string_view value) {
+  out->append(
+      "<form class=\"filters\" method=\"get\" action=\"/ui/plan\" "
+      "id=\"plan-target\"><label>Plan the upgrade to kube-apiserver "
+      "<input type=\"text\" name=\"to\" list=\"plan-lines\" "
+      "placeholder=\"1.37\" value=\"");
+  AppendEscaped(out, value);
+  out->append("\"></label><datalist id=\"plan-lines\">");
+  for (const runtime::ServingLine& line : context.snapshot->lines) {
+    out->append("<option value=\"");
+    AppendEscaped(out, line.catalog->binary_version.MajorMinorString());
+    out->append("\">");
+  }
+  out->append("</datalist><button type=\"submit\">Plan</button></form>");
+}
+
 }  // namespace
 
-absl::StatusOr<std::string> RenderPlan(const PageContext& context) {
+absl::StatusOr<std::string> RenderPlan(const PageContext& context,
+                                       absl::string_view to) {
   absl::StatusOr<std::optional<Target>> target = UpgradeTargetOf(context);
   if (!target.ok()) return target.status();
   std::string out;
   out.reserve(32 << 10);
   AppendHead(&out, "Upgrade plan", View::kPlan, &context);
   out.append("<h1>Upgrade plan</h1>");
+  AppendTargetForm(&out, context,
+                   !to.empty() ? to
+                   : target->has_value()
+                       ? absl::string_view((*target)->versions.binary_version())
+                       : absl::string_view());
+  if (!to.empty()) {
+    Target chosen;
+    chosen.versions.set_binary_version(std::string(to));
+    *target = std::move(chosen);
+  }
   if (!target->has_value()) {
     out.append(
-        "<p class=\"empty\" id=\"no-target\">The catalog has no upgrade "
-        "target. Set <code>cluster.upgradeTarget</code> (say "
-        "<code>{emulationVersion: \"1.36\"}</code>) to see the plan from the "
-        "cluster section's versions to it here; <code>PlanUpgrade</code> "
-        "answers for any target.</p>");
+        "<p class=\"empty\" id=\"no-target\">The cluster has no upgrade "
+        "target: choose one above, or give compatd one "
+        "(<code>--upgrade-target=1.37</code>, or <code>upgradeTarget</code> "
+        "in the <code>--cluster</code> profile) to see its plan here and in "
+        "the webhook and metrics. <code>PlanUpgrade</code> answers for any "
+        "target.</p>");
     AppendFoot(&out, &context);
     return out;
   }
@@ -200,7 +231,16 @@ absl::StatusOr<std::string> RenderPlan(const PageContext& context) {
   if (absl::Status s =
           context.handlers->PlanUpgrade(*context.snapshot, request, &plan);
       !s.ok()) {
-    return s;
+    // A target typed into the form that compatd cannot plan to (no line, not
+    // a version): the reason beside the form, which stays to try again.
+    if (to.empty() || s.code() != absl::StatusCode::kInvalidArgument) return s;
+    out.append("<p class=\"empty\" id=\"plan-error\">No plan to ");
+    AppendEscaped(&out, to);
+    out.append(": ");
+    AppendEscaped(&out, s.message());
+    out.append("</p>");
+    AppendFoot(&out, &context);
+    return out;
   }
   AppendPlanSummary(&out, plan);
   AppendStepsTable(&out, plan);

@@ -54,7 +54,11 @@ absl::StatusOr<std::string> RenderApis(const PageContext& context);
 absl::StatusOr<std::string> RenderApiUse(const PageContext& context);
 // The PlanUpgrade answer from the cluster section to its upgrade target,
 // section by section (a note when the catalog has no target).
-absl::StatusOr<std::string> RenderPlan(const PageContext& context);
+// The plan to `to` (the page's ?to=, a kube-apiserver version such as
+// "1.37") or, when empty, to the cluster's upgrade target; with neither, the
+// form that asks for one.
+absl::StatusOr<std::string> RenderPlan(const PageContext& context,
+                                       absl::string_view to);
 // A page for an error (404 and the like), with the same chrome.
 std::string RenderError(const PageContext* context, absl::string_view title,
                         absl::string_view message);

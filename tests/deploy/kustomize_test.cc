@@ -1,7 +1,7 @@
 // Renders k8s/ with `kubectl kustomize` (offline) and checks what a safe,
 // hot-reloading deployment of compatd needs: probes, security context,
-// resources, the catalog ConfigMap mounted as a directory without a name
-// hash, the Services, PDB, HPA, NetworkPolicy and monitoring objects; then
+// resources, the cluster profile ConfigMap mounted as a directory without a
+// name hash, the Services, PDB, HPA, NetworkPolicy and monitoring objects; then
 // examples/k8s-admission/ (the base with k8s/admission/'s components) and the
 // webhook, certificate, front door, Gatekeeper and Kyverno objects.
 
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -102,7 +103,7 @@ std::string* KustomizeTest::rendered_ = nullptr;
 TEST_F(KustomizeTest, RendersEveryObject) {
   for (const char* key :
        {"Deployment/compatd", "Service/compatd", "Service/compatd-headless",
-        "ConfigMap/compatd-catalog", "ConfigMap/compatd-grafana-dashboard",
+        "ConfigMap/compatd-cluster", "ConfigMap/compatd-grafana-dashboard",
         "PodDisruptionBudget/compatd", "HorizontalPodAutoscaler/compatd",
         "NetworkPolicy/compatd", "ServiceMonitor/compatd",
         "PrometheusRule/compatd"}) {
@@ -168,19 +169,19 @@ TEST_F(KustomizeTest, ListensOnAllInterfacesOfThePod) {
   EXPECT_THAT(args, Contains("--metrics-listen=0.0.0.0:9464"));
 }
 
-TEST_F(KustomizeTest, CatalogConfigMapIsMountedAsADirectoryAndServed) {
+TEST_F(KustomizeTest, ClusterProfileIsMountedAsADirectoryAndServed) {
   // kustomize keeps the name as written only with disableNameSuffixHash.
-  const YAML::Node config_map = Object("ConfigMap/compatd-catalog");
-  ASSERT_TRUE(config_map["data"]["catalog.yaml"].IsDefined());
+  const YAML::Node config_map = Object("ConfigMap/compatd-cluster");
+  ASSERT_TRUE(config_map["data"]["profile.yaml"].IsDefined());
   std::string volume_name;
   for (const YAML::Node& volume : PodSpec()["volumes"]) {
     const YAML::Node config = volume["configMap"];
-    if (config && config["name"].as<std::string>() == "compatd-catalog") {
+    if (config && config["name"].as<std::string>() == "compatd-cluster") {
       volume_name = volume["name"].as<std::string>();
       EXPECT_FALSE(volume["configMap"]["items"].IsDefined());
     }
   }
-  ASSERT_FALSE(volume_name.empty()) << "no volume of the catalog ConfigMap";
+  ASSERT_FALSE(volume_name.empty()) << "no volume of the profile ConfigMap";
   std::string mount_path;
   for (const YAML::Node& mount : Container()["volumeMounts"]) {
     if (mount["name"].as<std::string>() != volume_name) continue;
@@ -189,18 +190,31 @@ TEST_F(KustomizeTest, CatalogConfigMapIsMountedAsADirectoryAndServed) {
     mount_path = mount["mountPath"].as<std::string>();
   }
   ASSERT_FALSE(mount_path.empty());
-  EXPECT_THAT(Strings(Container()["args"]),
-              Contains("--catalog=" + mount_path + "/catalog.yaml"));
+  const std::set<std::string> args = Strings(Container()["args"]);
+  EXPECT_THAT(args, Contains("--cluster=" + mount_path + "/profile.yaml"));
+  // Every embedded line is served: no --catalog replaces them.
+  for (const std::string& arg : args) {
+    EXPECT_FALSE(absl::StartsWith(arg, "--catalog")) << arg;
+  }
 }
 
-TEST_F(KustomizeTest, ShippedCatalogIsValid) {
+// The shipped profile is one compatd reads and a server starts with (its
+// flags are ones kube-apiserver 1.35 accepts, its target a line served).
+TEST_F(KustomizeTest, ShippedClusterProfileIsValid) {
   int code = 0;
-  const std::string out = RunShell(
-      std::string(COMPATD_BINARY) + " --check-catalog=" + COMPATD_SOURCE_DIR +
-          "/k8s/catalog/catalog.yaml 2>&1",
+  const std::string profile =
+      std::string(COMPATD_SOURCE_DIR) + "/k8s/cluster/profile.yaml";
+  std::string out = RunShell(
+      std::string(COMPATD_BINARY) + " cluster show " + profile + " 2>&1",
       &code);
   EXPECT_EQ(code, 0) << out;
-  EXPECT_THAT(out, HasSubstr("OK"));
+  EXPECT_THAT(out, HasSubstr("1.35.2"));
+  EXPECT_THAT(out, HasSubstr("1.36"));
+  out = RunShell(std::string(COMPATD_BINARY) +
+                     " plan --from-manifest=" + profile + " 2>&1",
+                 &code);
+  EXPECT_NE(code, 1) << out;
+  EXPECT_THAT(out, HasSubstr("1.36"));
 }
 
 TEST_F(KustomizeTest, TmpIsTheOnlyWritableVolume) {

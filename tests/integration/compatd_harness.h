@@ -53,17 +53,25 @@ struct HttpReply {
   std::string body;
 };
 
-// GET `target` (path and query) from 127.0.0.1:`port` with HTTP/1.0, so that
-// the server closes the connection after a body that is not chunked.
-inline absl::StatusOr<HttpReply> HttpGet(int port, absl::string_view target) {
+// `method` `target` (path and query) on 127.0.0.1:`port` with HTTP/1.0, so
+// that the server closes the connection after a body that is not chunked;
+// `body`, if any, is sent as application/json.
+inline absl::StatusOr<HttpReply> HttpCall(int port, absl::string_view method,
+                                          absl::string_view target,
+                                          absl::string_view body = "") {
   const int fd = ConnectLoopback(port, timeval{10, 0});
   if (fd < 0) {
     return absl::UnavailableError(
         absl::StrCat("cannot connect to 127.0.0.1:", port));
   }
-  const std::string request =
-      absl::StrCat("GET ", target, " HTTP/1.0\r\nHost: 127.0.0.1:", port,
-                   "\r\nAccept: */*\r\n\r\n");
+  std::string request =
+      absl::StrCat(method, " ", target, " HTTP/1.0\r\nHost: 127.0.0.1:", port,
+                   "\r\nAccept: */*\r\n");
+  if (!body.empty()) {
+    absl::StrAppend(&request, "Content-Type: application/json\r\n",
+                    "Content-Length: ", body.size(), "\r\n");
+  }
+  absl::StrAppend(&request, "\r\n", body);
   if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
     close(fd);
@@ -101,6 +109,17 @@ inline absl::StatusOr<HttpReply> HttpGet(int port, absl::string_view target) {
     reply.body = *std::move(body);
   }
   return reply;
+}
+
+// GET `target` (see HttpCall).
+inline absl::StatusOr<HttpReply> HttpGet(int port, absl::string_view target) {
+  return HttpCall(port, "GET", target);
+}
+
+// POST `body` (JSON) to `target` (see HttpCall).
+inline absl::StatusOr<HttpReply> HttpPost(int port, absl::string_view target,
+                                          absl::string_view body) {
+  return HttpCall(port, "POST", target, body);
 }
 
 // Percent-encodes everything but RFC 3986's unreserved characters.

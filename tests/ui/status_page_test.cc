@@ -374,11 +374,31 @@ TEST_F(StatusPageTest, NoTargetNoPlan) {
   const http::Response r = Get("/ui/plan");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_THAT(r.body, HasSubstr("id=\"no-target\""));
+  EXPECT_THAT(r.body, HasSubstr("<form class=\"filters\" method=\"get\" "
+                                "action=\"/ui/plan\" id=\"plan-target\">"));
   EXPECT_THAT(Get("/ui/").body,
-              HasSubstr("<dd id=\"target\">none (<code>cluster.upgradeTarget"));
+              HasSubstr("<dd id=\"target\">none (<a href=\"/ui/plan\">choose "
+                        "one</a>"));
   EXPECT_THAT(Get("/ui/clients").body, Not(HasSubstr("client-matrix-target")));
   EXPECT_THAT(Get("/ui/features").body, Not(HasSubstr("at the target")));
   EXPECT_THAT(Get("/ui/apis").body, Not(HasSubstr("id=\"at-target\"")));
+}
+
+// The page's form plans to the line chosen (GET /ui/plan?to=...), with no
+// target in the cluster; a target compatd cannot plan to is said beside the
+// form, escaped.
+TEST_F(StatusPageTest, TheFormPlansToTheChosenTarget) {
+  const http::Response chosen = Get("/ui/plan?to=1.36");
+  ASSERT_EQ(chosen.status, 200) << chosen.body;
+  EXPECT_THAT(chosen.body, Not(HasSubstr("id=\"no-target\"")));
+  EXPECT_THAT(chosen.body, Not(HasSubstr("id=\"plan-error\"")));
+  EXPECT_THAT(chosen.body, HasSubstr("value=\"1.36\""));
+  const http::Response bad = Get("/ui/plan?to=%3Cb%3E9.99");
+  ASSERT_EQ(bad.status, 200) << bad.body;
+  EXPECT_THAT(bad.body,
+              HasSubstr("id=\"plan-error\">No plan to &lt;b&gt;9.99"));
+  EXPECT_THAT(bad.body, Not(HasSubstr("<b>9.99")));
+  EXPECT_THAT(bad.body, HasSubstr("id=\"plan-target\""));
 }
 
 // The embedded catalog with a cluster at emulation 1.35 being upgraded to
