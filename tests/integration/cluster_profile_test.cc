@@ -123,7 +123,7 @@ TEST_F(ClusterProfileTest, AnswersAsTheManifestsClusterAndPlansToTheTarget) {
   EXPECT_EQ(catalog.source(), "embedded:kubernetes-1.35");
   EXPECT_EQ(catalog.versions().emulation_version(), "1.34");
   EXPECT_EQ(catalog.upgrade_target().binary_version(), "1.36");
-  EXPECT_EQ(catalog.lines_size(), 6) << "every embedded line is served";
+  EXPECT_EQ(catalog.lines_size(), 7) << "every embedded line is served";
 
   // A request without versions is the cluster's.
   grpc::ClientContext context;
