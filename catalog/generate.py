@@ -394,11 +394,13 @@ def generate():
     return "\n".join(lines) + "\n"
 
 
-def outputs():
-    """{path: text} of every generated catalog."""
+def outputs(extract=None):
+    """{path: text} of every generated catalog (from `extract`, default the committed
+    data/lines_extract.json)."""
     catalog_1_36 = generate()
     out = {DEFAULT_OUTPUT: catalog_1_36, K8S_CATALOG: K8S_HEADER + catalog_1_36}
-    extract = load("lines_extract.json")
+    if extract is None:
+        extract = load("lines_extract.json")
     api_extract = load("api_history_extract.json")
     lifecycles = load("api_lifecycles.json")
     changes = load("patch_changes.json")
@@ -412,6 +414,18 @@ def outputs():
         out[path] = generate_lines.render_line(entry, api_extract, lifecycles,
                                                history_section, changes)
     return out
+
+
+def render_one(entry):
+    """The catalog text of one extract entry alone (generate.py --tree ... --output FILE)."""
+    history_section, history_count = history_lines(load("api_history.json"))
+    history_section = [
+        f"# The history of every built-in group/version/kind ({history_count}), for manifest",
+        "# scans only (compatd scan): never served or stored; from data/api_history.json.",
+    ] + history_section
+    return generate_lines.render_line(entry, load("api_history_extract.json"),
+                                      load("api_lifecycles.json"), history_section,
+                                      load("patch_changes.json"))
 
 
 def check(path, text):
@@ -440,21 +454,79 @@ def main():
     parser.add_argument("--cross-check", action="store_true",
                         help="compare every line's gates with data/crosscheck/ and list the "
                              "differences; exit 1 if one is not a known, explained difference")
+    tree = parser.add_argument_group(
+        "a release line from a kubernetes/kubernetes tree (catalog/README.md, \"Adding a "
+        "release\")")
+    tree.add_argument("--tree", metavar="DIR",
+                      help="a kubernetes/kubernetes checkout at a release tag: extract --line "
+                           "from it into data/lines_extract.json and write "
+                           "kubernetes-<line>.yaml")
+    tree.add_argument("--line", help="with --tree: the release line, e.g. 1.37")
+    tree.add_argument("--patch", help="with --tree: the release the tree is (1.37.2), or the "
+                                      "line alone when no patch describes it; default --line")
+    tree.add_argument("--exactness", choices=("EXACT", "PROVISIONAL"), default="EXACT",
+                      help="with --tree: EXACT for a release tag's tree (default), PROVISIONAL "
+                           "for pre-release sources")
+    tree.add_argument("--reason", default="",
+                      help="with --exactness PROVISIONAL: which sources, of which date")
+    tree.add_argument("--output", metavar="FILE",
+                      help="with --tree: write only that line's catalog, to FILE, and change "
+                           "nothing in the repository (a catalog to serve with --catalog)")
+    tree.add_argument("--note", default="",
+                      help="with --tree: where the tree came from (written to the extract and "
+                           "the catalog's header)")
     args = parser.parse_args()
-    if args.sources:
+    extract = None
+    if args.tree:
+        if not args.line:
+            parser.error("--tree needs --line (e.g. --line 1.37)")
+        entry = generate_lines.extract_tree(
+            args.tree, args.line, args.patch or args.line,
+            {"level": args.exactness, "reason": args.reason}, args.note)
+        if args.output:
+            write_all({args.output: render_one(entry)})
+            return 0
+        extract = with_tree_line(load("lines_extract.json"), entry)
+    elif args.sources:
         extract = generate_lines.extract(args.sources)
-        with open(generate_lines.LINES_EXTRACT, "w", encoding="utf-8") as f:
-            f.write(json.dumps(extract, indent=1, sort_keys=True) + "\n")
+        # Lines made from a tree (--tree) have no sources here: keep them.
+        extract["lines"] += [e for e in load("lines_extract.json")["lines"]
+                             if e.get("apiKinds") is not None]
     if args.cross_check:
         return crosscheck_lines.main(load("lines_extract.json"))
-    files = outputs()
+    files = outputs(extract)
     if args.check:
         ok = all([check(path, text) for path, text in sorted(files.items())])
         return 0 if ok else 1
-    for path, text in sorted(files.items()):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+    if extract is not None:
+        files[generate_lines.LINES_EXTRACT] = json.dumps(extract, indent=1,
+                                                         sort_keys=True) + "\n"
+    write_all(files)
     return 0
+
+
+def with_tree_line(extract, entry):
+    """The extract with `entry` replacing the line's entry (or added), lines in order."""
+    lines = [e for e in extract["lines"] if e["line"] != entry["line"]] + [entry]
+    lines.sort(key=lambda e: version_key(e["line"]))
+    return dict(extract, lines=lines)
+
+
+def write_all(files):
+    """Writes every file or none: each to a temporary file first, renamed at the end."""
+    temps = []
+    try:
+        for path, text in sorted(files.items()):
+            temp = f"{path}.tmp{os.getpid()}"
+            with open(temp, "w", encoding="utf-8") as f:
+                f.write(text)
+            temps.append((temp, path))
+    except OSError as error:
+        for temp, _ in temps:
+            os.unlink(temp)
+        raise SystemExit(f"{error}: nothing written")
+    for temp, path in temps:
+        os.replace(temp, path)
 
 
 if __name__ == "__main__":

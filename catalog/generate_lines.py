@@ -283,21 +283,40 @@ def repo_dir(sources, repo):
 def extract_gates(sources, line):
     """Every gate the line's kube-apiserver registers, keyed by its --feature-gates string."""
     kube_git = repo_dir(sources, KUBE_FEATURES_REPO)
-    staging = {}   # Go identifier (module-qualified) -> gate
-    consts = {}    # component -> {identifier: string}
-    sources_read = []
+    staging_texts, kube_texts = [], []
     for repo, path, component in STAGING_FEATURE_FILES:
         git = repo_dir(sources, repo)
         text = git_show(git, line["staging"], path)
         if text is None:
             continue
-        sources_read.append({"repo": repo, "tag": line["staging"], "path": path,
-                             "commit": git_rev(git, line["staging"])})
+        staging_texts.append((component, text, f"{repo} {line['staging']} {path}",
+                              {"repo": repo, "tag": line["staging"], "path": path,
+                               "commit": git_rev(git, line["staging"])}))
+    for name in KUBE_FEATURE_FILES:
+        path = f"{KUBE_FEATURES_DIR}/{name}"
+        text = git_show(kube_git, line["kube"], path)
+        if text is None:
+            continue
+        kube_texts.append((text, f"{KUBE_FEATURES_REPO} {path}",
+                           {"repo": KUBE_FEATURES_REPO, "commit": line["kube"], "path": path,
+                            "module": f"k8s.io/kubernetes v{line['patch']}"}))
+    return gates_of(staging_texts, kube_texts)
+
+
+def gates_of(staging_texts, kube_texts):
+    """The gates of a binary from its feature files' texts: staging_texts is
+    [(component, text, where, source record)], kube_texts [(text, where, source record)]
+    (pkg/features). Returns (gates, relisted, sources read)."""
+    staging = {}   # Go identifier (module-qualified) -> gate
+    consts = {}    # component -> {identifier: string}
+    sources_read = []
+    for component, text, where, record in staging_texts:
+        sources_read.append(record)
         names = feature_consts(text)
         consts[component] = names
-        for key, versioned, specs in feature_maps(text, f"{repo} {line['staging']} {path}"):
+        for key, versioned, specs in feature_maps(text, where):
             if key not in names:
-                raise SystemExit(f"{repo} {path}: map key {key} is not a Feature const")
+                raise SystemExit(f"{where}: map key {key} is not a Feature const")
             staging[(component, key)] = {"name": names[key], "goIdentifier": key,
                                          "component": component,
                                          "versioned": versioned, "specs": specs}
@@ -307,17 +326,12 @@ def extract_gates(sources, line):
     kube_aliases = {}
     kube_text_all = ""
     kube_specs = []
-    for name in KUBE_FEATURE_FILES:
-        path = f"{KUBE_FEATURES_DIR}/{name}"
-        text = git_show(kube_git, line["kube"], path)
-        if text is None:
-            continue
-        sources_read.append({"repo": KUBE_FEATURES_REPO, "commit": line["kube"], "path": path,
-                             "module": f"k8s.io/kubernetes v{line['patch']}"})
+    for text, where, record in kube_texts:
+        sources_read.append(record)
         kube_text_all += text + "\n"
         for alias, module in imports(text).items():
             kube_aliases[alias] = module
-        kube_specs.extend(feature_maps(text, f"{KUBE_FEATURES_REPO} {path}"))
+        kube_specs.extend(feature_maps(text, where))
     kube_consts = feature_consts(kube_text_all)
     module_component = {
         "k8s.io/apiserver/pkg/features": "apiserver",
@@ -409,24 +423,97 @@ def check_fork_file(text, where):
                              f"know how to undo: {line_text.strip()}")
 
 
+class GitFiles:
+    """A repository's files at one revision, under a directory of it (`git show`)."""
+
+    def __init__(self, git_dir, rev, prefix):
+        self.git_dir, self.rev, self.prefix = git_dir, rev, prefix
+
+    def read(self, path):
+        return git_show(self.git_dir, self.rev, f"{self.prefix}/{path}")
+
+    def ls(self, path):
+        try:
+            return git_ls(self.git_dir, self.rev, f"{self.prefix}/{path}")
+        except subprocess.CalledProcessError:
+            return None
+
+    def where(self, path):
+        return f"{FORK_REPO} {self.rev[:12]} {path}"
+
+
 def extract_fork(sources, line, dirs):
-    git = repo_dir(sources, FORK_REPO)
-    rev = line["fork"]
-    read = []
+    files = GitFiles(repo_dir(sources, FORK_REPO), line["fork"], FORK_DIR)
+    facts = kube_apiserver_facts(files, dirs, check_fork=True)
+    facts["source"] = {"repo": FORK_REPO, "commit": line["fork"], "branch": line["forkBranch"],
+                       "dir": FORK_DIR, "kubernetes": line["forkKubernetes"],
+                       "files": ["pkg/apis/*/install/install.go", "pkg/controlplane/instance.go",
+                                 "pkg/kubeapiserver/default_storage_factory_builder.go",
+                                 "pkg/registry/*/rest/*.go", FEATURE_LIST],
+                       "knownDifferences": FORK_KNOWN_DIFFERENCES}
+    return facts
 
-    def show(path):
-        text = git_show(git, rev, f"{FORK_DIR}/{path}")
-        if text is None:
-            raise SystemExit(f"{FORK_REPO} {rev}: no {FORK_DIR}/{path}")
-        check_fork_file(text, f"{FORK_REPO} {rev[:12]} {path}")
-        read.append(path)
-        return text
 
-    # Version priorities.
+# The default-enabled lists kube-apiserver builds its resource config from. 1.36 split each
+# into a generic one (genericStableAPIGroupVersionsEnabledByDefault, ...: the groups of
+# GenericStorageProviders) and kube-apiserver's own; both are read, from instance.go and
+# from any file of pkg/controlplane/apiserver/ that declares one.
+ENABLEMENT_LISTS = ("stableAPIGroupVersionsEnabledByDefault",
+                    "betaAPIGroupVersionsDisabledByDefault",
+                    "alphaAPIGroupVersionsDisabledByDefault",
+                    "legacyBetaEnabledByDefaultResources")
+CONTROLPLANE_INSTANCE = "pkg/controlplane/instance.go"
+CONTROLPLANE_APISERVER = "pkg/controlplane/apiserver"
+STORAGE_FACTORY = "pkg/kubeapiserver/default_storage_factory_builder.go"
+
+
+def enablement_lists(files, show, dirs):
+    """{list name: [{group, version[, resource]}]} from instance.go and
+    pkg/controlplane/apiserver/*.go."""
+    texts = [(CONTROLPLANE_INSTANCE, show(CONTROLPLANE_INSTANCE))]
+    for name in files.ls(CONTROLPLANE_APISERVER) or []:
+        path = f"{CONTROLPLANE_APISERVER}/{name}"
+        if not name.endswith(".go") or name.endswith("_test.go"):
+            continue
+        text = files.read(path)
+        if text is not None and any(n[1:] in text for n in ENABLEMENT_LISTS):
+            texts.append((path, show(path)))
+    lists = {name: [] for name in ENABLEMENT_LISTS}
+    for path, text in texts:
+        aliases = imports(text)
+        clean = strip_comments(text)
+        for name in ENABLEMENT_LISTS:
+            pattern = (r"\b(?:generic" + name[0].upper() + "|" + name[0] + ")" + name[1:]
+                       + r"\s*=\s*\[\]schema\.GroupVersion(?:Resource)?\s*\{")
+            for match in re.finditer(pattern, clean):
+                body = clean[match.end():matching_brace(clean, match.end() - 1)]
+                for item in split_top(body):
+                    m = re.fullmatch(r"(\w+)\.SchemeGroupVersion(?:\.WithResource\(\"(\w+)\"\))?",
+                                     item)
+                    if not m:
+                        raise SystemExit(f"{files.where(path)} {name}: {item!r} is not "
+                                         "<package>.SchemeGroupVersion[.WithResource(\"r\")]")
+                    gv = gv_of_import(aliases.get(m.group(1), ""), dirs)
+                    if gv is None:
+                        raise SystemExit(f"{files.where(path)} {name}: {m.group(1)} is not a "
+                                         "k8s.io/api package")
+                    entry = {"group": gv[0], "version": gv[1]}
+                    if m.group(2):
+                        entry["resource"] = m.group(2)
+                    lists[name].append(entry)
+    if not lists["stableAPIGroupVersionsEnabledByDefault"]:
+        raise SystemExit(f"{files.where(CONTROLPLANE_INSTANCE)}: no "
+                         "stableAPIGroupVersionsEnabledByDefault (nor a generic one in "
+                         f"{CONTROLPLANE_APISERVER}/): an unknown layout")
+    return lists
+
+
+def version_priorities(files, show, dirs):
+    """{group: [versions, highest priority first]} of pkg/apis/*/install/install.go."""
     priorities = {}
-    for group_dir in git_ls(git, rev, f"{FORK_DIR}/pkg/apis"):
+    for group_dir in files.ls("pkg/apis") or []:
         path = f"pkg/apis/{group_dir}/install/install.go"
-        if git_show(git, rev, f"{FORK_DIR}/{path}") is None:
+        if files.read(path) is None:
             continue
         text = show(path)
         aliases = imports(text)
@@ -437,62 +524,57 @@ def extract_fork(sources, line, dirs):
             for alias in re.findall(r"(\w+)\.SchemeGroupVersion", clean[match.end():end]):
                 gv = gv_of_import(aliases.get(alias, ""), dirs)
                 if gv is None:
-                    raise SystemExit(f"{path}: {alias} is not a k8s.io/api group-version")
+                    raise SystemExit(f"{files.where(path)}: {alias} is not a k8s.io/api "
+                                     "group-version")
                 gvs.append(gv)
+            if not gvs:
+                raise SystemExit(f"{files.where(path)}: SetVersionPriority names no "
+                                 "<package>.SchemeGroupVersion")
             group = gvs[0][0]
             if any(g != group for g, _ in gvs):
-                raise SystemExit(f"{path}: priorities mix groups")
+                raise SystemExit(f"{files.where(path)}: priorities mix groups")
             priorities[group] = [v for _, v in gvs]
-    # Default-enabled lists.
-    text = show("pkg/controlplane/instance.go")
-    aliases = imports(text)
-    clean = strip_comments(text)
-    lists = {}
-    for name in ("stableAPIGroupVersionsEnabledByDefault", "betaAPIGroupVersionsDisabledByDefault",
-                 "alphaAPIGroupVersionsDisabledByDefault", "legacyBetaEnabledByDefaultResources"):
-        match = re.search(name + r"\s*=\s*\[\]schema\.GroupVersion(?:Resource)?\s*\{", clean)
-        if not match:
-            lists[name] = []
-            continue
-        body = clean[match.end():matching_brace(clean, match.end() - 1)]
-        items = []
-        for item in split_top(body):
-            m = re.fullmatch(r"(\w+)\.SchemeGroupVersion(?:\.WithResource\(\"(\w+)\"\))?", item)
-            if not m:
-                raise SystemExit(f"instance.go {name}: {item!r}")
-            gv = gv_of_import(aliases.get(m.group(1), ""), dirs)
-            if gv is None:
-                raise SystemExit(f"instance.go {name}: {m.group(1)} is not a k8s.io/api package")
-            entry = {"group": gv[0], "version": gv[1]}
-            if m.group(2):
-                entry["resource"] = m.group(2)
-            items.append(entry)
-        lists[name] = items
-    # Storage overrides.
-    text = show("pkg/kubeapiserver/default_storage_factory_builder.go")
+    if not priorities:
+        raise SystemExit(f"{files.where('pkg/apis')}: no */install/install.go with "
+                         "SetVersionPriority")
+    return priorities
+
+
+def storage_overrides(show, files, dirs):
+    text = show(STORAGE_FACTORY)
     aliases = imports(text)
     clean = strip_comments(text)
     match = re.search(r"func NewStorageFactoryConfig\(\)", clean)
-    body = clean[match.end():]
-    body = body[:body.index("return &StorageFactoryConfig")]
+    end = clean.find("return &StorageFactoryConfig", match.end()) if match else -1
+    if end < 0:
+        raise SystemExit(f"{files.where(STORAGE_FACTORY)}: no func NewStorageFactoryConfig() "
+                         "returning &StorageFactoryConfig")
+    body = clean[match.end():end]
     overrides = []
     for alias, resource, version in re.findall(
             r"(\w+)\.Resource\(\"(\w+)\"\)\.WithVersion\(\"(\w+)\"\)", body):
         group = group_of_import(aliases.get(alias, ""), dirs)
         if group is None:
-            raise SystemExit(f"storage overrides: {alias} is not a pkg/apis group")
+            raise SystemExit(f"{files.where(STORAGE_FACTORY)}: {alias} is not a pkg/apis group")
         overrides.append({"group": group, "resource": resource, "version": version})
-    # Resources each group-version's REST storage serves (pkg/registry/<group>/rest):
-    # `if resource := "x"; apiResourceConfigSource.ResourceEnabled(<gv>.WithResource(resource))`.
-    # flowcontrol builds the same storage for each of its versions (`groupVersion`).
+    return overrides
+
+
+def rest_storage(files, show, dirs):
+    """Resources each group-version's REST storage serves (pkg/registry/<group>/rest):
+    `if resource := "x"; apiResourceConfigSource.ResourceEnabled(<gv>.WithResource(resource))`.
+    flowcontrol builds the same storage for each of its versions (`groupVersion`)."""
     registry, group_wide = {}, {}
-    for group_dir in git_ls(git, rev, f"{FORK_DIR}/pkg/registry"):
+    groups = files.ls("pkg/registry")
+    if not groups:
+        raise SystemExit(f"{files.where('pkg/registry')}: no directory (expected "
+                         "pkg/registry/<group>/rest/*.go)")
+    for group_dir in groups:
         if group_dir == "testapigroup":
             continue  # a test fixture, not installed by kube-apiserver
         rest_dir = f"pkg/registry/{group_dir}/rest"
-        try:
-            names = git_ls(git, rev, f"{FORK_DIR}/{rest_dir}")
-        except subprocess.CalledProcessError:
+        names = files.ls(rest_dir)
+        if names is None:
             continue
         for name in names:
             if not name.endswith(".go") or name.endswith("_test.go"):
@@ -501,31 +583,52 @@ def extract_fork(sources, line, dirs):
             aliases = imports(text)
             for resource, target in re.findall(
                     r"resource\s*:=\s*\"([\w/]+)\";[^{]*?ResourceEnabled\(\s*"
-                    r"(\w+(?:\.SchemeGroupVersion)?)\.WithResource\(resource\)", strip_comments(text)):
+                    r"(\w+(?:\.SchemeGroupVersion)?)\.WithResource\(resource\)",
+                    strip_comments(text)):
                 if target == "groupVersion":
                     group = group_of_import(f"k8s.io/kubernetes/pkg/apis/{group_dir}", dirs)
                     if group is None:
-                        raise SystemExit(f"{rest_dir}/{name}: no API group for {group_dir}")
+                        raise SystemExit(f"{files.where(rest_dir)}/{name}: no API group for "
+                                         f"{group_dir}")
                     group_wide.setdefault(group, set()).add(resource)
                     continue
                 gv = gv_of_import(aliases.get(target.split(".")[0], ""), dirs)
                 if gv is None:
-                    raise SystemExit(f"{rest_dir}/{name}: {target} is not a k8s.io/api package")
+                    raise SystemExit(f"{files.where(rest_dir)}/{name}: {target} is not a "
+                                     "k8s.io/api package")
                 registry.setdefault(f"{gv[0]}/{gv[1]}", set()).add(resource)
-    # Kubernetes' generated feature list (hack/update-featuregates.sh), 1.33+ in the fork
-    # copy: for the cross-check only (crosscheck_lines.py).
+    if not registry:
+        raise SystemExit(f"{files.where('pkg/registry')}: no */rest/*.go serves a resource "
+                         "(expected `resource := \"x\"; ...ResourceEnabled(<gv>.WithResource"
+                         "(resource))`)")
+    return registry, group_wide
+
+
+def kube_apiserver_facts(files, dirs, check_fork):
+    """The kubernetes/kubernetes facts of a binary other than gates, read from `files`
+    (GitFiles of the fork copy, or TreeFiles of a checkout): version priorities,
+    default-enabled lists, storage overrides, REST storage, the generated feature list."""
+    def show(path):
+        text = files.read(path)
+        if text is None:
+            raise SystemExit(f"{files.where(path)}: no such file (expected in a "
+                             "kubernetes/kubernetes tree)")
+        if check_fork:
+            check_fork_file(text, files.where(path))
+        return text
+
+    priorities = version_priorities(files, show, dirs)
+    lists = enablement_lists(files, show, dirs)
+    overrides = storage_overrides(show, files, dirs)
+    registry, group_wide = rest_storage(files, show, dirs)
+    # Kubernetes' generated feature list (hack/update-featuregates.sh), 1.33+: for the
+    # cross-check only (crosscheck_lines.py).
     feature_list = None
-    list_text = git_show(git, rev, f"{FORK_DIR}/{FEATURE_LIST}")
+    list_text = files.read(FEATURE_LIST)
     if list_text is not None:
         feature_list = parse_feature_list(list_text)
-    source = {"repo": FORK_REPO, "commit": rev, "branch": line["forkBranch"],
-              "dir": FORK_DIR, "kubernetes": line["forkKubernetes"],
-              "files": ["pkg/apis/*/install/install.go", "pkg/controlplane/instance.go",
-                        "pkg/kubeapiserver/default_storage_factory_builder.go",
-                        "pkg/registry/*/rest/*.go", FEATURE_LIST],
-              "knownDifferences": FORK_KNOWN_DIFFERENCES}
     return {"versionPriorities": dict(sorted(priorities.items())), "enablement": lists,
-            "storageOverrides": overrides, "source": source, "featureList": feature_list,
+            "storageOverrides": overrides, "featureList": feature_list,
             "restStorage": {k: sorted(v) for k, v in sorted(registry.items())},
             "restStorageEveryVersion": {k: sorted(v) for k, v in sorted(group_wide.items())}}
 
@@ -560,6 +663,145 @@ def parse_feature_list(text):
         spec[key] = value
     return {n: [[s["version"], s["default"], s["lockToDefault"], s["preRelease"]] for s in specs]
             for n, specs in sorted(out.items())}
+
+
+# ---------------------------------------------------------------------------
+# Extract from a kubernetes/kubernetes source tree (generate.py --tree DIR)
+#
+# Every fact above, read from one checkout of kubernetes/kubernetes at a release tag: the
+# staging repositories are its staging/src/k8s.io/<name>/, kube's gates its pkg/features/,
+# and the API kinds and lifecycles its staging/src/k8s.io/api/ (read with
+# generate_api_history's per-tag reader, as for the kubernetes/api tags).
+
+STAGING = "staging/src/k8s.io"
+KUBE_FEATURES = "pkg/features"
+TREE_REQUIRED = [
+    (f"{KUBE_FEATURES}/kube_features.go", "kube's feature gates"),
+    (f"{STAGING}/apiserver/pkg/features/kube_features.go", "the generic apiserver's gates"),
+    (f"{STAGING}/api/core/v1/register.go", "the core/v1 API (k8s.io/api)"),
+    (CONTROLPLANE_INSTANCE, "the default-enabled API lists"),
+    (STORAGE_FACTORY, "the storage overrides"),
+]
+
+
+class TreeFiles:
+    """A directory's files (a kubernetes/kubernetes checkout)."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def read(self, path):
+        full = os.path.join(self.root, path)
+        if not os.path.isfile(full):
+            return None
+        with open(full, encoding="utf-8") as f:
+            return f.read()
+
+    def ls(self, path):
+        full = os.path.join(self.root, path)
+        return sorted(os.listdir(full)) if os.path.isdir(full) else None
+
+    def where(self, path):
+        return os.path.join(self.root, path)
+
+
+class TreeRepo:
+    """generate_api_history's view of a repository (`run("ls-tree", "-r", tag)`,
+    `blob(id)`) over a directory: the "tag" is the directory as it is, a blob id its path."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def run(self, *args):
+        if args[:2] != ("ls-tree", "-r"):
+            raise ValueError(f"TreeRepo: {args}")
+        out = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames.sort()
+            for name in sorted(filenames):
+                rel = os.path.relpath(os.path.join(dirpath, name), self.root)
+                out.append(f"100644 blob {rel}\t{rel}")
+        return "\n".join(out) + "\n"
+
+    def blob(self, rel):
+        with open(os.path.join(self.root, rel), encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+
+def tree_api_kinds(root):
+    """[{group, version, kind, dir, genclient, ...}] of staging/src/k8s.io/api in the tree,
+    the facts generate_api_history.py reads from each kubernetes/api tag."""
+    spec = next(r for r in history_gen.REPOS if r["repo"] == "kubernetes/api")
+    facts = history_gen.extract_tag_facts(TreeRepo(os.path.join(root, STAGING, "api")), spec,
+                                          "tree", {})
+    return [dict(fact, group=g, version=v, kind=k) for (g, v, k), fact in sorted(facts.items())]
+
+
+def tree_git(root):
+    """{commit, tag} of a git checkout (None where the tree is not one or has no tag)."""
+    def git(*args):
+        result = subprocess.run(["git", "-C", root] + list(args), capture_output=True,
+                                check=False)
+        return result.stdout.decode("utf-8").strip() if result.returncode == 0 else None
+    if not os.path.exists(os.path.join(root, ".git")):
+        return {"commit": None, "tag": None}
+    return {"commit": git("rev-parse", "HEAD"),
+            "tag": git("describe", "--tags", "--exact-match", "HEAD")}
+
+
+def extract_tree(root, line, patch, exactness, note):
+    """One line's extract entry from a kubernetes/kubernetes tree. Stops (SystemExit) with
+    the path and what was expected when the tree is not laid out like a Kubernetes
+    release, before anything is written."""
+    if not re.fullmatch(r"1\.\d+", line):
+        raise SystemExit(f"--line {line!r}: expected a major.minor such as 1.37")
+    if not (patch == line or re.fullmatch(re.escape(line) + r"\.\d+", patch)):
+        raise SystemExit(f"--patch {patch!r}: expected {line} or {line}.N")
+    if not os.path.isdir(root):
+        raise SystemExit(f"{root}: no such directory (expected a kubernetes/kubernetes "
+                         "checkout)")
+    files = TreeFiles(root)
+    for path, what in TREE_REQUIRED:
+        if files.read(path) is None:
+            raise SystemExit(f"{files.where(path)}: no such file ({what}); expected a "
+                             "kubernetes/kubernetes checkout at a release tag")
+    try:
+        kinds = tree_api_kinds(root)
+        dirs = {k["dir"]: (k["group"], k["version"]) for k in kinds}
+        staging_texts = []
+        for repo, path, component in STAGING_FEATURE_FILES:
+            rel = f"{STAGING}/{repo.split('/', 1)[1]}/{path}"
+            text = files.read(rel)
+            if text is not None:
+                staging_texts.append((component, text, files.where(rel), {"path": rel}))
+        kube_texts = []
+        for name in KUBE_FEATURE_FILES:
+            rel = f"{KUBE_FEATURES}/{name}"
+            text = files.read(rel)
+            if text is not None:
+                kube_texts.append((text, files.where(rel), {"path": rel}))
+        gates, relisted, gate_sources = gates_of(staging_texts, kube_texts)
+        facts = kube_apiserver_facts(files, dirs, check_fork=False)
+    except ValueError as error:  # a Go construct the readers do not know
+        raise SystemExit(f"{error} (expected the shapes of a Kubernetes release's files)")
+    at_line = [g["name"] for g in gates for s in g["specs"] if s["version"] == line]
+    if not at_line:
+        newest = max((s["version"] for g in gates for s in g["specs"] if s["version"]),
+                     key=version_key, default="none")
+        raise SystemExit(f"{files.where(KUBE_FEATURES)}: no gate has a spec at {line} "
+                         f"(newest: {newest}): the tree is not release {line}")
+    if exactness["level"] not in ("EXACT", "PROVISIONAL"):
+        raise SystemExit(f"--exactness {exactness['level']!r}: expected EXACT or PROVISIONAL")
+    if exactness["level"] == "PROVISIONAL" and not exactness.get("reason"):
+        raise SystemExit("--exactness PROVISIONAL needs --reason (which sources, of when)")
+    source = {"tree": tree_git(root), "note": note,
+              "files": [f"{KUBE_FEATURES}/*.go", f"{STAGING}/*/…feature files",
+                        f"{STAGING}/api/*/*/*.go", "pkg/apis/*/install/install.go",
+                        CONTROLPLANE_INSTANCE, f"{CONTROLPLANE_APISERVER}/*.go",
+                        STORAGE_FACTORY, "pkg/registry/*/rest/*.go", FEATURE_LIST]}
+    return {"line": line, "patch": patch, "staging": None, "gates": gates,
+            "kubeRelisted": relisted, "gateSources": gate_sources, **facts,
+            "source": source, "apiKinds": kinds, "exactness": exactness}
 
 
 # The 1.36 catalog keeps its own inputs (data/feature_gates.json, which names kube's gates by
@@ -692,10 +934,25 @@ def served_lifecycle(run):
     return values
 
 
+def kind_runs(entry, api_extract):
+    """[(gvk, facts)] of the kubernetes/api kinds of the line's binary: read from its tree
+    (`apiKinds`, generate.py --tree) or from the API history extract at its staging tag."""
+    if entry.get("apiKinds") is not None:
+        return [(kind, kind) for kind in entry["apiKinds"]]
+    index = tag_index(api_extract)
+    out = []
+    for gvk in api_extract["gvks"]:
+        if gvk["repo"] != "kubernetes/api":
+            continue
+        run = run_at(gvk, entry["staging"], index)
+        if run is not None:
+            out.append((gvk, run))
+    return out
+
+
 def api_section(entry, api_extract, lifecycles):
     """The apis lines of one line, plus {(group, resource): [versions]}."""
-    tag = entry["staging"]
-    index = tag_index(api_extract)
+    tag = entry["staging"] or "the tree's staging/src/k8s.io/api"
     # Persisted and subresource facts by (group, kind), from data/api_lifecycles.json.
     not_persisted, subresources = set(), {}
     for gv in lifecycles["groupVersions"]:
@@ -705,12 +962,7 @@ def api_section(entry, api_extract, lifecycles):
             if resource.get("subresourceOf"):
                 subresources[(gv["group"], resource["kind"])] = resource["resource"]
     kinds = {}  # (group, version) -> [(kind, resource, run)]
-    for gvk in api_extract["gvks"]:
-        if gvk["repo"] != "kubernetes/api":
-            continue
-        run = run_at(gvk, tag, index)
-        if run is None:
-            continue
+    for gvk, run in kind_runs(entry, api_extract):
         key = (gvk["group"], gvk["kind"])
         if run.get("genclient") is True:
             resource = run.get("resourceName") or history_gen.plural(gvk["kind"])
@@ -826,6 +1078,7 @@ def patch_change_lines(changes, line):
 
 def render_line(entry, api_extract, lifecycles, history_section, changes):
     """The catalog text of one release line."""
+    entry, overlay = with_overlay(entry)
     gate_names = {g["name"] for g in entry["gates"]}
     for change in changes["changes"]:
         if change["line"] == entry["line"] and change["feature"] not in gate_names:
@@ -837,9 +1090,31 @@ def render_line(entry, api_extract, lifecycles, history_section, changes):
     for gate in entry["gates"]:
         counts[gate["component"]] = counts.get(gate["component"], 0) + 1
     unversioned = sum(1 for g in entry["gates"] if not g["versioned"])
+    if entry.get("apiKinds") is not None:
+        header = tree_header(entry, overlay, counts, unversioned)
+    else:
+        header = fork_header(entry, counts, unversioned)
+    if dropped:
+        header.append(f"# {dropped} specs after {entry['line']} left out.")
+    if unserved:
+        header.append("# Left out of apis: in instance.go's lists, but no REST storage of the binary "
+                      "serves a resource of")
+        header.append("#   them: " + ", ".join(unserved))
+    lines = header + [f"binaryVersion: {quote(entry['patch'])}"]
+    if entry.get("exactness"):
+        lines += exactness_lines(entry["exactness"])
+    lines += features
+    lines += apis
+    lines += storage_lines(entry, resources_of)
+    lines += patch_change_lines(changes, entry["line"])
+    lines += history_section
+    return "\n".join(lines) + "\n"
+
+
+def fork_header(entry, counts, unversioned):
     kube_source = next(s for s in entry["gateSources"] if s["repo"] == KUBE_FEATURES_REPO)
     fork = entry["source"]
-    header = [
+    return [
         f"# compatd's catalog of the kube-apiserver {entry['patch']} binary (release line "
         f"{entry['line']}).",
         "#",
@@ -864,16 +1139,74 @@ def render_line(entry, api_extract, lifecycles, history_section, changes):
         + (f"; {unversioned} unversioned (one FeatureSpec, version \"0.0\": the binary applies"
            " it at every emulation version)" if unversioned else "") + ".",
     ]
-    if dropped:
-        header.append(f"# {dropped} specs after {entry['line']} left out.")
-    if unserved:
-        header.append("# Left out of apis: in instance.go's lists, but no REST storage of the binary "
-                      "serves a resource of")
-        header.append("#   them: " + ", ".join(unserved))
-    lines = header + [f"binaryVersion: {quote(entry['patch'])}"]
-    lines += features
-    lines += apis
-    lines += storage_lines(entry, resources_of)
-    lines += patch_change_lines(changes, entry["line"])
-    lines += history_section
-    return "\n".join(lines) + "\n"
+
+
+# Gate facts later than a line's tree (data/lines_overlay.json): for a PROVISIONAL line whose
+# tree predates the release, the changes the release notes name, each with its provenance.
+LINES_OVERLAY = os.path.join(DATA, "lines_overlay.json")
+
+
+def with_overlay(entry):
+    """(entry with the overlay's gates applied, the overlay of its line or None)."""
+    if not os.path.exists(LINES_OVERLAY):
+        return entry, None
+    with open(LINES_OVERLAY, encoding="utf-8") as f:
+        overlay = json.load(f)["lines"].get(entry["line"])
+    if overlay is None:
+        return entry, None
+    gates = {g["name"]: g for g in entry["gates"]}
+    for change in overlay["gates"]:
+        name = change["name"]
+        if change["action"] == "replace" and name not in gates:
+            raise SystemExit(f"{LINES_OVERLAY}: {entry['line']} {name}: replace, but the tree "
+                             "has no such gate")
+        if change["action"] == "add" and name in gates:
+            raise SystemExit(f"{LINES_OVERLAY}: {entry['line']} {name}: add, but the tree has "
+                             "it already (regenerated from a newer tree? drop the entry)")
+        if change["action"] not in ("add", "replace"):
+            raise SystemExit(f"{LINES_OVERLAY}: {name}: action {change['action']!r}")
+        specs = [dict({"minCompatibilityVersion": None}, **spec) for spec in change["specs"]]
+        for spec in specs:
+            if spec["minCompatibilityVersion"] is None:
+                del spec["minCompatibilityVersion"]
+        gates[name] = {"name": name, "goIdentifier": name, "component": change["component"],
+                       "versioned": True, "specs": specs}
+    return dict(entry, gates=[gates[n] for n in sorted(gates)]), overlay
+
+
+def exactness_lines(exactness):
+    lines = ["exactness:", f"  level: {exactness['level']}"]
+    if exactness.get("reason"):
+        lines.append(f"  reason: {quote(exactness['reason'])}")
+    return lines
+
+
+def tree_header(entry, overlay, counts, unversioned):
+    source = entry["source"]
+    tree = source["tree"]
+    at = ", ".join(x for x in (tree.get("tag"), (tree.get("commit") or "")[:12]) if x)
+    header = [
+        f"# compatd's catalog of the kube-apiserver {entry['patch']} binary (release line "
+        f"{entry['line']}), {entry['exactness']['level']}.",
+        "#",
+        "# GENERATED by catalog/generate.py (catalog/generate_lines.py) from a kubernetes/kubernetes",
+        "# source tree; do not edit.",
+        "#   python3 catalog/generate.py                  # from the committed extract",
+        f"#   python3 catalog/generate.py --tree DIR --line {entry['line']} --patch {entry['patch']} "
+        "...  # from the tree",
+        "# Tree: " + (at or "not a git checkout") + (f"; {source['note']}" if source.get("note")
+                                                      else ""),
+        "#   pkg/features, staging/src/k8s.io/{apiserver,apiextensions-apiserver,controller-manager,",
+        "#   client-go,component-base} feature files; staging/src/k8s.io/api (kinds, lifecycles);",
+        "#   pkg/apis/*/install, pkg/controlplane, pkg/registry/*/rest, pkg/kubeapiserver.",
+    ]
+    if overlay:
+        header.append(f"# Overlay (data/lines_overlay.json): {len(overlay['gates'])} gate changes "
+                      f"after the tree, from {overlay['source']['what']}:")
+        for change in overlay["gates"]:
+            header.append(f"#   {change['action']} {change['name']} ({', '.join(change['prs'])})")
+    gates = sum(counts.values())
+    header.append(f"# {gates} gates (" + ", ".join(
+        f"{c} {n}" for c, n in sorted(counts.items())) + ")"
+        + (f"; {unversioned} unversioned" if unversioned else "") + ".")
+    return header

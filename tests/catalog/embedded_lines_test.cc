@@ -1,6 +1,7 @@
 // Every embedded release-line catalog (catalog/kubernetes-1.31.yaml ...
-// kubernetes-1.36.yaml): each loads, and holds facts read from Kubernetes'
-// sources at that line's tag (the file and tag are named at each expectation).
+// kubernetes-1.37.yaml): each loads, and holds facts read from Kubernetes'
+// sources at that line's tag (the file and tag are named at each expectation;
+// 1.37's are pre-release commits, catalog/README.md "1.37").
 
 #include <memory>
 #include <set>
@@ -56,8 +57,8 @@ const engine::Catalog& Line(absl::string_view line) {
   return *cache->back().second;
 }
 
-const std::vector<std::string> kLines = {"1.31", "1.32", "1.33",
-                                         "1.34", "1.35", "1.36"};
+const std::vector<std::string> kLines = {"1.31", "1.32", "1.33", "1.34",
+                                         "1.35", "1.36", "1.37"};
 
 TEST(EmbeddedLinesTest, OneCatalogPerLineOldestFirstWith136TheDefault) {
   std::vector<std::string> names;
@@ -66,37 +67,46 @@ TEST(EmbeddedLinesTest, OneCatalogPerLineOldestFirstWith136TheDefault) {
     EXPECT_FALSE(catalog.bytes.empty()) << catalog.name;
   }
   EXPECT_THAT(
-      names,
-      ElementsAre("embedded:kubernetes-1.31", "embedded:kubernetes-1.32",
-                  "embedded:kubernetes-1.33", "embedded:kubernetes-1.34",
-                  "embedded:kubernetes-1.35", "embedded:kubernetes-1.36"));
+      names, ElementsAre("embedded:kubernetes-1.31", "embedded:kubernetes-1.32",
+                         "embedded:kubernetes-1.33", "embedded:kubernetes-1.34",
+                         "embedded:kubernetes-1.35", "embedded:kubernetes-1.36",
+                         "embedded:kubernetes-1.37"));
   ASSERT_NE(FindEmbeddedCatalog("1.36"), nullptr);
   EXPECT_EQ(FindEmbeddedCatalog("1.36")->bytes, EmbeddedCatalogYaml());
   EXPECT_EQ(EmbeddedCatalogSource(), "embedded:kubernetes-1.36");
   EXPECT_EQ(FindEmbeddedCatalog("1.30"), nullptr);
-  EXPECT_EQ(FindEmbeddedCatalog("1.37"), nullptr);
+  EXPECT_EQ(FindEmbeddedCatalog("1.38"), nullptr);
 }
 
 TEST(EmbeddedLinesTest, EachLineLoadsAndNamesItsPatch) {
   const std::vector<std::pair<std::string, std::string>> patches = {
       {"1.31", "1.31.8"}, {"1.32", "1.32.5"}, {"1.33", "1.33.3"},
-      {"1.34", "1.34.7"}, {"1.35", "1.35.4"}, {"1.36", "1.36"}};
+      {"1.34", "1.34.7"}, {"1.35", "1.35.4"}, {"1.36", "1.36"},
+      {"1.37", "1.37"}};
   for (const auto& [line, patch] : patches) {
     const engine::Catalog& catalog = Line(line);
     EXPECT_EQ(catalog.binary_version, *Version::Parse(patch)) << line;
     EXPECT_EQ(catalog.source, absl::StrCat("embedded:kubernetes-", line));
     EXPECT_FALSE(catalog.apis.empty()) << line;
     EXPECT_FALSE(catalog.api_history.empty()) << line;
+    EXPECT_EQ(catalog.exactness, line == "1.37"
+                                     ? engine::Exactness::kProvisional
+                                     : engine::Exactness::kExact)
+        << line;
   }
+  EXPECT_THAT(Line("1.37").exactness_reason,
+              ::testing::HasSubstr("ae5d4d35 (2026-07-24"));
 }
 
 // How many gates each binary registers: every key of the feature maps of
 // kube's pkg/features and the staging feature files at the line's tag
-// (the release-lines data: 165, 177, 189, 206, 216; 1.36: 240).
+// (the release-lines data: 165, 177, 189, 206, 216; 1.36: 240). 1.37: 248 in
+// kube_features.go at ae5d4d35 and the staging feature files of 2026-07-21..24,
+// plus the 3 gates the 1.37 release-notes draft adds later.
 TEST(EmbeddedLinesTest, GateCountsPerLine) {
   const std::vector<std::pair<std::string, size_t>> counts = {
-      {"1.31", 165}, {"1.32", 177}, {"1.33", 189},
-      {"1.34", 206}, {"1.35", 216}, {"1.36", 240}};
+      {"1.31", 165}, {"1.32", 177}, {"1.33", 189}, {"1.34", 206},
+      {"1.35", 216}, {"1.36", 240}, {"1.37", 251}};
   for (const auto& [line, count] : counts) {
     EXPECT_EQ(Line(line).features.size(), count) << line;
   }
@@ -367,6 +377,110 @@ TEST(EmbeddedLinesTest, PatchChanges) {
   ASSERT_OK_AND_ASSIGN(engine::FeatureDecision decision,
                        Decide(l134, "SchedulerAsyncAPICalls"));
   EXPECT_FALSE(decision.enabled) << decision.Reason();
+}
+
+}  // namespace
+}  // namespace compatd::catalog
+
+namespace compatd::catalog {
+namespace {
+
+// The 25 gates a 1.36 binary registers and 1.37's do not: in kubernetes-1.36
+// and absent from kubernetes/kubernetes pkg/features/kube_features.go at
+// ae5d4d35 and from the staging feature files of 2026-07-21..24 (the
+// release-lines note lists the same 25). A 1.37 binary started with one in
+// --feature-gates exits; the catalog answers NOT_FOUND.
+TEST(EmbeddedLinesTest, GatesRemovedIn137) {
+  for (absl::string_view name : {"APIServerTracing",
+                                 "AnonymousAuthConfigurableEndpoints",
+                                 "AuthorizeWithSelectors",
+                                 "BtreeWatchCache",
+                                 "ConsistentListFromCache",
+                                 "ResilientWatchCacheInitialization",
+                                 "RetryGenerateName",
+                                 "StreamingCollectionEncodingToJSON",
+                                 "StreamingCollectionEncodingToProtobuf",
+                                 "StructuredAuthenticationConfiguration",
+                                 "AnyVolumeDataSource",
+                                 "AuthorizeNodeWithSelectors",
+                                 "GangScheduling",
+                                 "WorkloadAwarePreemption",
+                                 "JobBackoffLimitPerIndex",
+                                 "JobPodReplacementPolicy",
+                                 "JobSuccessPolicy",
+                                 "LogarithmicScaleDown",
+                                 "OrderedNamespaceDeletion",
+                                 "PodLifecycleSleepAction",
+                                 "PodLifecycleSleepActionAllowZero",
+                                 "PreventStaticPodAPIReferences",
+                                 "RelaxedDNSSearchValidation",
+                                 "SchedulerQueueingHints",
+                                 "SidecarContainers"}) {
+    EXPECT_NE(Line("1.36").FindFeature(name), nullptr) << name;
+    EXPECT_EQ(Line("1.37").FindFeature(name), nullptr) << name;
+    EXPECT_EQ(Decide(Line("1.37"), name).status().code(),
+              absl::StatusCode::kNotFound)
+        << name;
+  }
+}
+
+// kube_features.go at ae5d4d35: DRAFractionalCapacityRange
+// {1.37, Default: false, Beta}, {1.37, Default: true, Beta,
+// MinCompatibilityVersion: 1.37}: off at the default min-compatibility (1.36).
+TEST(EmbeddedLinesTest, DRAFractionalCapacityRangeIn137) {
+  const engine::Feature* gate =
+      Line("1.37").FindFeature("DRAFractionalCapacityRange");
+  ASSERT_NE(gate, nullptr);
+  ASSERT_EQ(gate->specs.size(), 2u);
+  EXPECT_EQ(gate->specs[0].version, Version::MajorMinor(1, 37));
+  EXPECT_FALSE(gate->specs[0].default_enabled);
+  EXPECT_EQ(gate->specs[0].pre_release, PreRelease::kBeta);
+  EXPECT_EQ(gate->specs[1].version, Version::MajorMinor(1, 37));
+  EXPECT_TRUE(gate->specs[1].default_enabled);
+  EXPECT_EQ(gate->specs[1].pre_release, PreRelease::kBeta);
+  EXPECT_EQ(gate->specs[1].min_compatibility_version,
+            Version::MajorMinor(1, 37));
+  ASSERT_OK_AND_ASSIGN(engine::FeatureDecision decision,
+                       Decide(Line("1.37"), "DRAFractionalCapacityRange"));
+  EXPECT_EQ(decision.stage, PreRelease::kBeta) << decision.Reason();
+  EXPECT_FALSE(decision.enabled) << decision.Reason();
+  EXPECT_EQ(Line("1.36").FindFeature("DRAFractionalCapacityRange"), nullptr);
+}
+
+// kube_features.go at ae5d4d35: MaxUnavailableStatefulSet {1.37, true, Beta}
+// (on again, #139466); the release-notes draft: PodLevelResourceManagers' 1.37
+// Beta default flipped to off (#141209); SchedulerPreQueueingHints added,
+// Alpha, off (#138916).
+TEST(EmbeddedLinesTest, GateChangesOf137) {
+  ASSERT_OK_AND_ASSIGN(engine::FeatureDecision max_unavailable,
+                       Decide(Line("1.37"), "MaxUnavailableStatefulSet"));
+  EXPECT_TRUE(max_unavailable.enabled) << max_unavailable.Reason();
+  ASSERT_OK_AND_ASSIGN(engine::FeatureDecision managers,
+                       Decide(Line("1.37"), "PodLevelResourceManagers"));
+  EXPECT_EQ(managers.stage, PreRelease::kBeta) << managers.Reason();
+  EXPECT_FALSE(managers.enabled) << managers.Reason();
+  ASSERT_OK_AND_ASSIGN(engine::FeatureDecision hints,
+                       Decide(Line("1.37"), "SchedulerPreQueueingHints"));
+  EXPECT_EQ(hints.stage, PreRelease::kAlpha) << hints.Reason();
+  EXPECT_FALSE(hints.enabled) << hints.Reason();
+}
+
+// kubernetes/kubernetes pkg/kubeapiserver/default_storage_factory_builder.go
+// at 864752076be6 (2026-07-21): NewStorageFactoryConfigEffectiveVersion's
+// overrides (the storagemigration one now names storageversionmigrations).
+TEST(EmbeddedLinesTest, StorageOverridesOf137) {
+  EXPECT_EQ(
+      OverridesOf(Line("1.37")),
+      (std::set<Override>{
+          {"coordination.k8s.io", "leasecandidates", "v1beta1"},
+          {"certificates.k8s.io", "clustertrustbundles", "v1beta1"},
+          {"certificates.k8s.io", "podcertificaterequests", "v1beta1"},
+          {"storagemigration.k8s.io", "storageversionmigrations", "v1beta1"},
+          {"resource.k8s.io", "devicetaintrules", "v1beta2"},
+          {"resource.k8s.io", "resourcepoolstatusrequests", "v1alpha3"},
+          {"scheduling.k8s.io", "workloads", "v1beta1"},
+          {"scheduling.k8s.io", "podgroups", "v1beta1"},
+          {"scheduling.k8s.io", "compositepodgroups", "v1alpha3"}}));
 }
 
 }  // namespace

@@ -414,7 +414,7 @@ TEST_F(GatekeeperLinesTest, AUrlItCannotServeIsASystemError) {
   for (const auto& [target, says] :
        std::vector<std::pair<std::string, std::string>>{
            {"/gatekeeper/v1/binary-1.30", "1.31"},  // names the lines it has
-           {"/gatekeeper/v1/binary-1.37", "1.36"},
+           {"/gatekeeper/v1/binary-1.38", "1.36"},
            {"/gatekeeper/v1/enforce", "only versions"},
            {"/gatekeeper/v1/enable-gate.watchlist", "only versions"},
            {"/gatekeeper/v1/binary-1.32/binary-1.33", "binary"},

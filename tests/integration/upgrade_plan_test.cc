@@ -191,12 +191,12 @@ TEST_F(PlanUpgradeServerTest, From133To136HopsOnThe134And135Binaries) {
 TEST_F(PlanUpgradeServerTest, BinariesWithoutALineOrBackwardsAreRefused) {
   v1::PlanUpgradeRequest request;
   request.mutable_from()->set_binary_version("1.33");
-  request.mutable_to()->set_binary_version("1.37");
+  request.mutable_to()->set_binary_version("1.38");
   v1::PlanUpgradeResponse response;
   grpc::Status status = Plan(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(),
-              AllOf(HasSubstr("to.binary_version \"1.37\""),
+              AllOf(HasSubstr("to.binary_version \"1.38\""),
                     HasSubstr("1.31, 1.32, 1.33, 1.34, 1.35, 1.36")));
   request.mutable_from()->set_binary_version("1.35");
   request.mutable_to()->set_binary_version("1.34");
