@@ -489,6 +489,14 @@ void PrintPlanSummary(const v1::PlanUpgradeResponse& plan,
                    " by Kubernetes), ",
                    Plural(plan.steps_size(), "step", "steps")),
       2, style.width);
+  // A provisional line says so under the title (as the --all header does).
+  if (plan.catalog_exactness() == "PROVISIONAL") {
+    const std::string data = absl::StrCat(
+        "Data: PROVISIONAL for kube-apiserver ", plan.catalog_release());
+    PrintWrapped(out, data, data.size(),
+                 absl::StrCat(": ", plan.catalog_exactness_reason()), 2,
+                 style.width);
+  }
   out << "\n";
   PrintStepTable(plan, paint, out);
   out << "\n";

@@ -470,6 +470,35 @@ class CatalogBuilder {
     return spec;
   }
 
+  // A spec's minCompatibilityVersion on a line whose kube-apiserver had no
+  // such rule: component-base's FeatureSpec gained MinCompatibilityVersion,
+  // and featureSpecAtEmulationAndMinCompatVersion began to honour it, in
+  // v0.35.0 (commit 0b47e99, "Add --min-compatibility flag"); v0.34.0's
+  // FeatureSpec has no such field. Reported at the field, false if any.
+  bool RejectSpecMinCompatibility(const pb::Feature& feature,
+                                  const std::string& where,
+                                  const Version& binary_version) {
+    if (engine::FeatureGatesUseMinCompatibility(binary_version)) return true;
+    bool ok = true;
+    for (int j = 0; j < feature.versioned_specs_size(); ++j) {
+      const pb::FeatureSpec& spec = feature.versioned_specs(j);
+      if (spec.min_compatibility_version().empty()) continue;
+      ok = false;
+      Error(LineOr(
+                lines_.FieldLine(
+                    spec, pb::FeatureSpec::kMinCompatibilityVersionFieldNumber),
+                lines_.MessageLine(spec)),
+            absl::StrFormat(
+                "%s versionedSpecs[%d]: minCompatibilityVersion is not a "
+                "feature spec field of kube-apiserver %s (binaryVersion): "
+                "feature specs have it, and spec selection honours it, from "
+                "Kubernetes 1.35 (component-base v0.35.0); remove it, or give "
+                "binaryVersion 1.35 or later",
+                where, j, binary_version.MajorMinorString()));
+    }
+    return ok;
+  }
+
   // Runs Kubernetes' AddVersioned checks on the whole list; on failure, finds
   // the first entry at which a prefix of the list fails (every rule compares
   // an entry with the ones before it) so the error points at its line.
@@ -545,6 +574,10 @@ class CatalogBuilder {
         }
       }
       if (!specs_ok) continue;
+      if (binary_ok &&
+          !RejectSpecMinCompatibility(feature, where, out.binary_version)) {
+        continue;
+      }
       if (binary_ok) {
         ValidateSpecs(built.name, built.specs, out.binary_version, line);
       }

@@ -761,10 +761,19 @@ GateFlagCheck CheckFeatureGateFlag(const Catalog& catalog,
   }
   if (spec == nullptr) {
     check.problem = GateFlagProblem::kNotIntroduced;
-    check.message = absl::StrFormat(
-        "cannot set feature gate %s to %s, feature is PreAlpha at emulated "
-        "version %s",
-        name, BoolName(value), versions.emulation.ToString());
+    // unsafeSetFromMap names the min-compatibility version too from 1.35
+    // (component-base v0.35.0).
+    check.message =
+        FeatureGatesUseMinCompatibility(versions.binary)
+            ? absl::StrFormat(
+                  "cannot set feature gate %s to %s, feature is PreAlpha at "
+                  "emulated version %s, min compatibility version %s",
+                  name, BoolName(value), versions.emulation.ToString(),
+                  versions.min_compatibility.ToString())
+            : absl::StrFormat(
+                  "cannot set feature gate %s to %s, feature is PreAlpha at "
+                  "emulated version %s",
+                  name, BoolName(value), versions.emulation.ToString());
   }
   return check;
 }

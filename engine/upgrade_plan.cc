@@ -828,12 +828,33 @@ void Planner::CompareAPIs(int step, absl::string_view release,
   }
 }
 
+// Whether `resource` of `gv` exists at the emulation version: introduced at
+// or before it (or with no introduced version) and not removed by it.
+bool AtEmulation(const APIGroupVersion& gv, absl::string_view resource,
+                 const EffectiveVersions& versions) {
+  for (const APIResource& r : gv.resources) {
+    if (r.resource != resource) continue;
+    if (r.introduced.has_value() &&
+        r.introduced->CompareMajorMinor(versions.emulation) > 0) {
+      return false;
+    }
+    return !r.removed.has_value() ||
+           r.removed->CompareMajorMinor(versions.emulation) > 0;
+  }
+  return false;
+}
+
 // The StorageVersionMigration of one group-resource at a step: in the
 // highest-priority storagemigration.k8s.io version of the step's binary that
-// serves storageversionmigrations at the step (else its highest-priority one,
-// with what must be enabled first). v1alpha1's spec names the version too
-// (GroupVersionResource); v1beta1 and v1 name the group and resource
-// (metav1.GroupResource), kubernetes/api storagemigration/*/types.go.
+// serves storageversionmigrations at the step; else in the highest-priority
+// one the step's emulation version has (introduced at or before it, not
+// removed by it), with what must be enabled first: a version introduced after
+// the emulation version cannot be enabled (apiserver
+// pkg/server/resourceconfig/helpers.go, unintroduced kinds), so a 1.37 binary
+// still emulating 1.36 migrates in v1beta1 and v1 comes with emulation 1.37.
+// v1alpha1's spec names the version too (GroupVersionResource); v1beta1 and
+// v1 name the group and resource (metav1.GroupResource), kubernetes/api
+// storagemigration/*/types.go.
 StorageMigration MigrationFor(int step, absl::string_view release,
                               const State& state, absl::string_view group,
                               absl::string_view resource,
@@ -855,7 +876,9 @@ StorageMigration MigrationFor(int step, absl::string_view release,
     bool has = false;
     for (const APIResource& r : gv.resources) has |= r.resource == kResource;
     if (!has) continue;
-    if (first_version.empty()) first_version = gv.version;
+    if (first_version.empty() && AtEmulation(gv, kResource, state.versions)) {
+      first_version = gv.version;
+    }
     auto it = state.served.find(GroupVersion(gv.group, gv.version));
     if (served_version.empty() && it != state.served.end() &&
         it->second.contains(std::string(kResource))) {
@@ -870,7 +893,8 @@ StorageMigration MigrationFor(int step, absl::string_view release,
   if (served_version.empty()) {
     m.needs =
         first_version.empty()
-            ? absl::StrCat("kube-apiserver ", release,
+            ? absl::StrCat("kube-apiserver ", release, " at emulation version ",
+                           state.versions.emulation.MajorMinorString(),
                            " has no storagemigration.k8s.io API: rewrite "
                            "the objects another way (a no-op update of "
                            "each)")
@@ -1208,15 +1232,16 @@ absl::StatusOr<UpgradePlan> Planner::Run() {
           : absl::StrFormat(
                 "%d steps from kube-apiserver %s (emulation %s, "
                 "min-compatibility %s) to %s (%s, %s), one binary minor at a "
-                "time (%d hops), each hop in KEP-4330's order; %d items, %d "
-                "blocking",
+                "time (%d hop%s), each hop in KEP-4330's order; %d items, "
+                "%d blocking",
                 plan.path.steps.size(), from_.binary.ToString(),
                 from_.emulation.MajorMinorString(),
                 from_.min_compatibility.MajorMinorString(),
                 to_.binary.ToString(), to_.emulation.MajorMinorString(),
                 to_.min_compatibility.MajorMinorString(),
-                to_line.minor() - from_line.minor(), plan.path.items.size(),
-                plan.path.blockers);
+                to_line.minor() - from_line.minor(),
+                to_line.minor() - from_line.minor() == 1 ? "" : "s",
+                plan.path.items.size(), plan.path.blockers);
 
   // KEP-4330's skip-level binary upgrade: straight to B emulating from's
   // release, where B's emulation range reaches back to it (and the path

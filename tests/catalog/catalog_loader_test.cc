@@ -736,5 +736,51 @@ TEST(CatalogLoaderTest, FeatureSpecRulesFollowTheBinaryReleaseLine) {
   EXPECT_EQ(errors.errors[0].line, 6);
 }
 
+TEST(CatalogLoaderTest, SpecMinCompatibilityOnALineWithoutTheRuleIsRefused) {
+  // component-base's FeatureSpec has no MinCompatibilityVersion at v0.34.0;
+  // v0.35.0 added it with featureSpecAtEmulationAndMinCompatVersion, which
+  // honours it (commit 0b47e99, first tagged kubernetes-1.35.0-alpha.3). The
+  // gate is DRAFractionalCapacityRange of pkg/features/kube_features.go at
+  // the 1.37 code freeze (ae5d4d35), written in block style so that the
+  // field has a line of its own.
+  const std::string specs =
+      "features:\n"                                   // 2
+      "  - name: DRAFractionalCapacityRange\n"        // 3
+      "    versionedSpecs:\n"                         // 4
+      "      - version: \"1.37\"\n"                   // 5
+      "        default: false\n"                      // 6
+      "        preRelease: Beta\n"                    // 7
+      "      - version: \"1.37\"\n"                   // 8
+      "        default: true\n"                       // 9
+      "        preRelease: Beta\n"                    // 10
+      "        minCompatibilityVersion: \"1.37\"\n";  // 11
+  for (const char* binary : {"1.31", "1.32", "1.33", "1.34"}) {
+    SCOPED_TRACE(binary);
+    CatalogErrors errors;
+    const absl::Status status =
+        ParseCatalog(absl::StrCat("binaryVersion: \"", binary, "\"\n", specs),
+                     "old.yaml", &errors)
+            .status();
+    EXPECT_THAT(status,
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         StartsWith("old.yaml:11: feature "
+                                    "\"DRAFractionalCapacityRange\" "
+                                    "versionedSpecs[1]: "
+                                    "minCompatibilityVersion is not a feature "
+                                    "spec field of kube-apiserver")));
+    EXPECT_THAT(
+        status.message(),
+        HasSubstr(absl::StrCat("kube-apiserver ", binary, " (binaryVersion)")));
+    EXPECT_THAT(status.message(), HasSubstr("from Kubernetes 1.35"));
+    ASSERT_THAT(errors.errors, SizeIs(1));
+    EXPECT_EQ(errors.errors[0].line, 11);
+  }
+  for (const char* binary : {"1.35", "1.36", "1.37"}) {
+    SCOPED_TRACE(binary);
+    EXPECT_OK(ParseCatalog(
+        absl::StrCat("binaryVersion: \"", binary, "\"\n", specs), "new.yaml"));
+  }
+}
+
 }  // namespace
 }  // namespace compatd::catalog

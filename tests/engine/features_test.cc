@@ -595,6 +595,308 @@ TEST(DecideFeatureTest, MinCompatibilityOfTheQueryPicksTheSpec) {
 }
 
 // ---------------------------------------------------------------------------
+// component-base featuregate/feature_gate_test.go at v0.37.0-beta.0, the tests
+// with MinCompatibilityVersion, transcribed. featuregate/ is the same at
+// v0.35.0, v0.36.0 and v0.37.0-beta.0
+// (featureSpecAtEmulationAndMinCompatVersion arrived in v0.35.0, commit 0b47e99
+// "Add --min-compatibility flag"), so the catalogs are of binary 1.37, whose
+// release line has the rule; the emulation and min-compatibility versions are
+// the tests' own.
+
+// TestFeatureSpecAtEmulationAndMinCompatVersion calls the selection on its
+// list directly (no AddVersioned, which would refuse the list: see
+// feature_spec_validation_test.cc, A8). A nil min-compatibility version is
+// emulation - 1.
+struct UpstreamSelectCase {
+  const char* emulation;
+  const char* min_compat;    // nullptr: emulation - 1
+  const char* want_version;  // nullptr: PreAlpha
+  PreRelease want_stage;
+  bool want_default;
+  const char* want_min_compat;  // nullptr: none
+};
+
+class FeatureSpecAtEmulationAndMinCompatVersionTest
+    : public ::testing::TestWithParam<UpstreamSelectCase> {};
+
+TEST_P(FeatureSpecAtEmulationAndMinCompatVersionTest, SelectsAsComponentBase) {
+  const std::vector<FeatureSpec> specs =
+      Specs({{"1.25", false, kAlpha},
+             {"1.25", false, kBeta, false, "1.25"},
+             {"1.29", true, kGA, false, "1.25"}});
+  const UpstreamSelectCase& c = GetParam();
+  const Version emulation = V(c.emulation);
+  const Version min_compat =
+      c.min_compat != nullptr ? V(c.min_compat) : emulation.SubtractMinor(1);
+  const FeatureSpec* got =
+      SelectFeatureSpec(specs, emulation, min_compat, /*use=*/true);
+  if (c.want_version == nullptr) {
+    EXPECT_EQ(got, nullptr);
+    return;
+  }
+  ASSERT_NE(got, nullptr);
+  EXPECT_EQ(got->version.ToString(), c.want_version);
+  EXPECT_EQ(got->pre_release, c.want_stage);
+  EXPECT_EQ(got->default_enabled, c.want_default);
+  if (c.want_min_compat == nullptr) {
+    EXPECT_FALSE(got->min_compatibility_version.has_value());
+  } else {
+    ASSERT_TRUE(got->min_compatibility_version.has_value());
+    EXPECT_EQ(got->min_compatibility_version->ToString(), c.want_min_compat);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    V0_37_0Beta0, FeatureSpecAtEmulationAndMinCompatVersionTest,
+    ::testing::Values(
+        UpstreamSelectCase{"1.30", nullptr, "1.29", kGA, true, "1.25"},
+        UpstreamSelectCase{"1.29", nullptr, "1.29", kGA, true, "1.25"},
+        UpstreamSelectCase{"1.28", nullptr, "1.25", kBeta, false, "1.25"},
+        UpstreamSelectCase{"1.26", nullptr, "1.25", kBeta, false, "1.25"},
+        UpstreamSelectCase{"1.25", "1.25", "1.25", kBeta, false, "1.25"},
+        UpstreamSelectCase{"1.25", nullptr, "1.25", kAlpha, false, nullptr},
+        UpstreamSelectCase{"1.24", nullptr, nullptr, kPreAlpha, false, nullptr},
+        UpstreamSelectCase{"1.26", "1.23", "1.25", kAlpha, false, nullptr},
+        UpstreamSelectCase{"1.29", "1.23", "1.25", kAlpha, false, nullptr}));
+
+// Stage and default of every gate of `catalog` at `versions` (no flags).
+absl::StatusOr<std::map<std::string, std::pair<PreRelease, bool>>> Defaults(
+    const Catalog& catalog, const EffectiveVersions& versions) {
+  COMPATD_ASSIGN_OR_RETURN(std::vector<FeatureDecision> all,
+                           DecideFeatures(catalog, versions, {}, ""));
+  std::map<std::string, std::pair<PreRelease, bool>> out;
+  for (const FeatureDecision& d : all) {
+    out[d.feature->name] = {d.stage, d.default_enabled};
+  }
+  return out;
+}
+
+using StageDefault = std::pair<PreRelease, bool>;
+
+// TestFeatureGateMinCompatibilityVersion:
+// NewVersionedFeatureGateWithMinCompatibility(1.30, 1.27), then
+// SetEmulationVersionAndMinCompatibilityVersion(1.30, 1.30). (compatd has no
+// OverrideDefault; the Set calls are here, merged into one flag.)
+Catalog MinCompatibilityVersionCatalog() {
+  return MakeCatalog(
+      "1.37", {{"TestCompatA",
+                {{"1.29", false, kAlpha},
+                 {"1.30", false, kBeta},
+                 {"1.30", true, kBeta, false, "1.30"}}},
+               {"TestCompatB",
+                {{"1.30", false, kBeta}, {"1.30", true, kBeta, false, "1.30"}}},
+               {"TestCompatC",
+                {{"1.28", false, kBeta},
+                 {"1.28", true, kBeta, false, "1.28"},
+                 {"1.30", true, kGA, true}}}});
+}
+
+TEST(FeatureGateMinCompatibilityVersionTest, MinCompat127KeepsEveryGateOff) {
+  const Catalog catalog = MinCompatibilityVersionCatalog();
+  const EffectiveVersions versions = Versions("1.37", "1.30", "1.27");
+  // KnownFeatures: TestCompatA and B "BETA - default=false" (or true with
+  // --min-compatibility-version>=1.30), TestCompatC "BETA - default=false":
+  // C's GA spec inherited min-compatibility 1.28.
+  ASSERT_OK_AND_ASSIGN(auto defaults, Defaults(catalog, versions));
+  EXPECT_EQ(defaults["TestCompatA"], StageDefault(kBeta, false));
+  EXPECT_EQ(defaults["TestCompatB"], StageDefault(kBeta, false));
+  EXPECT_EQ(defaults["TestCompatC"], StageDefault(kBeta, false));
+  // Set TestCompatA=false, TestCompatB=true, TestCompatC=true: no error.
+  ASSERT_OK_AND_ASSIGN(
+      EnabledByName set,
+      EnabledMap(catalog, versions,
+                 "TestCompatA=false,TestCompatB=true,TestCompatC=true"));
+  EXPECT_FALSE(set["TestCompatA"]);
+  EXPECT_TRUE(set["TestCompatB"]);
+  EXPECT_TRUE(set["TestCompatC"]);
+}
+
+TEST(FeatureGateMinCompatibilityVersionTest, MinCompat130TurnsThemOn) {
+  const Catalog catalog = MinCompatibilityVersionCatalog();
+  const EffectiveVersions versions = Versions("1.37", "1.30", "1.30");
+  // KnownFeatures: A and B "BETA - default=true"; C is GA (not listed).
+  ASSERT_OK_AND_ASSIGN(auto defaults, Defaults(catalog, versions));
+  EXPECT_EQ(defaults["TestCompatA"], StageDefault(kBeta, true));
+  EXPECT_EQ(defaults["TestCompatB"], StageDefault(kBeta, true));
+  EXPECT_EQ(defaults["TestCompatC"], StageDefault(kGA, true));
+  ASSERT_OK_AND_ASSIGN(
+      EnabledByName set,
+      EnabledMap(catalog, versions, "TestCompatA=false,TestCompatB=false"));
+  EXPECT_FALSE(set["TestCompatA"]);
+  EXPECT_FALSE(set["TestCompatB"]);
+  EXPECT_TRUE(set["TestCompatC"]);
+  // require.Error(t, f.Set("TestCompatC=false")): locked GA.
+  EXPECT_THAT(EnabledMap(catalog, versions, "TestCompatC=false"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("cannot set feature gate TestCompatC to "
+                                 "false, feature is locked to true")));
+}
+
+// TestVersionedFeatureGateKnownFeaturesWithMinCompatVersion: binary 1.29
+// (min-compatibility 1.28), then (1.28, 1.28), then (1.28, 1.26). KnownFeatures
+// lists Alpha and Beta gates with their default; GA, Deprecated and PreAlpha
+// gates are not listed.
+Catalog KnownFeaturesWithMinCompatCatalog() {
+  return MakeCatalog(
+      "1.37", {{"TestGA",
+                {{"1.26", false, kBeta},
+                 {"1.26", true, kBeta, false, "1.26"},
+                 {"1.28", true, kGA}}},
+               {"TestPreAlpha", {{"1.29", false, kAlpha}}},
+               {"TestAlpha", {{"1.28", false, kAlpha}}},
+               {"TestBeta", {{"1.28", false, kBeta}}},
+               {"TestFastBeta",
+                {{"1.28", false, kBeta}, {"1.28", true, kBeta, false, "1.28"}}},
+               {"TestLatestFastBeta",
+                {{"1.29", false, kBeta}, {"1.29", true, kBeta, false, "1.29"}}},
+               {"TestDeprecated",
+                {{"1.26", false, kAlpha}, {"1.28", true, kDeprecated}}},
+               {"TestAlphaNoVersion", {{"0.0", false, kAlpha}}},
+               {"TestBetaNoVersion", {{"0.0", false, kBeta}}},
+               {"TestGANoVersion", {{"0.0", false, kGA}}},
+               {"TestDeprecatedNoVersion", {{"0.0", false, kDeprecated}}}});
+}
+
+// The listed gates (name -> stage, default) at the versions.
+std::map<std::string, StageDefault> Listed(
+    const std::map<std::string, StageDefault>& all) {
+  std::map<std::string, StageDefault> listed;
+  for (const auto& [name, stage_default] : all) {
+    if (stage_default.first == kAlpha || stage_default.first == kBeta) {
+      listed.emplace(name, stage_default);
+    }
+  }
+  return listed;
+}
+
+TEST(VersionedFeatureGateKnownFeaturesWithMinCompatVersionTest,
+     ListedGatesFollowMinCompatibility) {
+  const Catalog catalog = KnownFeaturesWithMinCompatCatalog();
+  using Map = std::map<std::string, StageDefault>;
+  ASSERT_OK_AND_ASSIGN(Map at129,
+                       Defaults(catalog, Versions("1.37", "1.29", "1.28")));
+  EXPECT_EQ(Listed(at129), (Map{{"TestAlpha", {kAlpha, false}},
+                                {"TestAlphaNoVersion", {kAlpha, false}},
+                                {"TestBeta", {kBeta, false}},
+                                {"TestBetaNoVersion", {kBeta, false}},
+                                {"TestFastBeta", {kBeta, true}},
+                                {"TestLatestFastBeta", {kBeta, false}},
+                                {"TestPreAlpha", {kAlpha, false}}}));
+  ASSERT_OK_AND_ASSIGN(Map at128,
+                       Defaults(catalog, Versions("1.37", "1.28", "1.28")));
+  EXPECT_EQ(Listed(at128), (Map{{"TestAlpha", {kAlpha, false}},
+                                {"TestAlphaNoVersion", {kAlpha, false}},
+                                {"TestBeta", {kBeta, false}},
+                                {"TestBetaNoVersion", {kBeta, false}},
+                                {"TestFastBeta", {kBeta, true}}}));
+  ASSERT_OK_AND_ASSIGN(Map at128min126,
+                       Defaults(catalog, Versions("1.37", "1.28", "1.26")));
+  EXPECT_EQ(Listed(at128min126), (Map{{"TestAlpha", {kAlpha, false}},
+                                      {"TestAlphaNoVersion", {kAlpha, false}},
+                                      {"TestBeta", {kBeta, false}},
+                                      {"TestBetaNoVersion", {kBeta, false}},
+                                      {"TestFastBeta", {kBeta, false}}}));
+}
+
+// TestVersionedFeatureGateFlag as of v0.35.0+: its gates and TestCompatibility
+// ({1.28 Beta off}, {1.28 Beta on, min-compatibility 1.28}, {1.29 GA on,
+// locked}); emulation 1.28, so min-compatibility 1.27: TestCompatibility is
+// the Beta that defaults off, and AllBeta turns it on.
+Catalog VersionedFlagWithCompatibilityCatalog() {
+  return MakeCatalog(
+      "1.37",
+      {
+          {"TestGA",
+           {{"1.27", false, kAlpha},
+            {"1.28", false, kBeta},
+            {"1.29", true, kGA}}},
+          {"TestAlpha", {{"1.29", false, kAlpha}}},
+          {"TestBeta", {{"1.28", false, kAlpha}, {"1.29", false, kBeta}}},
+          {"TestLockedFalse",
+           {{"1.28", false, kGA}, {"1.29", false, kGA, true}}},
+          {"TestCompatibility",
+           {{"1.28", false, kBeta},
+            {"1.28", true, kBeta, false, "1.28"},
+            {"1.29", true, kGA, true}}},
+          {"TestAlphaNoVersion", {{"0.0", false, kAlpha}}},
+          {"TestBetaNoVersion", {{"0.0", false, kBeta}}},
+      });
+}
+
+class VersionedFeatureGateFlagWithCompatibilityTest
+    : public ::testing::TestWithParam<FlagCase> {};
+
+TEST_P(VersionedFeatureGateFlagWithCompatibilityTest,
+       MatchesSetAtEmulationAndMinCompatibility) {
+  CheckFlagCase(VersionedFlagWithCompatibilityCatalog(),
+                Versions("1.37", "1.28", "1.27"), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    V0_37_0Beta0, VersionedFeatureGateFlagWithCompatibilityTest,
+    ::testing::Values(
+        FlagCase{"", {}, nullptr},
+        FlagCase{"TestLockedFalse=true", {{"TestLockedFalse", true}}, nullptr},
+        FlagCase{"fooBarBaz=true", {}, "unrecognized feature gate: fooBarBaz"},
+        FlagCase{"AllAlpha=false", {}, nullptr},
+        FlagCase{"AllAlpha=true",
+                 {{"AllAlpha", true},
+                  {"TestBeta", true},
+                  {"TestAlphaNoVersion", true}},
+                 nullptr},
+        FlagCase{"AllAlpha=banana", {}, "invalid value of AllAlpha"},
+        FlagCase{"AllAlpha=false,TestAlpha=true,TestAlphaNoVersion=true",
+                 {},
+                 kTestAlphaPreAlphaTrue},
+        FlagCase{"AllAlpha=false,TestAlphaNoVersion=true",
+                 {{"TestAlphaNoVersion", true}},
+                 nullptr},
+        FlagCase{"TestAlpha=true,TestAlphaNoVersion=true,AllAlpha=false",
+                 {},
+                 kTestAlphaPreAlphaTrue},
+        FlagCase{"AllAlpha=true,TestAlpha=false,TestAlphaNoVersion=false",
+                 {},
+                 kTestAlphaPreAlphaFalse},
+        FlagCase{"AllAlpha=true,TestAlphaNoVersion=false",
+                 {{"AllAlpha", true}, {"TestBeta", true}},
+                 nullptr},
+        FlagCase{"TestAlpha=false,TestAlphaNoVersion=false,AllAlpha=true",
+                 {},
+                 kTestAlphaPreAlphaFalse},
+        FlagCase{
+            "TestBeta=true,TestBetaNoVersion=true,TestGA=true,"
+            "AllAlpha=false",
+            {{"TestGA", true}, {"TestBeta", true}, {"TestBetaNoVersion", true}},
+            nullptr},
+        FlagCase{"AllBeta=false", {}, nullptr},
+        FlagCase{"AllBeta=true",
+                 {{"AllBeta", true},
+                  {"TestGA", true},
+                  {"TestBetaNoVersion", true},
+                  {"TestCompatibility", true}},
+                 nullptr},
+        FlagCase{"AllBeta=banana", {}, "invalid value of AllBeta"},
+        FlagCase{
+            "AllBeta=false,TestBeta=true,TestBetaNoVersion=true,"
+            "TestGA=true",
+            {{"TestGA", true}, {"TestBeta", true}, {"TestBetaNoVersion", true}},
+            nullptr},
+        FlagCase{"TestBeta=true,TestBetaNoVersion=true,AllBeta=false",
+                 {{"TestBeta", true}, {"TestBetaNoVersion", true}},
+                 nullptr},
+        FlagCase{"AllBeta=true,TestBetaNoVersion=false,TestBeta=false,"
+                 "TestGA=false",
+                 {{"AllBeta", true}, {"TestCompatibility", true}},
+                 nullptr},
+        FlagCase{
+            "TestBeta=false,TestBetaNoVersion=false,AllBeta=true",
+            {{"AllBeta", true}, {"TestGA", true}, {"TestCompatibility", true}},
+            nullptr},
+        FlagCase{"TestAlpha=true,AllBeta=false", {}, kTestAlphaPreAlphaTrue},
+        FlagCase{
+            "TestCompatibility=true", {{"TestCompatibility", true}}, nullptr}));
+
+// ---------------------------------------------------------------------------
 // KEP-4330 "Changes to Feature Gates": featureA..D.
 
 Catalog KepCatalog() {

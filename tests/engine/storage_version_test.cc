@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -445,6 +446,161 @@ INSTANTIATE_TEST_SUITE_P(
         RealCase{"storage.k8s.io", "volumeattributesclasses",
                  "VolumeAttributesClass", kVolumeAttributesClasses, "1.35",
                  "1.34", "v1"}));
+
+// ---------------------------------------------------------------------------
+// apiserver pkg/server/storage/storage_factory_test.go
+// TestStorageFactoryCompatibilityVersion, transcribed: its scheme (kinds,
+// versions in priority order, introduced versions; the removed versions play
+// no part in the selection) and its cases. Each case runs
+// NewEffectiveVersionFromString(v, "", ""): emulation v, min-compatibility
+// v - 1. At v0.36.0 the test has the first 15 cases (one pass, the 1.35-1.36
+// rule); v0.37.0-beta.0 (commit 41600f5ed, "skip alpha versions when
+// auto-calculating storage version") keeps them and adds the last 7. The
+// Kubernetes test runs the code of its tag whatever the version string, so
+// compatd answers each case with a binary of that tag's line (1.36 or 1.37)
+// and the case's emulation and min-compatibility versions.
+
+struct KindSpec {
+  const char* group;
+  const char* resource;
+  const char* kind;
+  std::vector<ResSpec> versions;  // registration (priority) order
+};
+
+// registerFakeLifecycle's calls, in the order the test makes them.
+Catalog StorageFactoryScheme() {
+  const std::vector<KindSpec> kinds = {
+      {"flowcontrol.apiserver.k8s.io",
+       "flowschemas",
+       "FlowSchema",
+       {{"v1", "1.29", ""},
+        {"v1beta3", "1.26", ""},
+        {"v1beta2", "1.23", ""},
+        {"v1beta1", "1.20", ""}}},
+      {"batch",
+       "cronjobs",
+       "CronJob",
+       {{"v1", "1.21", ""}, {"v1beta1", "1.8", ""}}},
+      {"admissionregistration.k8s.io",
+       "validatingadmissionpolicies",
+       "ValidatingAdmisisonPolicy",
+       {{"v1", "1.30", ""}, {"v1beta1", "1.28", ""}}},
+      {"", "pods", "Pod", {{"v1", "1.31", ""}}},
+      {"coordination.k8s.io",
+       "leasecandidates",
+       "LeaseCandidate",
+       {{"v1beta1", "1.33", ""}, {"v1alpha2", "1.31", ""}}},
+      {"resource.k8s.io",
+       "devicetaintrules",
+       "DeviceTaintRule",
+       {{"v1alpha3", "1.31", ""}}},
+      {"certificates.k8s.io",
+       "podcertificaterequests",
+       "PodCertificateRequest",
+       {{"v1beta1", "1.33", ""}}},
+      {"storagemigration.k8s.io",
+       "storageversionmigrations",
+       "StorageVersionMigration",
+       {{"v1beta1", "1.30", ""}}},
+      {"scheduling.k8s.io",
+       "workloads",
+       "Workload",
+       {{"v1alpha1", "1.33", ""}}},
+  };
+  Catalog c;
+  for (const KindSpec& k : kinds) {
+    for (const ResSpec& v : k.versions) {
+      c.apis.push_back(
+          GV(k.group, v.version, {R(k.resource, k.kind, v.introduced)}));
+    }
+  }
+  return c;
+}
+
+struct StorageFactoryCase {
+  const char* effective_version;  // emulation; min-compatibility is one less
+  const char* group;
+  const char* resource;
+  const char* expected_version;
+  // Which line's code returns the fallback (binaryVersionOfResource, the
+  // group's preferred version) rather than a version found by its passes: not
+  // observable in the Kubernetes test, read from emulatedStorageVersion.
+  bool fallback_136 = false;
+  bool fallback_137 = false;
+};
+
+// The cases of v0.36.0 (also in v0.37.0-beta.0, same expectations).
+const std::vector<StorageFactoryCase> kStorageFactoryCases136 = {
+    {"1.14", "batch", "cronjobs", "v1beta1"},
+    {"1.20", "batch", "cronjobs", "v1beta1"},
+    {"1.28", "batch", "cronjobs", "v1"},
+    // v1 introduced at 1.31, after min-compatibility 1.30: 1.36 falls back
+    // to the group's v1, 1.37's second pass finds v1.
+    {"1.31", "", "pods", "v1", true, false},
+    // "1.1.0 has no flowcontrol ... use the latest version".
+    {"1.1", "flowcontrol.apiserver.k8s.io", "flowschemas", "v1", true, true},
+    {"1.21", "flowcontrol.apiserver.k8s.io", "flowschemas", "v1beta1"},
+    {"1.23", "flowcontrol.apiserver.k8s.io", "flowschemas", "v1beta1"},
+    {"1.24", "flowcontrol.apiserver.k8s.io", "flowschemas", "v1beta2"},
+    {"1.26", "flowcontrol.apiserver.k8s.io", "flowschemas", "v1beta2"},
+    {"1.27", "flowcontrol.apiserver.k8s.io", "flowschemas", "v1beta3"},
+    {"1.29", "flowcontrol.apiserver.k8s.io", "flowschemas", "v1beta3"},
+    {"1.30", "flowcontrol.apiserver.k8s.io", "flowschemas", "v1"},
+    {"1.30", "admissionregistration.k8s.io", "validatingadmissionpolicies",
+     "v1beta1"},
+    {"1.31", "admissionregistration.k8s.io", "validatingadmissionpolicies",
+     "v1"},
+    {"1.29", "admissionregistration.k8s.io", "validatingadmissionpolicies",
+     "v1beta1"},
+};
+
+// The cases commit 41600f5ed added (v0.37.0-beta.0).
+const std::vector<StorageFactoryCase> kStorageFactoryCasesAdded137 = {
+    // "alpha->beta: beta introduced this release, should use beta
+    // immediately".
+    {"1.33", "coordination.k8s.io", "leasecandidates", "v1beta1"},
+    // "beta not yet introduced at this emulation version, should use alpha".
+    {"1.32", "coordination.k8s.io", "leasecandidates", "v1alpha2"},
+    {"1.34", "coordination.k8s.io", "leasecandidates", "v1beta1"},
+    // "alpha-only: should use the alpha version".
+    {"1.33", "resource.k8s.io", "devicetaintrules", "v1alpha3"},
+    // "new beta with no alpha predecessor: should use beta immediately".
+    {"1.33", "certificates.k8s.io", "podcertificaterequests", "v1beta1"},
+    {"1.33", "storagemigration.k8s.io", "storageversionmigrations", "v1beta1"},
+    // "alpha-only, newly introduced at emulation version: should use alpha".
+    {"1.33", "scheduling.k8s.io", "workloads", "v1alpha1"},
+};
+
+void ExpectStorageFactoryCase(absl::string_view binary,
+                              const StorageFactoryCase& c) {
+  const Version emulation = V(c.effective_version);
+  const EffectiveVersions versions{V(binary), emulation,
+                                   emulation.SubtractMinor(1)};
+  const Catalog catalog = StorageFactoryScheme();
+  SCOPED_TRACE(absl::StrCat("binary ", binary, ", ", c.group, "/", c.resource,
+                            " at ", c.effective_version));
+  ASSERT_OK_AND_ASSIGN(
+      StorageVersionDecision d,
+      DecideStorageVersion(catalog, versions, c.group, c.resource));
+  EXPECT_EQ(d.version, c.expected_version) << d.reason;
+  EXPECT_EQ(d.fallback, binary == "1.36" ? c.fallback_136 : c.fallback_137)
+      << d.reason;
+}
+
+TEST(StorageFactoryCompatibilityVersionTest, V0_36_0CasesOnA136Binary) {
+  for (const StorageFactoryCase& c : kStorageFactoryCases136) {
+    ExpectStorageFactoryCase("1.36", c);
+  }
+}
+
+TEST(StorageFactoryCompatibilityVersionTest, V0_37_0Beta0CasesOnA137Binary) {
+  for (const StorageFactoryCase& c : kStorageFactoryCases136) {
+    ExpectStorageFactoryCase("1.37", c);
+  }
+  for (const StorageFactoryCase& c : kStorageFactoryCasesAdded137) {
+    ExpectStorageFactoryCase("1.37", c);
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Overrides, decodable versions, kind, errors.

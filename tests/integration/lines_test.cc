@@ -58,7 +58,7 @@ TEST(LinesCliTest, EmbeddedLinesAnswerTheirBinaryAndRefuseOthers) {
   EXPECT_THAT(ok.out,
               HasSubstr(R"("catalogSource": "embedded:kubernetes-1.36")"));
   EXPECT_THAT(ok.out, HasSubstr(R"("catalogRelease": "1.36)"));
-  for (const char* binary : {"1.30", "1.37"}) {
+  for (const char* binary : {"1.30", "1.38"}) {
     const RunResult refused = RunCompatd(
         COMPATD_BINARY,
         {"eval", "--rpc=GetFeature",
@@ -105,6 +105,39 @@ TEST(LinesCliTest, EachEmbeddedLineAnswersFromItsOwnGates) {
   const RunResult apparmor33 = EvalFeature("AppArmor", "1.33");
   EXPECT_EQ(apparmor33.exit_code, 1);
   EXPECT_THAT(apparmor33.err, HasSubstr("ERROR: NOT_FOUND"));
+}
+
+// kubernetes/kubernetes pkg/features/kube_features.go at ae5d4d35 (the 1.37
+// code freeze): DRAFractionalCapacityRange {1.37, Beta, Default: false},
+// {1.37, Beta, Default: true, MinCompatibilityVersion: 1.37}; component-base
+// featureSpecAtEmulationAndMinCompatVersion skips the second spec while the
+// min-compatibility version is below 1.37 (the default on a 1.37 binary is
+// 1.36). Every answer from the 1.37 line says it is PROVISIONAL.
+TEST(LinesCliTest, DRAFractionalCapacityRangeFollowsMinCompatibilityOn137) {
+  auto eval = [](absl::string_view versions) {
+    return RunCompatd(
+        COMPATD_BINARY,
+        {"eval", "--rpc=GetFeature",
+         absl::StrCat(R"(--request={"name":"DRAFractionalCapacityRange",)",
+                      R"("versions":{"binaryVersion":"1.37")", versions,
+                      "}}")});
+  };
+  const RunResult by_default = eval("");
+  ASSERT_EQ(by_default.exit_code, 0) << by_default.err;
+  EXPECT_THAT(by_default.out, HasSubstr(R"("enabled": false)"));
+  EXPECT_THAT(by_default.out, HasSubstr(R"("stage": "STAGE_BETA")"));
+  EXPECT_THAT(by_default.out,
+              HasSubstr(R"("catalogExactness": "PROVISIONAL")"));
+  const RunResult at136 = eval(R"(,"minCompatibilityVersion":"1.36")");
+  ASSERT_EQ(at136.exit_code, 0) << at136.err;
+  EXPECT_THAT(at136.out, HasSubstr(R"("enabled": false)"));
+  const RunResult at137 = eval(R"(,"minCompatibilityVersion":"1.37")");
+  ASSERT_EQ(at137.exit_code, 0) << at137.err;
+  EXPECT_THAT(at137.out, HasSubstr(R"("enabled": true)"));
+  EXPECT_THAT(at137.out, HasSubstr(R"("stage": "STAGE_BETA")"));
+  // (JSON escapes '>' as \u003e.)
+  EXPECT_THAT(at137.out,
+              HasSubstr(R"(with min-compatibility version \u003e= 1.37)"));
 }
 
 // SchedulerAsyncAPICalls: disabled in v1.34.2 (CHANGELOG-1.34, the 1.34

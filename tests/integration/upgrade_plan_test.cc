@@ -10,12 +10,14 @@
 
 #include <cerrno>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "compatd/v1/compatd.grpc.pb.h"
@@ -643,6 +645,183 @@ TEST(PlanCommandTest, PlansAcrossBinaries) {
   EXPECT_EQ(response.to().binary_version(), "1.36");
   ASSERT_EQ(response.alternatives_size(), 1);
   EXPECT_FALSE(response.alternatives(0).supported());
+}
+
+// Plans into 1.37 (issue 31, section 4), on the embedded PROVISIONAL 1.37
+// line. The gates are the ones 1.36 registers and 1.37 does not
+// (kubernetes/kubernetes pkg/features/kube_features.go at ae5d4d35, the 1.37
+// code freeze, and the staging feature files of 2026-07-21..24): a 1.37
+// kube-apiserver started with one in --feature-gates exits with
+// component-base's "unrecognized feature gate: X". scheduling.k8s.io/v1alpha2
+// is 1.36's Workload and PodGroup version, replaced by v1alpha3 in 1.37
+// (kubernetes/api master 10b39a39): apiserver's runtime-config check refuses
+// "group version ... that has not been registered".
+TEST(PlanCommandTest, PlanFrom136To137BlocksOnWhatThe137BinaryRefuses) {
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY,
+      {"plan",
+       R"(--from-json={"binaryVersion":"1.36","featureGates":"ConsistentListFromCache=true,SchedulerQueueingHints=true,SidecarContainers=true","runtimeConfig":"scheduling.k8s.io/v1alpha2=true"})",
+       "--to=1.37", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  v1::PlanUpgradeResponse plan;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &plan).ok())
+      << r.out;
+  EXPECT_EQ(plan.to().binary_version(), "1.37");
+  EXPECT_EQ(plan.catalog_exactness(), "PROVISIONAL");
+  ASSERT_GE(plan.steps_size(), 1);
+  EXPECT_EQ(plan.steps(0).name(), "binaries 1.37");
+  for (const char* gate : {"ConsistentListFromCache", "SchedulerQueueingHints",
+                           "SidecarContainers"}) {
+    SCOPED_TRACE(gate);
+    const std::string subject =
+        absl::StrCat("--feature-gates ", gate, "=true (from.feature_gates)");
+    const v1::UpgradeItem* found = nullptr;
+    for (const v1::UpgradeItem& item : plan.flags()) {
+      if (item.subject() == subject) found = &item;
+    }
+    ASSERT_NE(found, nullptr);
+    EXPECT_TRUE(found->blocking());
+    EXPECT_EQ(found->step(), 1u);
+    EXPECT_EQ(found->rule(), "feature-gate-unknown");
+    EXPECT_THAT(found->reason(),
+                HasSubstr(absl::StrCat("unrecognized feature gate: ", gate)));
+  }
+  const v1::UpgradeItem* runtime_config = nullptr;
+  for (const v1::UpgradeItem& item : plan.flags()) {
+    if (absl::StrContains(item.subject(), "scheduling.k8s.io/v1alpha2=true")) {
+      runtime_config = &item;
+    }
+  }
+  ASSERT_NE(runtime_config, nullptr);
+  EXPECT_TRUE(runtime_config->blocking());
+  EXPECT_EQ(runtime_config->step(), 1u);
+  EXPECT_THAT(runtime_config->reason(),
+              HasSubstr("group version scheduling.k8s.io/v1alpha2 that has "
+                        "not been registered"));
+  EXPECT_GE(plan.blockers(), 4u);
+
+  // The text says the data is provisional.
+  const RunResult text =
+      RunCompatd(COMPATD_BINARY, {"plan", "--from=1.36", "--to=1.37", "--all"});
+  ASSERT_EQ(text.exit_code, 2) << text.err;
+  EXPECT_THAT(text.out,
+              AllOf(HasSubstr("Upgrade plan from kube-apiserver 1.36 to 1.37"),
+                    HasSubstr("Data: PROVISIONAL for kube-apiserver 1.37")));
+}
+
+// The APIs 1.37 stops serving (k8s.io/api master 10b39a39
+// zz_generated.prerelease-lifecycle.go: certificates/v1alpha1
+// ClusterTrustBundle, networking/v1beta1 IPAddress and ServiceCIDR,
+// storage/v1beta1 VolumeAttributesClass removed in 1.37): served by a 1.36
+// cluster that enables them; a 1.37 binary still serves them while emulating
+// 1.36 (removed after the emulation version: apiserver
+// pkg/server/deleted_kinds.go) and stops at emulation 1.37, a blocker there.
+TEST(PlanCommandTest, PlanFrom136To137StopsServingTheAPIs137Removes) {
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY,
+      {"plan",
+       R"(--from-json={"binaryVersion":"1.36","runtimeConfig":"certificates.k8s.io/v1alpha1=true,networking.k8s.io/v1beta1=true,storage.k8s.io/v1beta1=true"})",
+       "--to=1.37", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  v1::PlanUpgradeResponse plan;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &plan).ok())
+      << r.out;
+  int emulation_137 = 0;
+  for (const v1::UpgradeStep& step : plan.steps()) {
+    if (step.name() == "emulation 1.37") emulation_137 = step.number();
+  }
+  ASSERT_GT(emulation_137, 0);
+  std::map<std::string, std::string> stops;  // group-version -> reason
+  for (const v1::UpgradeItem& item : plan.apis()) {
+    if (item.rule() != "api-stops-serving") continue;
+    EXPECT_TRUE(item.blocking()) << item.subject();
+    EXPECT_EQ(item.step(), static_cast<uint32_t>(emulation_137))
+        << item.subject();
+    stops[item.subject()] = item.reason();
+  }
+  EXPECT_THAT(stops["certificates.k8s.io/v1alpha1"],
+              HasSubstr("clustertrustbundles removed in 1.37"));
+  EXPECT_THAT(stops["networking.k8s.io/v1beta1"],
+              AllOf(HasSubstr("ipaddresses removed in 1.37"),
+                    HasSubstr("servicecidrs removed in 1.37")));
+  EXPECT_THAT(stops["storage.k8s.io/v1beta1"],
+              HasSubstr("volumeattributesclasses removed in 1.37"));
+}
+
+// From any 1.3x: one minor at a time, each hop on its own binary's catalog.
+TEST(PlanCommandTest, PlanFrom133To137HopsThroughEveryBinary) {
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY, {"plan", "--from=1.33", "--to=1.37", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 2) << r.err;
+  v1::PlanUpgradeResponse plan;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &plan).ok())
+      << r.out;
+  std::vector<std::string> binaries;
+  for (const v1::UpgradeStep& step : plan.steps()) {
+    if (absl::StartsWith(step.name(), "binaries")) {
+      binaries.push_back(step.name());
+      EXPECT_THAT(step.catalog(),
+                  HasSubstr(absl::StrCat("embedded:kubernetes-",
+                                         step.versions().binary_version())));
+    }
+  }
+  EXPECT_THAT(binaries,
+              ::testing::ElementsAre("binaries 1.34", "binaries 1.35",
+                                     "binaries 1.36", "binaries 1.37"));
+  EXPECT_EQ(plan.catalog_exactness(), "PROVISIONAL");
+  // The rollback floor at the target: min-compatibility 1.36.
+  EXPECT_EQ(plan.to().min_compatibility_version(), "1.36");
+  EXPECT_EQ(plan.steps(plan.steps_size() - 1).rollback_to(), "1.36");
+}
+
+// StorageVersionMigrations in the version each step's binary serves at the
+// step's emulation version: storagemigration.k8s.io/v1beta1 (introduced 1.35,
+// Beta, off by default: kube-apiserver serves beta APIs only when enabled,
+// and StorageVersionMigrator is Beta, off, in 1.35 and 1.36) on a 1.36
+// binary, and on a 1.37 binary still emulating 1.36, where v1 (introduced
+// 1.37) cannot be enabled yet; storagemigration.k8s.io/v1 (GA, on by default
+// with StorageVersionMigrator GA at 1.37: kube_features.go at ae5d4d35) from
+// emulation 1.37. The manifests: kubernetes/api storagemigration/v1beta1 and
+// v1 types.go (spec.resource is a GroupResource).
+TEST(PlanCommandTest, MigrationsOfPlansInto137) {
+  const RunResult r = RunCompatd(
+      COMPATD_BINARY, {"plan", "--from=1.35", "--to=1.37", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 2) << r.err;
+  v1::PlanUpgradeResponse plan;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &plan).ok())
+      << r.out;
+  ASSERT_GT(plan.storage_migrations_size(), 0);
+  int on_137_binary = 0;
+  for (const v1::StorageMigration& m : plan.storage_migrations()) {
+    SCOPED_TRACE(m.name());
+    ASSERT_GE(m.step(), 1u);
+    ASSERT_LE(m.step(), static_cast<uint32_t>(plan.steps_size()));
+    const v1::EffectiveVersion& at = plan.steps(m.step() - 1).versions();
+    if (at.emulation_version() == "1.37") {
+      EXPECT_EQ(m.api_version(), "storagemigration.k8s.io/v1");
+      EXPECT_EQ(m.needs(), "");
+    } else {
+      EXPECT_EQ(m.api_version(), "storagemigration.k8s.io/v1beta1");
+      EXPECT_EQ(m.needs(),
+                "--runtime-config=storagemigration.k8s.io/v1beta1=true and "
+                "--feature-gates=StorageVersionMigrator=true");
+    }
+    if (at.binary_version() == "1.37") ++on_137_binary;
+    EXPECT_THAT(
+        m.manifest(),
+        AllOf(HasSubstr(absl::StrCat("apiVersion: ", m.api_version(),
+                                     "\nkind: StorageVersionMigration")),
+              HasSubstr(absl::StrCat("    resource: ", m.resource())),
+              Not(HasSubstr("    version: "))));
+  }
+  EXPECT_GT(on_137_binary, 0);
+  // -o migrations: the same objects as YAML documents.
+  const RunResult yaml = RunCompatd(
+      COMPATD_BINARY, {"plan", "--from=1.35", "--to=1.37", "-o", "migrations"});
+  ASSERT_EQ(yaml.exit_code, 2) << yaml.err;
+  for (const v1::StorageMigration& m : plan.storage_migrations()) {
+    EXPECT_THAT(yaml.out, HasSubstr(m.manifest()));
+  }
 }
 
 }  // namespace
