@@ -10,6 +10,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "base/status_macros.h"
 #include "catalog/catalog_loader.h"
@@ -19,6 +21,7 @@
 #include "engine/effective_version.h"
 #include "engine/features.h"
 #include "engine/patches.h"
+#include "engine/upgrade_plan.h"
 #include "engine/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -303,6 +306,67 @@ TEST(EmbeddedPatchAnswersTest, Lines131And134Patches) {
       At(l134, "1.34.2", "StatefulSetSemanticRevisionComparison"));
   EXPECT_TRUE(added.enabled);
   EXPECT_EQ(added.stage, PreRelease::kBeta);
+}
+
+// The gate items of a plan's supported path: (step, subject, rule).
+std::vector<std::tuple<int, std::string, std::string>> GateItems(
+    const UpgradePlan& plan) {
+  std::vector<std::tuple<int, std::string, std::string>> out;
+  for (const PlanItem& item : plan.path.items) {
+    if (item.section == PlanSection::kFeatureGates) {
+      out.emplace_back(item.step, item.subject, item.rule);
+    }
+  }
+  return out;
+}
+
+UpgradePlanQuery PatchQuery(absl::string_view from, absl::string_view to) {
+  UpgradePlanQuery query;
+  query.from.binary_version = from;
+  query.to.binary_version = to;
+  return query;
+}
+
+// A plan between two patches of one line is a restart onto the new patch,
+// and says which gates change on the way: 1.35.2 -> 1.35.4 turns
+// MaxUnavailableStatefulSet off (#137926); 1.35.0 -> 1.35.7 also turns
+// SchedulerAsyncAPICalls off (1.35.1, #135904); 1.35.4 -> 1.35.7 changes no
+// gate.
+TEST(EmbeddedPatchAnswersTest, APlanBetweenPatchesNamesTheGatesThatChange) {
+  const Catalog& l135 = Embedded("1.35");
+  ASSERT_OK_AND_ASSIGN(UpgradePlan plan,
+                       PlanUpgrade(l135, PatchQuery("1.35.2", "1.35.4")));
+  ASSERT_EQ(plan.steps().size(), 1u);
+  EXPECT_EQ(plan.steps()[0].name, "binaries");
+  EXPECT_EQ(plan.steps()[0].versions.binary, V("1.35.4"));
+  EXPECT_THAT(plan.steps()[0].action, HasSubstr("kube-apiserver 1.35.4"));
+  EXPECT_EQ(plan.from.binary, V("1.35.2"));
+  using Item = std::tuple<int, std::string, std::string>;
+  EXPECT_THAT(GateItems(plan),
+              ::testing::ElementsAre(Item{1,
+                                          "feature gate "
+                                          "MaxUnavailableStatefulSet",
+                                          "feature-gate-enabled-changes"}));
+  for (const PlanItem& item : plan.path.items) {
+    if (item.section != PlanSection::kFeatureGates) continue;
+    EXPECT_THAT(item.action,
+                HasSubstr("MaxUnavailableStatefulSet turns off: check the "
+                          "workloads that depend on it, or keep it on with "
+                          "--feature-gates=MaxUnavailableStatefulSet=true"));
+  }
+
+  ASSERT_OK_AND_ASSIGN(UpgradePlan longer,
+                       PlanUpgrade(l135, PatchQuery("1.35.0", "1.35.7")));
+  EXPECT_THAT(
+      GateItems(longer),
+      ::testing::ElementsAre(Item{1, "feature gate MaxUnavailableStatefulSet",
+                                  "feature-gate-enabled-changes"},
+                             Item{1, "feature gate SchedulerAsyncAPICalls",
+                                  "feature-gate-enabled-changes"}));
+
+  ASSERT_OK_AND_ASSIGN(UpgradePlan none,
+                       PlanUpgrade(l135, PatchQuery("1.35.4", "1.35.7")));
+  EXPECT_THAT(GateItems(none), ::testing::IsEmpty());
 }
 
 }  // namespace
