@@ -1063,16 +1063,47 @@ def storage_lines(entry, resources_of):
     return lines
 
 
+def spec_line(spec):
+    """One versionedSpecs entry, as feature_lines writes it."""
+    fields = [f"version: {quote(spec['version'] or UNVERSIONED)}",
+              f"default: {str(spec['default']).lower()}",
+              f"lockToDefault: {str(spec['lockToDefault']).lower()}",
+              f"preRelease: {PRE_RELEASE[spec['preRelease']]}"]
+    if spec.get("minCompatibilityVersion"):
+        fields.append(f"minCompatibilityVersion: {quote(spec['minCompatibilityVersion'])}")
+    return "{" + ", ".join(fields) + "}"
+
+
 def patch_change_lines(changes, line):
+    """patchesKnownThrough and patchChanges of a line, from data/patch_changes.json
+    (written by generate_patch_changes.py)."""
+    lines = []
+    record = next((r for r in changes.get("lines", []) if r["line"] == line), None)
+    if record is not None and record.get("patchesKnownThrough"):
+        lines += ["# Every patch of the line up to this one was read (staging tags, kube",
+                  "# pkg/features, CHANGELOG; data/patch_changes.json): a request naming one",
+                  "# is answered as that patch.",
+                  f"patchesKnownThrough: {quote(record['patchesKnownThrough'])}"]
     mine = [c for c in changes["changes"] if c["line"] == line]
     if not mine:
-        return []
-    lines = ["# Gates that patch releases of this line changed: the features above hold from",
-             "# `since`; `before` is what earlier patches had.",
-             "patchChanges:"]
+        return lines
+    lines += ["# Gates that patch releases of this line changed: the features above hold from",
+              "# `since`; the patches before it registered specsBefore (or not the gate).",
+              "patchChanges:"]
     for change in mine:
-        lines.append(f"  - {{feature: {change['feature']}, since: {quote(change['since'])}, "
-                     f"before: {quote(change['before'])}}}")
+        lines.append(f"  - feature: {change['feature']}")
+        lines.append(f"    since: {quote(change['since'])}")
+        lines.append(f"    before: {quote(change['before'])}")
+        if change.get("source"):
+            lines.append(f"    # {change['source']}")
+        if change.get("specsFrom"):
+            lines.append(f"    # earlier specs: {change['specsFrom']}")
+        if change.get("registeredBefore") is False:
+            lines.append("    registeredBefore: false")
+        elif change.get("specsBefore"):
+            lines.append("    specsBefore:")
+            for spec in change["specsBefore"]:
+                lines.append("      - " + spec_line(spec))
     return lines
 
 

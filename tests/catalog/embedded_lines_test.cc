@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -354,28 +355,67 @@ TEST(EmbeddedLinesTest, VersionPriorityOrder) {
 // default-off in v1.31.1 (#126721), OrderedNamespaceDeletion added in
 // v1.31.7 (#130509); CHANGELOG-1.34.md v1.34.2: SchedulerAsyncAPICalls
 // disabled (#134401), StatefulSetSemanticRevisionComparison added (#135087).
+// Every gate change a patch release made (catalog/data/patch_changes.json,
+// from catalog/generate_patch_changes.py), with the CHANGELOG entry that names
+// it: CHANGELOG-1.31.md v1.31.1 (#126721) and v1.31.7 (#130509);
+// CHANGELOG-1.32.md v1.32.2 (#130015) and v1.32.3 (#130508); CHANGELOG-1.34.md
+// v1.34.2 (#134401, #135087); CHANGELOG-1.35.md v1.35.1 (#135904) and v1.35.4
+// (#137926). Entries of one line are listed by gate, then since.
 TEST(EmbeddedLinesTest, PatchChanges) {
-  const engine::Catalog& l131 = Line("1.31");
-  ASSERT_EQ(l131.patch_changes.size(), 2u);
-  EXPECT_EQ(l131.patch_changes[0].feature, "DisableNodeKubeProxyVersion");
-  EXPECT_EQ(l131.patch_changes[0].since, *Version::Parse("1.31.1"));
-  EXPECT_EQ(l131.patch_changes[0].before, "Beta, default true");
-  EXPECT_EQ(l131.patch_changes[1].feature, "OrderedNamespaceDeletion");
-  EXPECT_EQ(l131.patch_changes[1].since, *Version::Parse("1.31.7"));
-  EXPECT_EQ(l131.patch_changes[1].before, "not registered");
-  const engine::Catalog& l134 = Line("1.34");
-  ASSERT_EQ(l134.patch_changes.size(), 2u);
-  EXPECT_EQ(l134.patch_changes[0].feature, "SchedulerAsyncAPICalls");
-  EXPECT_EQ(l134.patch_changes[0].since, *Version::Parse("1.34.2"));
-  EXPECT_EQ(l134.patch_changes[1].feature,
-            "StatefulSetSemanticRevisionComparison");
-  for (absl::string_view line : {"1.32", "1.33", "1.35", "1.36"}) {
-    EXPECT_THAT(Line(line).patch_changes, IsEmpty()) << line;
+  struct Expected {
+    std::string line;
+    std::string feature;
+    std::string since;
+    std::string before;
+    bool registered_before;
+  };
+  const std::vector<Expected> expected = {
+      {"1.31", "DisableNodeKubeProxyVersion", "1.31.1", "Beta, default true",
+       true},
+      {"1.31", "OrderedNamespaceDeletion", "1.31.7", "not registered", false},
+      {"1.32", "OrderedNamespaceDeletion", "1.32.3", "not registered", false},
+      {"1.32", "ServiceAccountNodeAudienceRestriction", "1.32.2",
+       "Beta, default true", true},
+      {"1.34", "SchedulerAsyncAPICalls", "1.34.2", "Beta, default true", true},
+      {"1.34", "StatefulSetSemanticRevisionComparison", "1.34.2",
+       "not registered", false},
+      {"1.35", "MaxUnavailableStatefulSet", "1.35.4", "Beta, default true",
+       true},
+      {"1.35", "SchedulerAsyncAPICalls", "1.35.1", "Beta, default true", true},
+  };
+  for (absl::string_view line : kLines) {
+    std::vector<std::tuple<std::string, std::string, std::string, bool>> want;
+    for (const Expected& e : expected) {
+      if (e.line == line) {
+        want.emplace_back(e.feature, e.since, e.before, e.registered_before);
+      }
+    }
+    std::vector<std::tuple<std::string, std::string, std::string, bool>> got;
+    for (const engine::PatchChange& change : Line(line).patch_changes) {
+      got.emplace_back(change.feature, change.since.ToString(), change.before,
+                       change.registered_before);
+      // Every entry that was registered before carries the earlier specs.
+      EXPECT_EQ(change.before_index >= 0, change.registered_before)
+          << line << " " << change.feature;
+    }
+    EXPECT_EQ(got, want) << line;
   }
+  // How far each line's patches were read (staging tags v0.N.0 to the
+  // newest, kube pkg/features readings, the CHANGELOG); 1.36's catalog names
+  // no patch, so it vouches for none.
+  const std::vector<std::pair<std::string, std::string>> known = {
+      {"1.31", "1.31.14"}, {"1.32", "1.32.13"}, {"1.33", "1.33.13"},
+      {"1.34", "1.34.9"},  {"1.35", "1.35.7"},
+  };
+  for (const auto& [line, through] : known) {
+    ASSERT_TRUE(Line(line).patches_known_through.has_value()) << line;
+    EXPECT_EQ(Line(line).patches_known_through->ToString(), through) << line;
+  }
+  EXPECT_FALSE(Line("1.36").patches_known_through.has_value());
   // What the catalog itself holds is the pinned patch's: SchedulerAsyncAPICalls
   // is default off in 1.34.7.
   ASSERT_OK_AND_ASSIGN(engine::FeatureDecision decision,
-                       Decide(l134, "SchedulerAsyncAPICalls"));
+                       Decide(Line("1.34"), "SchedulerAsyncAPICalls"));
   EXPECT_FALSE(decision.enabled) << decision.Reason();
 }
 
