@@ -61,6 +61,7 @@ RUN apt-get update \
       libgcc-s1 \
       libgrpc++1.51 \
       libgrpc29 \
+      libprometheus-cpp-core1.0 \
       libprotobuf32 \
       libre2-9 \
       libsimdjson14 \

@@ -5,12 +5,16 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "prometheus/client_metric.h"
+#include "prometheus/metric_family.h"
+#include "prometheus/metric_type.h"
 
 namespace compatd::metrics {
 namespace {
@@ -109,36 +113,66 @@ ProcessStats ReadProcessStats() {
   return stats;
 }
 
-absl::Status RegisterProcessMetrics(Registry* registry) {
-  struct Spec {
-    const char* name;
-    const char* help;
-    MetricType type;
-    std::optional<double> ProcessStats::*field;
-  };
-  static constexpr Spec kSpecs[] = {
-      {"process_cpu_seconds_total",
-       "Total user and system CPU time spent in seconds.", MetricType::kCounter,
-       &ProcessStats::cpu_seconds},
-      {"process_resident_memory_bytes", "Resident memory size in bytes.",
-       MetricType::kGauge, &ProcessStats::resident_memory_bytes},
-      {"process_virtual_memory_bytes", "Virtual memory size in bytes.",
-       MetricType::kGauge, &ProcessStats::virtual_memory_bytes},
-      {"process_open_fds", "Number of open file descriptors.",
-       MetricType::kGauge, &ProcessStats::open_fds},
-      {"process_max_fds", "Maximum number of open file descriptors.",
-       MetricType::kGauge, &ProcessStats::max_fds},
-      {"process_start_time_seconds",
-       "Start time of the process since unix epoch in seconds.",
-       MetricType::kGauge, &ProcessStats::start_time_seconds},
-  };
-  for (const Spec& spec : kSpecs) {
-    absl::Status status = registry->AddCallbackValue(
-        spec.name, spec.help, spec.type,
-        [field = spec.field] { return ReadProcessStats().*field; });
-    if (!status.ok()) return status;
+namespace {
+
+struct ProcessFamily {
+  const char* name;
+  const char* help;
+  MetricType type;
+  std::optional<double> ProcessStats::*field;
+};
+
+constexpr ProcessFamily kProcessFamilies[] = {
+    {"process_cpu_seconds_total",
+     "Total user and system CPU time spent in seconds.", MetricType::kCounter,
+     &ProcessStats::cpu_seconds},
+    {"process_resident_memory_bytes", "Resident memory size in bytes.",
+     MetricType::kGauge, &ProcessStats::resident_memory_bytes},
+    {"process_virtual_memory_bytes", "Virtual memory size in bytes.",
+     MetricType::kGauge, &ProcessStats::virtual_memory_bytes},
+    {"process_open_fds", "Number of open file descriptors.", MetricType::kGauge,
+     &ProcessStats::open_fds},
+    {"process_max_fds", "Maximum number of open file descriptors.",
+     MetricType::kGauge, &ProcessStats::max_fds},
+    {"process_start_time_seconds",
+     "Start time of the process since unix epoch in seconds.",
+     MetricType::kGauge, &ProcessStats::start_time_seconds},
+};
+
+// The six families from one read of /proc per scrape.
+class ProcessCollectable final : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    const ProcessStats stats = ReadProcessStats();
+    std::vector<prometheus::MetricFamily> families;
+    for (const ProcessFamily& spec : kProcessFamilies) {
+      const std::optional<double>& value = stats.*spec.field;
+      if (!value.has_value()) continue;
+      prometheus::MetricFamily& family = families.emplace_back();
+      family.name = spec.name;
+      family.help = spec.help;
+      prometheus::ClientMetric& metric = family.metric.emplace_back();
+      if (spec.type == MetricType::kCounter) {
+        family.type = prometheus::MetricType::Counter;
+        metric.counter.value = *value;
+      } else {
+        family.type = prometheus::MetricType::Gauge;
+        metric.gauge.value = *value;
+      }
+    }
+    return families;
   }
-  return absl::OkStatus();
+};
+
+}  // namespace
+
+absl::Status RegisterProcessMetrics(Registry* registry) {
+  std::vector<FamilyDescription> families;
+  for (const ProcessFamily& spec : kProcessFamilies) {
+    families.push_back(FamilyDescription{spec.name, spec.help, spec.type, {}});
+  }
+  return registry->AddCollectable(std::move(families),
+                                  std::make_shared<ProcessCollectable>());
 }
 
 }  // namespace compatd::metrics

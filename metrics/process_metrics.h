@@ -10,7 +10,8 @@
 //   process_max_fds                the soft RLIMIT_NOFILE
 //   process_start_time_seconds     start time, seconds since the Unix epoch
 //
-// A value that cannot be read (no /proc) is left out of the scrape.
+// One prometheus::Collectable reads /proc once per scrape for all six. A value
+// that cannot be read (no /proc) is left out of the scrape.
 
 #include <optional>
 #include <string>
@@ -21,7 +22,7 @@
 
 namespace compatd::metrics {
 
-// Registers the six callback metrics. ALREADY_EXISTS if already registered.
+// Registers the six families. ALREADY_EXISTS if already registered.
 absl::Status RegisterProcessMetrics(Registry* registry);
 
 // What the metrics report, read once. Exposed for tests; each field is

@@ -2,216 +2,161 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "base/valid_utf8.h"
+#include "prometheus/check_names.h"
+#include "prometheus/client_metric.h"
+#include "prometheus/metric_type.h"
 
 namespace compatd::metrics {
 namespace {
 
-// Adds `amount` to an atomic double (a CAS loop: std::atomic<double> has no
-// fetch_add before C++20's library support, which libstdc++ 12 implements the
-// same way).
-void AtomicAdd(std::atomic<double>& target, double amount) {
-  double current = target.load(std::memory_order_relaxed);
-  while (!target.compare_exchange_weak(current, current + amount,
-                                       std::memory_order_relaxed)) {
+bool IsUtf8(absl::string_view text) { return base::ValidUtf8(text) == text; }
+
+::prometheus::MetricType LibraryType(MetricType type) {
+  switch (type) {
+    case MetricType::kCounter:
+      return ::prometheus::MetricType::Counter;
+    case MetricType::kGauge:
+      return ::prometheus::MetricType::Gauge;
+    case MetricType::kHistogram:
+      return ::prometheus::MetricType::Histogram;
   }
+  return ::prometheus::MetricType::Untyped;
 }
 
-bool IsNameStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+// The library writes HELP as given; the text format wants \ and newline
+// escaped (label values it escapes itself).
+std::string EscapeHelp(absl::string_view help) {
+  std::string out;
+  out.reserve(help.size());
+  for (char c : help) {
+    if (c == '\\') {
+      out.append("\\\\");
+    } else if (c == '\n') {
+      out.append("\\n");
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
 }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// A callback family: its samples are computed at scrape time.
-class CallbackFamily final : public FamilyBase {
+// The exception boundary: what the library throws becomes a status.
+absl::Status LibraryError(absl::string_view name, const std::exception& e) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("metric ", name, ": prometheus-cpp refused it: ", e.what()));
+}
+
+// A family whose samples are computed at scrape time.
+class CallbackFamily final : public ::prometheus::Collectable {
  public:
-  CallbackFamily(std::string name, std::string help, MetricType type,
-                 std::vector<std::string> label_names,
-                 CallbackFunction function)
-      : FamilyBase(std::move(name), std::move(help), type,
-                   std::move(label_names)),
-        function_(std::move(function)) {}
+  CallbackFamily(FamilyDescription description, CallbackFunction function)
+      : description_(std::move(description)), function_(std::move(function)) {}
 
-  FamilySnapshot Collect() const override {
-    FamilySnapshot snapshot = EmptySnapshot();
-    std::vector<CallbackSample> samples = function_();
-    for (CallbackSample& sample : samples) {
-      if (sample.label_values.size() != label_names_.size()) continue;
-      if (!std::all_of(sample.label_values.begin(), sample.label_values.end(),
-                       [](const std::string& v) { return IsValidUtf8(v); })) {
+  std::vector<::prometheus::MetricFamily> Collect() const override {
+    ::prometheus::MetricFamily family;
+    family.name = description_.name;
+    family.help = description_.help;
+    family.type = LibraryType(description_.type);
+    const std::vector<std::string>& names = description_.label_names;
+    for (CallbackSample& sample : function_()) {
+      if (sample.label_values.size() != names.size() ||
+          !std::all_of(sample.label_values.begin(), sample.label_values.end(),
+                       IsUtf8)) {
         continue;
       }
-      snapshot.metrics.push_back(
-          MetricSnapshot{std::move(sample.label_values), sample.value, {}});
+      ::prometheus::ClientMetric& metric = family.metric.emplace_back();
+      for (size_t i = 0; i < names.size(); ++i) {
+        metric.label.push_back({names[i], std::move(sample.label_values[i])});
+      }
+      if (description_.type == MetricType::kCounter) {
+        metric.counter.value = sample.value;
+      } else {
+        metric.gauge.value = sample.value;
+      }
     }
-    std::sort(snapshot.metrics.begin(), snapshot.metrics.end(),
-              [](const MetricSnapshot& a, const MetricSnapshot& b) {
-                return a.label_values < b.label_values;
-              });
-    // Two samples with the same labels would be a duplicate series, which
-    // Prometheus rejects: keep the first.
-    snapshot.metrics.erase(
-        std::unique(snapshot.metrics.begin(), snapshot.metrics.end(),
-                    [](const MetricSnapshot& a, const MetricSnapshot& b) {
-                      return a.label_values == b.label_values;
-                    }),
-        snapshot.metrics.end());
-    return snapshot;
+    if (family.metric.empty()) return {};
+    return {std::move(family)};
   }
 
  private:
+  const FamilyDescription description_;
   const CallbackFunction function_;
 };
 
+// Label values in the family's order, for sorting series.
+bool LabelValuesLess(const ::prometheus::ClientMetric& a,
+                     const ::prometheus::ClientMetric& b) {
+  return std::lexicographical_compare(
+      a.label.begin(), a.label.end(), b.label.begin(), b.label.end(),
+      [](const auto& x, const auto& y) { return x.value < y.value; });
+}
+bool SameLabelValues(const ::prometheus::ClientMetric& a,
+                     const ::prometheus::ClientMetric& b) {
+  return std::equal(
+      a.label.begin(), a.label.end(), b.label.begin(), b.label.end(),
+      [](const auto& x, const auto& y) { return x.value == y.value; });
+}
+
 }  // namespace
 
-absl::string_view MetricTypeName(MetricType type) {
-  switch (type) {
-    case MetricType::kCounter:
-      return "counter";
-    case MetricType::kGauge:
-      return "gauge";
-    case MetricType::kHistogram:
-      return "histogram";
-  }
-  return "untyped";
-}
-
-void Counter::Increment(double amount) {
-  if (!(amount > 0)) return;  // negative, zero and NaN
-  if (amount == std::floor(amount) && amount < 9007199254740992.0) {
-    whole_.fetch_add(static_cast<uint64_t>(amount), std::memory_order_relaxed);
-    return;
-  }
-  AtomicAdd(fraction_, amount);
-}
-
-double Counter::Value() const {
-  return static_cast<double>(whole_.load(std::memory_order_relaxed)) +
-         fraction_.load(std::memory_order_relaxed);
-}
-
-void Gauge::Increment(double amount) { AtomicAdd(value_, amount); }
-
-Histogram::Histogram(std::vector<double> upper_bounds)
-    : upper_bounds_(std::move(upper_bounds)),
-      counts_(new std::atomic<uint64_t>[upper_bounds_.size() + 1]) {
-  for (size_t i = 0; i <= upper_bounds_.size(); ++i) {
-    counts_[i].store(0, std::memory_order_relaxed);
-  }
-}
-
-void Histogram::Observe(double value) {
-  if (std::isnan(value)) return;
-  // The first bucket whose upper bound is >= value ("le" is inclusive).
-  const size_t bucket =
-      std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), value) -
-      upper_bounds_.begin();
-  counts_[bucket].fetch_add(1, std::memory_order_relaxed);
-  AtomicAdd(sum_, value);
-}
-
-HistogramSnapshot Histogram::Snapshot() const {
-  HistogramSnapshot snapshot;
-  snapshot.upper_bounds = upper_bounds_;
-  snapshot.cumulative_counts.resize(upper_bounds_.size() + 1);
-  uint64_t total = 0;
-  for (size_t i = 0; i <= upper_bounds_.size(); ++i) {
-    total += counts_[i].load(std::memory_order_relaxed);
-    snapshot.cumulative_counts[i] = total;
-  }
-  snapshot.sum = sum_.load(std::memory_order_relaxed);
-  return snapshot;
-}
-
-absl::Status ValidateBuckets(const std::vector<double>& bounds) {
-  if (bounds.empty()) {
+template <typename T>
+absl::StatusOr<T*> Family<T>::Add(
+    const std::vector<std::string>& label_values) {
+  if (label_values.size() != label_names_.size()) {
     return absl::InvalidArgumentError(
-        "histogram buckets: expected at least one finite upper bound");
+        absl::StrCat("metric ", name_, " has ", label_names_.size(),
+                     " labels, got ", label_values.size(), " values"));
   }
-  for (size_t i = 0; i < bounds.size(); ++i) {
-    const bool last = i + 1 == bounds.size();
-    if (std::isnan(bounds[i]) ||
-        (std::isinf(bounds[i]) && !(last && i > 0 && bounds[i] > 0))) {
+  for (const std::string& value : label_values) {
+    if (!IsUtf8(value)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("histogram bucket ", i, " is ", bounds[i],
-                       ": expected a finite number (+Inf only last)"));
-    }
-    if (i > 0 && !(bounds[i] > bounds[i - 1])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "histogram buckets must increase strictly: ", bounds[i - 1],
-          " is followed by ", bounds[i]));
+          absl::StrCat("label value for metric ", name_, " is not UTF-8"));
     }
   }
-  return absl::OkStatus();
-}
-
-bool IsValidMetricName(absl::string_view name) {
-  if (name.empty()) return false;
-  if (!IsNameStart(name[0]) && name[0] != ':') return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return IsNameStart(c) || IsDigit(c) || c == ':';
-  });
-}
-
-bool IsValidLabelName(absl::string_view name) {
-  if (name.empty() || !IsNameStart(name[0])) return false;
-  if (absl::StartsWith(name, "__")) return false;
-  return std::all_of(name.begin(), name.end(),
-                     [](char c) { return IsNameStart(c) || IsDigit(c); });
-}
-
-bool IsValidUtf8(absl::string_view text) {
-  size_t i = 0;
-  const size_t n = text.size();
-  while (i < n) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t length;
-    uint32_t code_point;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      length = 2;
-      code_point = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      length = 3;
-      code_point = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      length = 4;
-      code_point = c & 0x07;
-    } else {
-      return false;
+  if constexpr (std::is_same_v<T, Histogram>) {
+    return store_->Add(label_values);
+  } else {
+    ::prometheus::Labels labels;
+    for (size_t i = 0; i < label_names_.size(); ++i) {
+      labels.emplace(label_names_[i], label_values[i]);
     }
-    if (i + length > n) return false;
-    for (size_t k = 1; k < length; ++k) {
-      const unsigned char next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return false;
-      code_point = (code_point << 6) | (next & 0x3F);
+    try {
+      return &store_->Add(labels);
+    } catch (const std::exception& e) {
+      return LibraryError(name_, e);
     }
-    // Overlong forms, surrogates and values past U+10FFFF are invalid.
-    static constexpr uint32_t kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code_point < kMinForLength[length] || code_point > 0x10FFFF ||
-        (code_point >= 0xD800 && code_point <= 0xDFFF)) {
-      return false;
-    }
-    i += length;
   }
-  return true;
 }
 
-absl::Status Registry::Reserve(absl::string_view name, MetricType type,
+template class Family<Counter>;
+template class Family<Gauge>;
+template class Family<Histogram>;
+
+Registry::Registry()
+    : library_(::prometheus::Registry::InsertBehavior::Throw) {}
+Registry::~Registry() = default;
+
+absl::Status Registry::Reserve(absl::string_view name, absl::string_view help,
+                               MetricType type,
                                const std::vector<std::string>& label_names) {
-  if (!IsValidMetricName(name)) {
+  if (!::prometheus::CheckMetricName(std::string(name))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "metric name \"", name, "\": expected [a-zA-Z_:][a-zA-Z0-9_:]*"));
+        "metric name \"", name,
+        "\": expected [a-zA-Z_:][a-zA-Z0-9_:]* not starting with \"__\""));
   }
-  std::vector<std::string> seen;
-  for (const std::string& label : label_names) {
-    if (!IsValidLabelName(label)) {
+  if (!IsUtf8(help)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("help of metric ", name, " is not UTF-8"));
+  }
+  for (size_t i = 0; i < label_names.size(); ++i) {
+    const std::string& label = label_names[i];
+    if (!::prometheus::CheckLabelName(label)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "label name \"", label, "\" of metric ", name,
           ": expected [a-zA-Z_][a-zA-Z0-9_]* not starting with \"__\""));
@@ -220,17 +165,17 @@ absl::Status Registry::Reserve(absl::string_view name, MetricType type,
       return absl::InvalidArgumentError(absl::StrCat(
           "histogram ", name, " may not have a label named \"le\""));
     }
-    if (std::find(seen.begin(), seen.end(), label) != seen.end()) {
+    if (std::find(label_names.begin(), label_names.begin() + i, label) !=
+        label_names.begin() + i) {
       return absl::InvalidArgumentError(
           absl::StrCat("label \"", label, "\" repeated in metric ", name));
     }
-    seen.push_back(label);
   }
   std::vector<std::string> samples = {std::string(name)};
   if (type == MetricType::kHistogram) {
-    samples.push_back(absl::StrCat(name, "_bucket"));
-    samples.push_back(absl::StrCat(name, "_sum"));
-    samples.push_back(absl::StrCat(name, "_count"));
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      samples.push_back(absl::StrCat(name, suffix));
+    }
   }
   for (const std::string& sample : samples) {
     auto it = sample_names_.find(sample);
@@ -242,40 +187,59 @@ absl::Status Registry::Reserve(absl::string_view name, MetricType type,
   for (const std::string& sample : samples) {
     sample_names_.emplace(sample, std::string(name));
   }
+  declared_.emplace(std::string(name),
+                    Declared{EscapeHelp(help), type, label_names});
   return absl::OkStatus();
 }
 
 template <typename T>
-absl::StatusOr<Family<T>*> Registry::AddFamily(
+absl::StatusOr<Family<T>*> Registry::AddLibraryFamily(
     absl::string_view name, absl::string_view help, MetricType type,
-    std::vector<std::string> label_names, std::vector<double> buckets) {
+    std::vector<std::string> label_names) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!IsValidUtf8(help)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("help of metric ", name, " is not valid UTF-8"));
+  COMPATD_RETURN_IF_ERROR(Reserve(name, help, type, label_names));
+  ::prometheus::Family<T>* store = nullptr;
+  try {
+    const std::string& escaped_help = declared_.find(name)->second.help;
+    if constexpr (std::is_same_v<T, Counter>) {
+      store = &::prometheus::BuildCounter()
+                   .Name(std::string(name))
+                   .Help(escaped_help)
+                   .Register(library_);
+    } else {
+      store = &::prometheus::BuildGauge()
+                   .Name(std::string(name))
+                   .Help(escaped_help)
+                   .Register(library_);
+    }
+  } catch (const std::exception& e) {
+    sample_names_.erase(sample_names_.find(name));
+    declared_.erase(declared_.find(name));
+    return LibraryError(name, e);
   }
-  absl::Status reserved = Reserve(name, type, label_names);
-  if (!reserved.ok()) return reserved;
-  auto family =
-      std::make_unique<Family<T>>(std::string(name), std::string(help), type,
-                                  std::move(label_names), std::move(buckets));
+  auto family = std::make_unique<Family<T>>(store, std::string(name),
+                                            std::move(label_names));
   Family<T>* raw = family.get();
-  families_.emplace(std::string(name), std::move(family));
+  if constexpr (std::is_same_v<T, Counter>) {
+    counters_.push_back(std::move(family));
+  } else {
+    gauges_.push_back(std::move(family));
+  }
   return raw;
 }
 
 absl::StatusOr<Family<Counter>*> Registry::AddCounterFamily(
     absl::string_view name, absl::string_view help,
     std::vector<std::string> label_names) {
-  return AddFamily<Counter>(name, help, MetricType::kCounter,
-                            std::move(label_names), {});
+  return AddLibraryFamily<Counter>(name, help, MetricType::kCounter,
+                                   std::move(label_names));
 }
 
 absl::StatusOr<Family<Gauge>*> Registry::AddGaugeFamily(
     absl::string_view name, absl::string_view help,
     std::vector<std::string> label_names) {
-  return AddFamily<Gauge>(name, help, MetricType::kGauge,
-                          std::move(label_names), {});
+  return AddLibraryFamily<Gauge>(name, help, MetricType::kGauge,
+                                 std::move(label_names));
 }
 
 absl::StatusOr<Family<Histogram>*> Registry::AddHistogramFamily(
@@ -287,8 +251,47 @@ absl::StatusOr<Family<Histogram>*> Registry::AddHistogramFamily(
         absl::StrCat("metric ", name, ": ", valid.message()));
   }
   if (std::isinf(buckets.back())) buckets.pop_back();  // +Inf is implicit
-  return AddFamily<Histogram>(name, help, MetricType::kHistogram,
-                              std::move(label_names), std::move(buckets));
+  std::lock_guard<std::mutex> lock(mu_);
+  COMPATD_RETURN_IF_ERROR(
+      Reserve(name, help, MetricType::kHistogram, label_names));
+  auto store = std::make_shared<HistogramFamily>(
+      std::string(name), declared_.find(name)->second.help, label_names,
+      std::move(buckets));
+  auto family = std::make_unique<Family<Histogram>>(
+      store.get(), std::string(name), std::move(label_names));
+  Family<Histogram>* raw = family.get();
+  collectables_.push_back(std::move(store));
+  histograms_.push_back(std::move(family));
+  return raw;
+}
+
+absl::Status Registry::AddCollectable(
+    std::vector<FamilyDescription> families,
+    std::shared_ptr<const ::prometheus::Collectable> collectable) {
+  if (collectable == nullptr) {
+    return absl::InvalidArgumentError("metrics collectable: none given");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  // All or none: a failure releases the names reserved before it (a
+  // description repeated within `families` fails as taken).
+  for (size_t i = 0; i < families.size(); ++i) {
+    const FamilyDescription& family = families[i];
+    absl::Status reserved =
+        family.type == MetricType::kHistogram
+            ? absl::InvalidArgumentError(absl::StrCat(
+                  "metric ", family.name, ": expected a counter or a gauge"))
+            : Reserve(family.name, family.help, family.type,
+                      family.label_names);
+    if (!reserved.ok()) {
+      for (size_t j = 0; j < i; ++j) {
+        sample_names_.erase(families[j].name);
+        declared_.erase(families[j].name);
+      }
+      return reserved;
+    }
+  }
+  collectables_.push_back(std::move(collectable));
+  return absl::OkStatus();
 }
 
 absl::Status Registry::AddCallbackFamily(absl::string_view name,
@@ -296,26 +299,15 @@ absl::Status Registry::AddCallbackFamily(absl::string_view name,
                                          MetricType type,
                                          std::vector<std::string> label_names,
                                          CallbackFunction function) {
-  if (type == MetricType::kHistogram) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "callback metric ", name, ": expected a counter or a gauge"));
-  }
   if (function == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("callback metric ", name, ": no function"));
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!IsValidUtf8(help)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("help of metric ", name, " is not valid UTF-8"));
-  }
-  absl::Status reserved = Reserve(name, type, label_names);
-  if (!reserved.ok()) return reserved;
-  families_.emplace(std::string(name),
-                    std::make_unique<CallbackFamily>(
-                        std::string(name), std::string(help), type,
-                        std::move(label_names), std::move(function)));
-  return absl::OkStatus();
+  FamilyDescription description{std::string(name), std::string(help), type,
+                                std::move(label_names)};
+  auto collectable =
+      std::make_shared<CallbackFamily>(description, std::move(function));
+  return AddCollectable({std::move(description)}, std::move(collectable));
 }
 
 absl::Status Registry::AddCallbackValue(
@@ -334,27 +326,61 @@ absl::Status Registry::AddCallbackValue(
       });
 }
 
-std::vector<FamilySnapshot> Registry::Collect() const {
-  std::vector<const FamilyBase*> families;
+bool Registry::Normalize(::prometheus::MetricFamily& family) const {
+  auto declared = declared_.find(family.name);
+  if (declared == declared_.end()) return false;
+  const Declared& d = declared->second;
+  family.help = d.help;
+  family.type = LibraryType(d.type);
+  // Labels in the declared order (prometheus::Family writes them sorted by
+  // name); a series without exactly the declared labels is dropped.
+  std::vector<::prometheus::ClientMetric> kept;
+  kept.reserve(family.metric.size());
+  for (::prometheus::ClientMetric& metric : family.metric) {
+    if (metric.label.size() != d.label_names.size()) continue;
+    std::vector<::prometheus::ClientMetric::Label> ordered;
+    ordered.reserve(d.label_names.size());
+    for (const std::string& name : d.label_names) {
+      auto it = std::find_if(metric.label.begin(), metric.label.end(),
+                             [&](const auto& l) { return l.name == name; });
+      if (it == metric.label.end()) break;
+      ordered.push_back(std::move(*it));
+    }
+    if (ordered.size() != d.label_names.size()) continue;
+    metric.label = std::move(ordered);
+    kept.push_back(std::move(metric));
+  }
+  std::stable_sort(kept.begin(), kept.end(), LabelValuesLess);
+  kept.erase(std::unique(kept.begin(), kept.end(), SameLabelValues),
+             kept.end());
+  family.metric = std::move(kept);
+  return !family.metric.empty();
+}
+
+std::vector<::prometheus::MetricFamily> Registry::Collect() const {
+  std::vector<std::shared_ptr<const ::prometheus::Collectable>> collectables;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    families.reserve(families_.size());
-    for (const auto& [name, family] : families_)
-      families.push_back(family.get());
+    collectables = collectables_;
   }
-  // Families are never removed, so the pointers stay valid outside the lock;
-  // callbacks run without the registry lock held.
-  std::vector<FamilySnapshot> snapshots;
-  snapshots.reserve(families.size());
-  for (const FamilyBase* family : families) {
-    FamilySnapshot snapshot = family->Collect();
-    if (snapshot.metrics.empty() &&
-        dynamic_cast<const CallbackFamily*>(family)) {
-      continue;
+  // Callbacks run without the registry's lock held.
+  std::vector<::prometheus::MetricFamily> families = library_.Collect();
+  for (const auto& collectable : collectables) {
+    for (::prometheus::MetricFamily& family : collectable->Collect()) {
+      families.push_back(std::move(family));
     }
-    snapshots.push_back(std::move(snapshot));
   }
-  return snapshots;
+  std::vector<::prometheus::MetricFamily> out;
+  out.reserve(families.size());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (::prometheus::MetricFamily& family : families) {
+      if (Normalize(family)) out.push_back(std::move(family));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
 }
 
 }  // namespace compatd::metrics

@@ -178,7 +178,7 @@ constexpr FamilySpec kFamilySpecs[] = {
      {"grpc_type", "grpc_service", "grpc_method", "grpc_code"},
      &F::handled},
     {"grpc_server_handling_seconds",
-     "metrics::Histogram of response latency (seconds) of gRPC that had been "
+     "Histogram of response latency (seconds) of gRPC that had been "
      "application-level handled by the server.",
      {"grpc_type", "grpc_service", "grpc_method"},
      &F::handling,

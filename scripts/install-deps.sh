@@ -10,7 +10,7 @@ set -euo pipefail
 BUILD_PACKAGES=(
   build-essential cmake pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
-  libabsl-dev libyaml-dev libssl-dev libboost-dev libsimdjson-dev
+  libabsl-dev libyaml-dev libssl-dev libboost-dev libsimdjson-dev prometheus-cpp-dev
 )
 # Tests, benchmarks and tools (`make test`, `make bench`, `make format`): GoogleTest, Google
 # Benchmark, yaml-cpp (the k8s/ and Dockerfile checks), Prometheus (promtool and the alert

@@ -7,6 +7,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
+#include "prometheus/metric_family.h"
+#include "prometheus/metric_type.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd::metrics {
@@ -15,7 +17,6 @@ namespace {
 using ::compatd::testing::StatusIs;
 using ::testing::_;
 using ::testing::ElementsAre;
-using ::testing::Field;
 
 TEST(ParseProcStatTest, CountsFieldsFromTheLastParenthesis) {
   // A command name with spaces and parentheses, as proc(5) allows.
@@ -72,15 +73,19 @@ TEST(ReadProcessStatsTest, OpenFdsFollowsOpenAndClose) {
 TEST(RegisterProcessMetricsTest, RegistersTheSixFamilies) {
   Registry registry;
   ASSERT_OK(RegisterProcessMetrics(&registry));
-  std::vector<FamilySnapshot> families = registry.Collect();
+  std::vector<prometheus::MetricFamily> families = registry.Collect();
   std::vector<std::string> names;
-  for (const FamilySnapshot& family : families) names.push_back(family.name);
+  for (const prometheus::MetricFamily& family : families) {
+    names.push_back(family.name);
+  }
   EXPECT_THAT(names,
               ElementsAre("process_cpu_seconds_total", "process_max_fds",
                           "process_open_fds", "process_resident_memory_bytes",
                           "process_start_time_seconds",
                           "process_virtual_memory_bytes"));
-  EXPECT_THAT(families[0], Field(&FamilySnapshot::type, MetricType::kCounter));
+  EXPECT_EQ(families[0].type, prometheus::MetricType::Counter);
+  EXPECT_EQ(families[2].type, prometheus::MetricType::Gauge);
+  EXPECT_GT(families[2].metric.at(0).gauge.value, 0);  // process_open_fds
   EXPECT_THAT(RegisterProcessMetrics(&registry),
               StatusIs(absl::StatusCode::kAlreadyExists, _));
 }

@@ -1,12 +1,17 @@
 #include "metrics/registry.h"
 
-#include <cmath>
+#include <algorithm>
 #include <limits>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prometheus/client_metric.h"
+#include "prometheus/metric_family.h"
+#include "prometheus/metric_type.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd::metrics {
@@ -16,133 +21,39 @@ using ::compatd::testing::StatusIs;
 using ::testing::_;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
-TEST(CounterTest, IncrementsByOneAndByAmounts) {
-  Counter counter;
-  counter.Increment();
-  counter.Increment(2);
-  counter.Increment(0.5);
-  EXPECT_DOUBLE_EQ(counter.Value(), 3.5);
+// The series of family `name` in a scrape: each one's label values (in the
+// written order) and value (counter or gauge).
+struct Series {
+  std::vector<std::string> labels;
+  double value;
+  bool operator==(const Series&) const = default;
+};
+void PrintTo(const Series& s, std::ostream* os) {
+  *os << ::testing::PrintToString(s.labels) << "=" << s.value;
 }
-
-TEST(CounterTest, IgnoresNegativeAndNaNIncrements) {
-  Counter counter;
-  counter.Increment(-1);
-  counter.Increment(std::numeric_limits<double>::quiet_NaN());
-  EXPECT_EQ(counter.Value(), 0);
-}
-
-TEST(CounterTest, ConcurrentIncrementsAreExact) {
-  Registry registry;
-  ASSERT_OK_AND_ASSIGN(Family<Counter> * family,
-                       registry.AddCounterFamily("c_total", "help", {"k"}));
-  ASSERT_OK_AND_ASSIGN(Counter * counter, family->Add({"v"}));
-  constexpr int kThreads = 8;
-  constexpr int kPerThread = 200000;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([counter] {
-      for (int i = 0; i < kPerThread; ++i) counter->Increment();
-    });
+std::vector<Series> SeriesOf(const Registry& registry, absl::string_view name) {
+  std::vector<Series> out;
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    if (family.name != name) continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      Series& series = out.emplace_back();
+      for (const auto& label : metric.label)
+        series.labels.push_back(label.value);
+      series.value = family.type == prometheus::MetricType::Counter
+                         ? metric.counter.value
+                         : metric.gauge.value;
+    }
   }
-  for (std::thread& thread : threads) thread.join();
-  EXPECT_EQ(counter->Value(), static_cast<double>(kThreads) * kPerThread);
+  return out;
 }
-
-TEST(GaugeTest, SetIncrementDecrement) {
-  Gauge gauge;
-  gauge.Set(10);
-  gauge.Increment(2.5);
-  gauge.Decrement();
-  EXPECT_DOUBLE_EQ(gauge.Value(), 11.5);
-}
-
-TEST(GaugeTest, ConcurrentIncrementsAndDecrementsCancelOut) {
-  Gauge gauge;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&gauge, t] {
-      for (int i = 0; i < 50000; ++i) {
-        if (t % 2 == 0) {
-          gauge.Increment();
-        } else {
-          gauge.Decrement();
-        }
-      }
-    });
+std::vector<std::string> Names(const Registry& registry) {
+  std::vector<std::string> names;
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    names.push_back(family.name);
   }
-  for (std::thread& thread : threads) thread.join();
-  EXPECT_EQ(gauge.Value(), 0);
-}
-
-TEST(HistogramTest, BucketsAreInclusiveAndCumulative) {
-  Histogram histogram({1, 2, 5});
-  for (double v : {0.5, 1.0, 1.5, 2.0, 4.0, 7.0}) histogram.Observe(v);
-  HistogramSnapshot snapshot = histogram.Snapshot();
-  EXPECT_THAT(snapshot.upper_bounds, ElementsAre(1, 2, 5));
-  // le=1: 0.5, 1.0; le=2: +1.5, 2.0; le=5: +4.0; +Inf: +7.0.
-  EXPECT_THAT(snapshot.cumulative_counts, ElementsAre(2, 4, 5, 6));
-  EXPECT_DOUBLE_EQ(snapshot.sum, 16.0);
-}
-
-TEST(HistogramTest, IgnoresNaN) {
-  Histogram histogram({1});
-  histogram.Observe(std::numeric_limits<double>::quiet_NaN());
-  histogram.Observe(std::numeric_limits<double>::infinity());
-  HistogramSnapshot snapshot = histogram.Snapshot();
-  EXPECT_THAT(snapshot.cumulative_counts, ElementsAre(0, 1));
-}
-
-TEST(HistogramTest, ConcurrentObservationsCountExactly) {
-  Histogram histogram({0.5});
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&histogram] {
-      for (int i = 0; i < 50000; ++i) histogram.Observe(i % 2 == 0 ? 0.25 : 1);
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  HistogramSnapshot snapshot = histogram.Snapshot();
-  EXPECT_THAT(snapshot.cumulative_counts, ElementsAre(100000, 200000));
-  EXPECT_DOUBLE_EQ(snapshot.sum, 100000 * 0.25 + 100000 * 1.0);
-}
-
-TEST(ValidateBucketsTest, AcceptsIncreasingFiniteBoundsAndTrailingInf) {
-  EXPECT_OK(ValidateBuckets({0.1, 1, 10}));
-  EXPECT_OK(ValidateBuckets({0.1, std::numeric_limits<double>::infinity()}));
-}
-
-TEST(ValidateBucketsTest, RejectsBadBounds) {
-  const double inf = std::numeric_limits<double>::infinity();
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (const std::vector<double>& bounds : std::vector<std::vector<double>>{
-           {}, {1, 1}, {2, 1}, {nan}, {inf}, {1, inf, 2}, {-inf, 1}}) {
-    EXPECT_THAT(ValidateBuckets(bounds),
-                StatusIs(absl::StatusCode::kInvalidArgument, _))
-        << ::testing::PrintToString(bounds);
-  }
-}
-
-TEST(NamesTest, MetricAndLabelNames) {
-  EXPECT_TRUE(IsValidMetricName("grpc_server_handled_total"));
-  EXPECT_TRUE(IsValidMetricName("a:b_c"));
-  EXPECT_FALSE(IsValidMetricName(""));
-  EXPECT_FALSE(IsValidMetricName("1abc"));
-  EXPECT_FALSE(IsValidMetricName("a-b"));
-  EXPECT_TRUE(IsValidLabelName("grpc_code"));
-  EXPECT_FALSE(IsValidLabelName("__name__"));
-  EXPECT_FALSE(IsValidLabelName("a:b"));
-  EXPECT_FALSE(IsValidLabelName("9"));
-}
-
-TEST(Utf8Test, AcceptsValidAndRejectsInvalid) {
-  EXPECT_TRUE(IsValidUtf8("plain"));
-  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
-  EXPECT_FALSE(IsValidUtf8("\xff"));
-  EXPECT_FALSE(IsValidUtf8("\xc3"));              // truncated
-  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong
-  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate
-  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // > U+10FFFF
+  return names;
 }
 
 TEST(RegistryTest, AddReturnsTheSameHandleForTheSameLabels) {
@@ -154,7 +65,7 @@ TEST(RegistryTest, AddReturnsTheSameHandleForTheSameLabels) {
   ASSERT_OK_AND_ASSIGN(Counter * other, family->Add({"1", "3"}));
   EXPECT_EQ(first, again);
   EXPECT_NE(first, other);
-  EXPECT_EQ(family->size(), 2u);
+  EXPECT_EQ(SeriesOf(registry, "x_total").size(), 2u);
 }
 
 TEST(RegistryTest, AddRejectsWrongArityAndInvalidUtf8) {
@@ -165,6 +76,13 @@ TEST(RegistryTest, AddRejectsWrongArityAndInvalidUtf8) {
                                         HasSubstr("has 1 labels, got 0")));
   EXPECT_THAT(family->Add({"\xff"}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("UTF-8")));
+  ASSERT_OK_AND_ASSIGN(Family<Histogram> * histograms,
+                       registry.AddHistogramFamily("h", "h", {"a"}, {1}));
+  EXPECT_THAT(histograms->Add({"a", "b"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, _));
+  EXPECT_THAT(histograms->Add({"\xc0\xaf"}),  // overlong
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("UTF-8")));
+  EXPECT_THAT(Names(registry), IsEmpty());
 }
 
 TEST(RegistryTest, RejectsDuplicateNamesIncludingHistogramSuffixes) {
@@ -178,53 +96,65 @@ TEST(RegistryTest, RejectsDuplicateNamesIncludingHistogramSuffixes) {
   ASSERT_OK(registry.AddGaugeFamily("queue_sum", "h", {}).status());
   EXPECT_THAT(registry.AddHistogramFamily("queue", "h", {}, {1}).status(),
               StatusIs(absl::StatusCode::kAlreadyExists, _));
+  EXPECT_THAT(registry.AddCallbackValue("queue_sum", "h", MetricType::kGauge,
+                                        [] { return 1.0; }),
+              StatusIs(absl::StatusCode::kAlreadyExists, _));
 }
 
-TEST(RegistryTest, RejectsBadNames) {
+TEST(RegistryTest, RejectsBadNamesHelpAndBuckets) {
   Registry registry;
   EXPECT_THAT(
       registry.AddCounterFamily("bad-name", "h", {}).status(),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"bad-name\"")));
+  EXPECT_THAT(registry.AddCounterFamily("1abc", "h", {}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, _));
   EXPECT_THAT(registry.AddCounterFamily("ok_total", "h", {"__x"}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, _));
+  EXPECT_THAT(registry.AddCounterFamily("ok_total", "h", {"a:b"}).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, _));
   EXPECT_THAT(
       registry.AddCounterFamily("ok_total", "h", {"a", "a"}).status(),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("repeated")));
+  EXPECT_THAT(registry.AddCounterFamily("ok_total", "\xff", {}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("UTF-8")));
   EXPECT_THAT(
       registry.AddHistogramFamily("h", "h", {"le"}, {1}).status(),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"le\"")));
-  EXPECT_THAT(registry.AddHistogramFamily("h", "h", {}, {2, 1}).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, _));
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const std::vector<double>& bounds : std::vector<std::vector<double>>{
+           {}, {1, 1}, {2, 1}, {nan}, {inf}, {1, inf, 2}, {-inf, 1}}) {
+    EXPECT_THAT(registry.AddHistogramFamily("h", "h", {}, bounds).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, _))
+        << ::testing::PrintToString(bounds);
+  }
   // A failed registration reserves nothing.
   EXPECT_OK(registry.AddCounterFamily("ok_total", "h", {}).status());
+  EXPECT_OK(registry.AddHistogramFamily("h", "h", {}, {1, inf}).status());
 }
 
-TEST(RegistryTest, HistogramDropsTrailingInfBucket) {
-  Registry registry;
-  ASSERT_OK_AND_ASSIGN(
-      Family<Histogram> * family,
-      registry.AddHistogramFamily(
-          "h", "h", {}, {1, std::numeric_limits<double>::infinity()}));
-  ASSERT_OK_AND_ASSIGN(Histogram * histogram, family->Add({}));
-  EXPECT_THAT(histogram->Snapshot().upper_bounds, ElementsAre(1));
-}
-
-TEST(RegistryTest, CollectSortsFamiliesAndLabelSets) {
+TEST(RegistryTest, CollectSortsFamiliesAndSeriesAndKeepsLabelOrder) {
   Registry registry;
   ASSERT_OK_AND_ASSIGN(Family<Gauge> * zeta,
-                       registry.AddGaugeFamily("zeta", "h", {"k"}));
+                       registry.AddGaugeFamily("zeta", "h", {"z", "a"}));
+  ASSERT_OK_AND_ASSIGN(Family<Counter> * beta,
+                       registry.AddCounterFamily("beta_total", "h", {}));
   ASSERT_OK_AND_ASSIGN(Family<Gauge> * alpha,
                        registry.AddGaugeFamily("alpha", "h", {}));
-  ASSERT_OK(zeta->Add({"b"}).status());
-  ASSERT_OK(zeta->Add({"a"}).status());
+  ASSERT_OK(zeta->Add({"b", "1"}).status());
+  ASSERT_OK(zeta->Add({"a", "2"}).status());
+  ASSERT_OK(zeta->Add({"a", "1"}).status());
   ASSERT_OK(alpha->Add({}).status());
-  std::vector<FamilySnapshot> families = registry.Collect();
-  ASSERT_EQ(families.size(), 2u);
-  EXPECT_EQ(families[0].name, "alpha");
-  EXPECT_EQ(families[1].name, "zeta");
-  ASSERT_EQ(families[1].metrics.size(), 2u);
-  EXPECT_THAT(families[1].metrics[0].label_values, ElementsAre("a"));
-  EXPECT_THAT(families[1].metrics[1].label_values, ElementsAre("b"));
+  ASSERT_OK(beta->Add({}).status());
+  EXPECT_THAT(Names(registry), ElementsAre("alpha", "beta_total", "zeta"));
+  EXPECT_THAT(SeriesOf(registry, "zeta"),
+              ElementsAre(Series{{"a", "1"}, 0}, Series{{"a", "2"}, 0},
+                          Series{{"b", "1"}, 0}));
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    if (family.name != "zeta") continue;
+    EXPECT_EQ(family.metric[0].label[0].name, "z");
+    EXPECT_EQ(family.metric[0].label[1].name, "a");
+  }
 }
 
 TEST(RegistryTest, CallbackFamilyIsEvaluatedAtEachCollect) {
@@ -233,9 +163,9 @@ TEST(RegistryTest, CallbackFamilyIsEvaluatedAtEachCollect) {
   ASSERT_OK(registry.AddCallbackValue(
       "cb", "h", MetricType::kGauge,
       [&value]() -> std::optional<double> { return value; }));
-  EXPECT_EQ(registry.Collect()[0].metrics[0].value, 1);
+  EXPECT_THAT(SeriesOf(registry, "cb"), ElementsAre(Series{{}, 1}));
   value = 7;
-  EXPECT_EQ(registry.Collect()[0].metrics[0].value, 7);
+  EXPECT_THAT(SeriesOf(registry, "cb"), ElementsAre(Series{{}, 7}));
 }
 
 TEST(RegistryTest, CallbackWithoutValueIsLeftOut) {
@@ -249,45 +179,129 @@ TEST(RegistryTest, CallbackWithoutValueIsLeftOut) {
 TEST(RegistryTest, CallbackFamilyDropsMalformedAndDuplicateSamples) {
   Registry registry;
   ASSERT_OK(
-      registry.AddCallbackFamily("cb", "h", MetricType::kGauge, {"k"}, [] {
+      registry.AddCallbackFamily("cb", "h", MetricType::kCounter, {"k"}, [] {
         return std::vector<CallbackSample>{
             {{"b"}, 2}, {{"a"}, 1}, {{"a"}, 9}, {{}, 3}, {{"\xff"}, 4}};
       }));
-  std::vector<FamilySnapshot> families = registry.Collect();
-  ASSERT_EQ(families.size(), 1u);
-  ASSERT_EQ(families[0].metrics.size(), 2u);
-  EXPECT_THAT(families[0].metrics[0].label_values, ElementsAre("a"));
-  EXPECT_EQ(families[0].metrics[0].value, 1);
-  EXPECT_THAT(families[0].metrics[1].label_values, ElementsAre("b"));
+  EXPECT_THAT(SeriesOf(registry, "cb"),
+              ElementsAre(Series{{"a"}, 1}, Series{{"b"}, 2}));
 }
 
-TEST(RegistryTest, CallbackHistogramIsRejected) {
+TEST(RegistryTest, CallbackHistogramAndNullFunctionAreRejected) {
   Registry registry;
   EXPECT_THAT(
       registry.AddCallbackFamily("cb", "h", MetricType::kHistogram, {},
                                  [] { return std::vector<CallbackSample>{}; }),
       StatusIs(absl::StatusCode::kInvalidArgument, _));
+  EXPECT_THAT(
+      registry.AddCallbackFamily("cb", "h", MetricType::kGauge, {}, nullptr),
+      StatusIs(absl::StatusCode::kInvalidArgument, _));
+  EXPECT_OK(registry.AddCallbackFamily("cb", "h", MetricType::kGauge, {}, [] {
+    return std::vector<CallbackSample>{};
+  }));
+}
+
+// A Collectable that writes a described family with labels in another
+// order, and one that was never described.
+class TwoFamilies final : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    prometheus::MetricFamily described;
+    described.name = "described";
+    described.help = "ignored";
+    described.type = prometheus::MetricType::Untyped;
+    prometheus::ClientMetric& metric = described.metric.emplace_back();
+    metric.label = {{"a", "1"}, {"b", "2"}};
+    metric.gauge.value = 5;
+    prometheus::ClientMetric& wrong = described.metric.emplace_back();
+    wrong.label = {{"a", "1"}};  // not the declared labels: dropped
+    prometheus::MetricFamily stranger = described;
+    stranger.name = "stranger";
+    return {described, stranger};
+  }
+};
+
+TEST(RegistryTest, CollectableFamiliesFollowTheirDescription) {
+  Registry registry;
+  ASSERT_OK(registry.AddCollectable(
+      {FamilyDescription{
+          "described", "Described.", MetricType::kGauge, {"b", "a"}}},
+      std::make_shared<TwoFamilies>()));
+  const std::vector<prometheus::MetricFamily> families = registry.Collect();
+  ASSERT_EQ(families.size(), 1u);
+  EXPECT_EQ(families[0].help, "Described.");
+  EXPECT_EQ(families[0].type, prometheus::MetricType::Gauge);
+  EXPECT_THAT(SeriesOf(registry, "described"),
+              ElementsAre(Series{{"2", "1"}, 5}));
+}
+
+TEST(RegistryTest, AddCollectableIsAllOrNone) {
+  Registry registry;
+  ASSERT_OK(registry.AddGaugeFamily("taken", "h", {}).status());
+  EXPECT_THAT(registry.AddCollectable(
+                  {FamilyDescription{"free", "h", MetricType::kGauge, {}},
+                   FamilyDescription{"taken", "h", MetricType::kGauge, {}}},
+                  std::make_shared<TwoFamilies>()),
+              StatusIs(absl::StatusCode::kAlreadyExists, _));
+  EXPECT_THAT(registry.AddCollectable(
+                  {FamilyDescription{"free", "h", MetricType::kGauge, {}},
+                   FamilyDescription{"bad-name", "h", MetricType::kGauge, {}}},
+                  std::make_shared<TwoFamilies>()),
+              StatusIs(absl::StatusCode::kInvalidArgument, _));
+  EXPECT_THAT(registry.AddCollectable({}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, _));
+  // "free" was not kept by the failed calls.
+  EXPECT_OK(registry.AddGaugeFamily("free", "h", {}).status());
+}
+
+TEST(RegistryTest, ConcurrentIncrementsAreExact) {
+  Registry registry;
+  ASSERT_OK_AND_ASSIGN(Family<Counter> * family,
+                       registry.AddCounterFamily("c_total", "help", {"k"}));
+  ASSERT_OK_AND_ASSIGN(Counter * counter, family->Add({"v"}));
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 100000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([counter] {
+      for (int i = 0; i < kPerThread; ++i) counter->Increment();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(counter->Value(), static_cast<double>(kThreads) * kPerThread);
 }
 
 TEST(RegistryTest, ConcurrentAddAndCollect) {
   Registry registry;
   ASSERT_OK_AND_ASSIGN(Family<Counter> * family,
                        registry.AddCounterFamily("c_total", "h", {"k"}));
-  std::thread adder([family] {
+  ASSERT_OK_AND_ASSIGN(Family<Histogram> * histograms,
+                       registry.AddHistogramFamily("h", "h", {"k"}, {1}));
+  std::thread adder([family, histograms] {
     for (int i = 0; i < 2000; ++i) {
-      absl::StatusOr<Counter*> counter = family->Add({std::to_string(i % 100)});
+      const std::string key = std::to_string(i % 100);
+      absl::StatusOr<Counter*> counter = family->Add({key});
       if (counter.ok()) (*counter)->Increment();
+      absl::StatusOr<Histogram*> histogram = histograms->Add({key});
+      if (histogram.ok()) (*histogram)->Observe(0.5);
+    }
+  });
+  std::thread registrar([&registry] {
+    for (int i = 0; i < 50; ++i) {
+      (void)registry.AddGaugeFamily("g" + std::to_string(i), "h", {});
     }
   });
   size_t max_seen = 0;
   for (int i = 0; i < 200; ++i) {
-    max_seen = std::max(max_seen, registry.Collect()[0].metrics.size());
+    max_seen = std::max(max_seen, SeriesOf(registry, "c_total").size());
   }
   adder.join();
+  registrar.join();
   EXPECT_LE(max_seen, 100u);
   double total = 0;
-  const std::vector<FamilySnapshot> families = registry.Collect();
-  for (const MetricSnapshot& m : families[0].metrics) total += m.value;
+  for (const Series& series : SeriesOf(registry, "c_total")) {
+    total += series.value;
+  }
   EXPECT_EQ(total, 2000);
 }
 

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "metrics/text_format.h"
+#include "prometheus/metric_family.h"
 #include "tests/testing/status_matchers.h"
 
 namespace compatd::runtime {
@@ -80,11 +81,11 @@ TEST_F(ServiceMetricsTest, PreCreatesEveryCodeForEveryMethod) {
   EXPECT_THAT(text, HasSubstr("grpc_server_started_total{grpc_type=\"server_"
                               "stream\",grpc_service=\"grpc.health.v1.Health\","
                               "grpc_method=\"Watch\"} 0\n"));
-  const std::vector<metrics::FamilySnapshot> families = registry_.Collect();
-  for (const metrics::FamilySnapshot& family : families) {
+  const std::vector<prometheus::MetricFamily> families = registry_.Collect();
+  for (const prometheus::MetricFamily& family : families) {
     if (family.name == "grpc_server_handled_total") {
       // (4 methods + unknown) x 17 codes.
-      EXPECT_EQ(family.metrics.size(), 5u * 17u);
+      EXPECT_EQ(family.metric.size(), 5u * 17u);
     }
   }
 }
@@ -196,9 +197,9 @@ TEST(ServiceMetricsBoundTest, ClientSeriesAreBounded) {
                               : std::optional<engine::SkewVerdict>(
                                     static_cast<engine::SkewVerdict>(i % 4)));
   }
-  for (const metrics::FamilySnapshot& family : registry.Collect()) {
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
     if (family.name == "compatd_client_requests_total") {
-      EXPECT_EQ(family.metrics.size(), 16u);
+      EXPECT_EQ(family.metric.size(), 16u);
     }
   }
 }
