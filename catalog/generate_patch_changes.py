@@ -191,8 +191,8 @@ def upstream_readings(sources, line):
             continue
         git_dir = gl.repo_dir(sources, repo)
         modules = gl.git_show(git_dir, commit, "vendor/modules.txt") or ""
-        if not re.search(rf"^# k8s\.io/kubernetes (?:=> k8s\.io/kubernetes )?v{re.escape(version)}\b",
-                         modules, re.MULTILINE):
+        vendored = rf"^# k8s\.io/kubernetes (?:=> k8s\.io/kubernetes )?v{re.escape(version)}\b"
+        if not re.search(vendored, modules, re.MULTILINE):
             raise SystemExit(f"{repo} {commit}: vendor/modules.txt does not vendor "
                              f"k8s.io/kubernetes v{version}")
         where = f"{repo}@{commit[:12]} (k8s.io/kubernetes v{version})"

@@ -140,15 +140,21 @@ TEST(LinesCliTest, DRAFractionalCapacityRangeFollowsMinCompatibilityOn137) {
               HasSubstr(R"(with min-compatibility version \u003e= 1.37)"));
 }
 
-// SchedulerAsyncAPICalls: disabled in v1.34.2 (CHANGELOG-1.34, the 1.34
-// catalog's patchChanges); 1.34.0 and 1.34.1 had it Beta, default on.
-TEST(LinesCliTest, APatchBeforeARecordedChangeIsNamedInTheReason) {
+// SchedulerAsyncAPICalls: disabled in v1.34.2 (CHANGELOG-1.34, #134401; the
+// 1.34 catalog's patchChanges); 1.34.0 and 1.34.1 had it Beta, default on
+// (k8s.io/kubernetes v1.34.1 pkg/features/kube_features.go), and are answered
+// as those patches.
+TEST(LinesCliTest, APatchBeforeARecordedChangeIsAnsweredAsThatPatch) {
   const RunResult early = EvalFeature("SchedulerAsyncAPICalls", "1.34.1");
   ASSERT_EQ(early.exit_code, 0) << early.err;
-  EXPECT_THAT(early.out, HasSubstr("1.34.2 changed this gate: kube-apiserver "
-                                   "1.34.1 had it Beta, default true"));
+  EXPECT_THAT(early.out, HasSubstr(R"("enabled": true)"));
+  EXPECT_THAT(early.out, HasSubstr(R"("catalogRelease": "1.34.1")"));
+  EXPECT_THAT(early.out,
+              HasSubstr("as kube-apiserver 1.34.1 has it (1.34.2 changed this "
+                        "gate; earlier patches had it Beta, default true)"));
   const RunResult later = EvalFeature("SchedulerAsyncAPICalls", "1.34.5");
   ASSERT_EQ(later.exit_code, 0) << later.err;
+  EXPECT_THAT(later.out, HasSubstr(R"("enabled": false)"));
   EXPECT_THAT(later.out, ::testing::Not(HasSubstr("changed this gate")));
 }
 
