@@ -58,7 +58,7 @@ TEST(LinesCliTest, EmbeddedLinesAnswerTheirBinaryAndRefuseOthers) {
   EXPECT_THAT(ok.out,
               HasSubstr(R"("catalogSource": "embedded:kubernetes-1.36")"));
   EXPECT_THAT(ok.out, HasSubstr(R"("catalogRelease": "1.36)"));
-  for (const char* binary : {"1.30", "1.37"}) {
+  for (const char* binary : {"1.30", "1.38"}) {
     const RunResult refused = RunCompatd(
         COMPATD_BINARY,
         {"eval", "--rpc=GetFeature",
