@@ -409,6 +409,31 @@ TEST_F(CapiTest, PlanFrom134To136StopsAtTheCatalogsPatchOf135) {
   EXPECT_FALSE(Has(plan, "retryAfterSeconds"));
 }
 
+// The 1.37 line (catalog/kubernetes-1.37.yaml, embedded once it is in the
+// tree): the same code path as 1.36, one hop more.
+TEST_F(CapiTest, PlanFrom134To137GoesThroughEveryLineAndSaysWhatIsProvisional) {
+  if (access(COMPATD_SOURCE_DIR "/catalog/kubernetes-1.37.yaml", R_OK) != 0) {
+    GTEST_SKIP() << "no 1.37 catalog in this tree";
+  }
+  const google::protobuf::Value plan =
+      Call("GenerateUpgradePlan", "upgrade-plan",
+           absl::StrCat(R"("cluster":)", Cluster(),
+                        R"(,"fromControlPlaneKubernetesVersion":"v1.34.7",)"
+                        R"("fromWorkersKubernetesVersion":"v1.34.7",)"
+                        R"("toKubernetesVersion":"v1.37.0")"));
+  ASSERT_EQ(Str(plan, "status"), "Success") << Str(plan, "message");
+  const std::vector<std::string> cp = Versions(plan, "controlPlaneUpgrades");
+  EXPECT_EQ(cp, (std::vector<std::string>{CatalogRelease(35),
+                                          CatalogRelease(36), "v1.37.0"}));
+  // Kubelet 1.34 is three minors behind 1.37: still within the skew.
+  std::vector<std::string> workers = Versions(plan, "workersUpgrades");
+  EXPECT_TRUE(workers.empty());
+  EXPECT_EQ(CapiValidatePlans("v1.37.0", "v1.34.7", "v1.34.7", cp, &workers),
+            "");
+  // The 1.37 line's data is from pre-release sources: the answer says so.
+  EXPECT_THAT(Str(plan, "message"), HasSubstr("1.37 data is PROVISIONAL"));
+}
+
 TEST_F(CapiTest, PlanForcesAWorkersStepWhereKubeletSkewRequiresIt) {
   // Workers at 1.32 cannot stay through a 1.36 control plane (kubelet at
   // most three minors older than kube-apiserver, Kubernetes' version skew
