@@ -46,6 +46,17 @@ inline constexpr LaneRule kLaneRules[] = {
     {"PlanUpgrade", Lane::kHeavy},
     {"LintCatalog", Lane::kHeavy},
     {"Evaluate", Lane::kHeavy},
+    // Cluster API's hooks that make a plan (gateway/capi_extension.h);
+    // discovery, GenerateUpgradePlan and the other hooks are light.
+    {"/hooks.runtime.cluster.x-k8s.io/v1alpha1/beforeclusterupgrade/"
+     "before-cluster-upgrade",
+     Lane::kHeavy},
+    {"/hooks.runtime.cluster.x-k8s.io/v1alpha1/beforecontrolplaneupgrade/"
+     "before-control-plane-upgrade",
+     Lane::kHeavy},
+    {"/hooks.runtime.cluster.x-k8s.io/v1alpha1/aftercontrolplaneupgrade/"
+     "after-control-plane-upgrade",
+     Lane::kHeavy},
 };
 
 // An Evaluate call is light when its request is at most this many bytes

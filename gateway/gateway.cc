@@ -89,13 +89,15 @@ Gateway::Gateway(const api::PolicyHandlers* handlers,
                  runtime::ClientTracker* clients,
                  const runtime::ServiceMetrics* metrics,
                  const ui::StatusPage* ui, size_t gatekeeper_cache_bytes,
-                 HeavyLane heavy, AuditIngest* audit)
+                 HeavyLane heavy, AuditIngest* audit,
+                 runtime::CapiVerdicts* capi_verdicts)
     : handlers_(handlers),
       store_(store),
       clients_(clients),
       metrics_(metrics),
       ui_(ui),
       audit_(audit),
+      capi_(handlers, metrics, capi_verdicts),
       gatekeeper_cache_(gatekeeper_cache_bytes),
       heavy_(heavy) {}
 
@@ -230,7 +232,9 @@ void Gateway::Handle(const http::Request& request,
   const bool ui_route = ui_ != nullptr && ui::StatusPage::Owns(request.path);
   const bool audit_route =
       audit_ != nullptr && request.path == "/audit/v1/events";
-  if (clients_ != nullptr && snapshot != nullptr && !ui_route && !audit_route) {
+  const bool capi_route = IsCapiPath(request.path);
+  if (clients_ != nullptr && snapshot != nullptr && !ui_route && !audit_route &&
+      !capi_route) {
     clients_->Record(*snapshot, engine::IdentifyClient(
                                     request.Header("x-kubernetes-component"),
                                     request.Header("x-kubernetes-version"),
@@ -262,6 +266,9 @@ void Gateway::Handle(const http::Request& request,
     } else {
       audit_->Serve(snapshot.get(), request, response);
     }
+  } else if (capi_route) {
+    route = CapiRoute(request.path);
+    capi_.Serve(snapshot.get(), request, response);
   } else if (IsGatekeeperPath(request.path)) {
     route = "/gatekeeper/v1";
     if (request.method != "POST") {
@@ -277,7 +284,8 @@ void Gateway::Handle(const http::Request& request,
     response->body = StatusJson(absl::NotFoundError(absl::StrCat(
         request.path,
         ": not found; compatd serves /v1/<RPC>, /admission/v1/validate, "
-        "/gatekeeper/v1 and /healthz here",
+        "/gatekeeper/v1, Cluster API's /hooks.runtime.cluster.x-k8s.io/"
+        "v1alpha1/... and /healthz here",
         audit_ != nullptr ? ", /audit/v1/events" : "",
         ui_ != nullptr ? ", and the status page at /ui/" : "")));
   }

@@ -13,6 +13,9 @@
 //   POST /admission/v1/validate   admission.k8s.io/v1 AdmissionReview
 //   POST /gatekeeper/v1           externaldata.gatekeeper.sh/v1beta1
 //                                 ProviderRequest
+//   POST /hooks.runtime.cluster.x-k8s.io/v1alpha1/...
+//                                 Cluster API's Runtime SDK: discovery and
+//                                 the upgrade hooks (gateway/capi_extension.h)
 //   POST /audit/v1/events         kube-apiserver's audit webhook
 //                                 (audit.k8s.io/v1 EventList;
 //                                 gateway/audit.h), when one is given
@@ -36,8 +39,10 @@
 #include "api/lanes.h"
 #include "base/work_pool.h"
 #include "gateway/audit.h"
+#include "gateway/capi_extension.h"
 #include "gateway/provider_cache.h"
 #include "http/server.h"
+#include "runtime/capi_verdicts.h"
 #include "runtime/client_tracker.h"
 #include "runtime/service_metrics.h"
 #include "runtime/serving_snapshot.h"
@@ -65,13 +70,16 @@ class Gateway final {
   // (gateway/provider_cache.h; --gatekeeper-cache-bytes); 0 keeps none.
   // `audit` (may be null: the route is 404) reads /audit/v1/events; its
   // posts are not recorded as a client call of their own (kube-apiserver is
-  // the sender, the events name the clients).
+  // the sender, the events name the clients). `capi_verdicts` (may be null)
+  // keeps the last Cluster API hook verdict per cluster for the status page;
+  // Cluster API's calls are not recorded as clients either.
   Gateway(const api::PolicyHandlers* handlers,
           const runtime::SnapshotStore* store, runtime::ClientTracker* clients,
           const runtime::ServiceMetrics* metrics,
           const ui::StatusPage* ui = nullptr,
           size_t gatekeeper_cache_bytes = kDefaultGatekeeperCacheBytes,
-          HeavyLane heavy = HeavyLane(), AuditIngest* audit = nullptr);
+          HeavyLane heavy = HeavyLane(), AuditIngest* audit = nullptr,
+          runtime::CapiVerdicts* capi_verdicts = nullptr);
 
   // Answers on the calling thread, whatever the request's lane.
   // Thread-safe; never blocks.
@@ -93,6 +101,7 @@ class Gateway final {
   const runtime::ServiceMetrics* metrics_;
   const ui::StatusPage* ui_;
   AuditIngest* audit_;
+  CapiExtension capi_;
   mutable ProviderCache gatekeeper_cache_;
   const HeavyLane heavy_;
 };

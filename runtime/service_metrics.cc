@@ -133,6 +133,7 @@ struct ServiceMetricFamilies {
   metrics::Family<metrics::Counter>* mismatch = nullptr;
   metrics::Family<metrics::Counter>* http_requests = nullptr;
   metrics::Family<metrics::Histogram>* http_seconds = nullptr;
+  metrics::Family<metrics::Counter>* capi_hook_calls = nullptr;
 };
 
 namespace {
@@ -238,6 +239,12 @@ constexpr FamilySpec kFamilySpecs[] = {
      "cluster section does not match the cluster. By the catalog's reason.",
      {"reason"},
      &F::mismatch},
+    {"compatd_capi_hook_calls_total",
+     "Cluster API Runtime Extension calls by hook and verdict: success, "
+     "retry (Success with retryAfterSeconds: the hook blocks), blocked "
+     "(Failure for what compatd found), invalid (Failure for the request).",
+     {"hook", "verdict"},
+     &F::capi_hook_calls},
     {"compatd_http_requests_total",
      "Requests on the HTTP front door (--http-listen) by route and HTTP "
      "status.",
@@ -419,6 +426,14 @@ absl::Status ServiceMetrics::AddCatalogChildren(
         admission_mismatch_[i],
         families.mismatch->Add({std::string(kAdmissionMismatchReasons[i])}));
   }
+  for (size_t h = 0; h < kCapiHooks.size(); ++h) {
+    for (size_t v = 0; v < kCapiVerdicts.size(); ++v) {
+      COMPATD_ASSIGN_OR_RETURN(
+          capi_hook_calls_[h * kCapiVerdicts.size() + v],
+          families.capi_hook_calls->Add(
+              {std::string(kCapiHooks[h]), std::string(kCapiVerdicts[v])}));
+    }
+  }
   http_requests_ = families.http_requests;
   http_seconds_ = families.http_seconds;
   return absl::OkStatus();
@@ -574,6 +589,18 @@ void ServiceMetrics::RecordAdmissionMismatch(absl::string_view reason) const {
     if (kAdmissionMismatchReasons[i] == reason) {
       admission_mismatch_[i]->Increment();
       return;
+    }
+  }
+}
+
+void ServiceMetrics::RecordCapiHook(absl::string_view hook,
+                                    absl::string_view verdict) const {
+  for (size_t h = 0; h < kCapiHooks.size(); ++h) {
+    if (kCapiHooks[h] != hook) continue;
+    for (size_t v = 0; v < kCapiVerdicts.size(); ++v) {
+      if (kCapiVerdicts[v] == verdict) {
+        capi_hook_calls_[h * kCapiVerdicts.size() + v]->Increment();
+      }
     }
   }
 }

@@ -32,6 +32,8 @@
 //       "skipped_stage", "unauthenticated", "malformed")
 //   compatd_audit_batches_total{result}  ("accepted", "malformed",
 //       "too_large", "busy")
+//   compatd_capi_hook_calls_total{hook,verdict}  (Cluster API Runtime
+//       Extension calls, gateway/capi_extension.h)
 //
 // Thread-safe.
 
@@ -194,6 +196,25 @@ class ServiceMetrics final {
       {"removed", "not_introduced", "not_enabled"};
   void RecordAdmissionMismatch(absl::string_view reason) const;
 
+  // One Cluster API Runtime Extension call (gateway/capi_extension.h):
+  // compatd_capi_hook_calls_total{hook,verdict}, every pair pre-created. A
+  // hook or verdict outside these lists is not counted. Lock-free.
+  static constexpr std::array<absl::string_view, 8> kCapiHooks = {
+      "Discovery",
+      "GenerateUpgradePlan",
+      "BeforeClusterUpgrade",
+      "BeforeControlPlaneUpgrade",
+      "AfterControlPlaneUpgrade",
+      "BeforeWorkersUpgrade",
+      "AfterWorkersUpgrade",
+      "AfterClusterUpgrade"};
+  // success: Success; retry: Success with retryAfterSeconds (blocking);
+  // blocked: Failure for what compatd found; invalid: Failure for the
+  // request (bad input, a line compatd has no facts of).
+  static constexpr std::array<absl::string_view, 4> kCapiVerdicts = {
+      "success", "retry", "blocked", "invalid"};
+  void RecordCapiHook(absl::string_view hook, absl::string_view verdict) const;
+
   // The out-of-allowance gauge's values at scrape time: (component, count).
   // Replaces any previous source; nullptr removes it (the gauge is then
   // empty). Whoever sets a source must reset it before the source dies.
@@ -254,6 +275,8 @@ class ServiceMetrics final {
   std::array<metrics::Counter*, kAuditBatchResultCount> audit_batches_{};
   std::array<metrics::Counter*, kAdmissionMismatchReasons.size()>
       admission_mismatch_{};
+  std::array<metrics::Counter*, kCapiHooks.size() * kCapiVerdicts.size()>
+      capi_hook_calls_{};
 
   metrics::Family<metrics::Counter>* http_requests_ = nullptr;
   metrics::Family<metrics::Histogram>* http_seconds_ = nullptr;

@@ -549,6 +549,7 @@ class ServerImpl final : public Server {
     if (options_.ui) {
       ui::StatusPage::Options ui_options;
       ui_options.started = started_;
+      ui_options.capi_verdicts = &capi_verdicts_;
       status_page_ =
           std::make_unique<ui::StatusPage>(handlers_.get(), ui_options);
     }
@@ -572,7 +573,7 @@ class ServerImpl final : public Server {
         status_page_.get(),
         static_cast<size_t>(options_.gatekeeper_cache_bytes),
         gateway::HeavyLane{heavy_.get(), options_.heavy_work_time},
-        audit_.get());
+        audit_.get(), &capi_verdicts_);
     if (absl::Status s = StartHttpPort(
             options_.http_listen, "--http-listen", options_.http_tls,
             "--http-tls", gateway_->AsHandler(), &http_tls_, &http_server_);
@@ -583,7 +584,8 @@ class ServerImpl final : public Server {
         options_.http_tls.enabled() ? "HTTPS/JSON on https://"
                                     : "HTTP/JSON on http://",
         HostOf(options_.http_listen), ":", http_server_->port(),
-        " (/v1/<RPC>, /admission/v1/validate, /gatekeeper/v1",
+        " (/v1/<RPC>, /admission/v1/validate, /gatekeeper/v1, "
+        "/hooks.runtime.cluster.x-k8s.io/v1alpha1/",
         options_.audit ? ", /audit/v1/events" : "",
         options_.ui ? ", the status page at /ui/)" : ")",
         options_.http_tls.enabled() && !options_.http_tls.client_ca.empty()
@@ -796,6 +798,9 @@ class ServerImpl final : public Server {
   const absl::Time started_ = absl::Now();
   std::unique_ptr<ui::StatusPage> status_page_;  // outlives the gateway
   std::unique_ptr<gateway::AuditIngest> audit_;
+  // The last Cluster API hook verdict per cluster (the gateway writes, the
+  // status page reads).
+  runtime::CapiVerdicts capi_verdicts_;
   std::unique_ptr<gateway::Gateway> gateway_;
   std::unique_ptr<http::TlsFileContext> http_tls_;  // outlives its server
   std::unique_ptr<http::Server> http_server_;

@@ -190,7 +190,8 @@ void StatusPage::Handle(const http::Request& request,
                   : absl::StatusOr<std::shared_ptr<const engine::CatalogSet>>(
                         line.status());
     if (!set.ok()) {
-      const PageContext context{snapshot, handlers_, now, options_.started};
+      const PageContext context{snapshot, handlers_, now, options_.started,
+                                options_.capi_verdicts};
       response->status = 400;
       response->content_type = std::string(kHtml);
       response->body =
@@ -201,7 +202,8 @@ void StatusPage::Handle(const http::Request& request,
     chosen.catalogs = *std::move(set);
     snapshot = &chosen;
   }
-  const PageContext context{snapshot, handlers_, now, options_.started};
+  const PageContext context{snapshot, handlers_, now, options_.started,
+                            options_.capi_verdicts};
   AnswerView(request, path, context, response);
 }
 

@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "api/handlers.h"
 #include "http/server.h"
+#include "runtime/capi_verdicts.h"
 #include "runtime/serving_snapshot.h"
 
 namespace compatd::ui {
@@ -48,6 +49,9 @@ class StatusPage final {
     absl::Time started = absl::Now();
     // Defaults to absl::Now.
     std::function<absl::Time()> clock;
+    // The overview's Cluster API section: the last hook verdict per cluster
+    // (gateway/capi_extension.h). Null: no section. Must outlive the page.
+    const runtime::CapiVerdicts* capi_verdicts = nullptr;
   };
 
   // `handlers` must outlive the page.

@@ -292,6 +292,38 @@ void AppendApisAndProcessCards(std::string* out, const PageContext& context,
                   "</dd></dl></section>");
 }
 
+// The last Cluster API hook verdict of each cluster (none: no section).
+void AppendCapiSection(std::string* out, const PageContext& context) {
+  if (context.capi_verdicts == nullptr) return;
+  const std::vector<runtime::CapiVerdict> verdicts =
+      context.capi_verdicts->List();
+  if (verdicts.empty()) return;
+  out->append(
+      "<section id=\"cluster-api\"><h2>Cluster API</h2><p>The last hook "
+      "verdict compatd gave each Cluster (docs/cluster-api.md).</p><table>"
+      "<thead><tr><th>Cluster</th><th>Hook</th><th>Versions</th><th>Verdict"
+      "</th><th>When</th><th>Message</th></tr></thead><tbody>");
+  for (const runtime::CapiVerdict& v : verdicts) {
+    out->append("<tr><td>");
+    AppendEscaped(out, v.cluster);
+    out->append("</td><td>");
+    AppendEscaped(out, v.hook);
+    out->append("</td><td>");
+    AppendEscaped(out,
+                  v.from.empty() ? v.to : absl::StrCat(v.from, " -> ", v.to));
+    out->append("</td><td>");
+    AppendEscaped(out, v.retry_after_seconds > 0
+                           ? absl::StrCat(v.status, ", retry in ",
+                                          v.retry_after_seconds, "s")
+                           : v.status);
+    absl::StrAppend(out, "</td><td>", HumanDuration(context.now - v.at),
+                    " ago</td><td><pre>");
+    AppendEscaped(out, v.message);
+    out->append("</pre></td></tr>");
+  }
+  out->append("</tbody></table></section>");
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> RenderOverview(const PageContext& context) {
@@ -310,6 +342,7 @@ absl::StatusOr<std::string> RenderOverview(const PageContext& context) {
   AppendFeaturesCard(&out, data.features);
   AppendApisAndProcessCards(&out, context, data.apis);
   out.append("</div>");
+  AppendCapiSection(&out, context);
   AppendFoot(&out, &context);
   return out;
 }

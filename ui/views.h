@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "api/handlers.h"
+#include "runtime/capi_verdicts.h"
 #include "runtime/serving_snapshot.h"
 
 namespace compatd::ui {
@@ -24,6 +25,8 @@ struct PageContext {
   const api::PolicyHandlers* handlers = nullptr;       // never null
   absl::Time now;                                      // "3m ago", uptime
   absl::Time started;  // the process's start, for the uptime
+  // The last Cluster API hook verdict per cluster (may be null: no section).
+  const runtime::CapiVerdicts* capi_verdicts = nullptr;
 };
 
 // The feature gate table's filters (the form's query parameters q,
