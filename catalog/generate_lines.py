@@ -1108,7 +1108,37 @@ def render_line(entry, api_extract, lifecycles, history_section, changes):
     lines += storage_lines(entry, resources_of)
     lines += patch_change_lines(changes, entry["line"])
     lines += history_section
+    if entry.get("apiKinds") is not None:
+        lines += newer_history(apis, history_section)
     return "\n".join(lines) + "\n"
+
+
+API_GV = re.compile(r"^  - group: (\S+)$|^    version: (\S+)$")
+API_RESOURCE = re.compile(r"^      - \{resource: (\S+), kind: (\w+)(.*)\}$")
+HISTORY_KEY = re.compile(r"^  - \{group: (\S+), version: (\S+), kind: (\w+)")
+
+
+def newer_history(apis, history_section):
+    """apiHistory entries for the kinds a tree's binary serves that data/api_history.json
+    (release tags only) does not list yet: a line made from a tree newer than the newest
+    kubernetes/api tag read. Each with the lifecycle its apis entry has."""
+    known = {m.groups() for m in map(HISTORY_KEY.match, history_section) if m}
+    out, group, version = [], None, None
+    for line in apis:
+        gv = API_GV.match(line)
+        if gv:
+            group, version = gv.group(1) or group, gv.group(2) or version
+            continue
+        resource = API_RESOURCE.match(line)
+        if not resource or (group, version, resource.group(2)) in known:
+            continue
+        rest = resource.group(3).replace(", persisted: false", "")
+        out.append(f"  - {{group: {group}, version: {version}, kind: {resource.group(2)}, "
+                   f"resource: {resource.group(1)}{rest}}}")
+    if not out:
+        return []
+    return [f"  # {len(out)} kinds of this tree that no kubernetes/api release tag of "
+            "data/api_history.json has yet"] + out
 
 
 def fork_header(entry, counts, unversioned):
@@ -1163,6 +1193,8 @@ def with_overlay(entry):
         if change["action"] == "add" and name in gates:
             raise SystemExit(f"{LINES_OVERLAY}: {entry['line']} {name}: add, but the tree has "
                              "it already (regenerated from a newer tree? drop the entry)")
+        if not change.get("prs") and not change.get("source"):
+            raise SystemExit(f"{LINES_OVERLAY}: {name}: no provenance (prs or source)")
         if change["action"] not in ("add", "replace"):
             raise SystemExit(f"{LINES_OVERLAY}: {name}: action {change['action']!r}")
         specs = [dict({"minCompatibilityVersion": None}, **spec) for spec in change["specs"]]
@@ -1204,7 +1236,8 @@ def tree_header(entry, overlay, counts, unversioned):
         header.append(f"# Overlay (data/lines_overlay.json): {len(overlay['gates'])} gate changes "
                       f"after the tree, from {overlay['source']['what']}:")
         for change in overlay["gates"]:
-            header.append(f"#   {change['action']} {change['name']} ({', '.join(change['prs'])})")
+            header.append(f"#   {change['action']} {change['name']} ("
+                          + (", ".join(change["prs"]) or change["source"]) + ")")
     gates = sum(counts.values())
     header.append(f"# {gates} gates (" + ", ".join(
         f"{c} {n}" for c, n in sorted(counts.items())) + ")"

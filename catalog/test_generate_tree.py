@@ -249,6 +249,9 @@ class TreeTest(unittest.TestCase):
         self.assertIn('minCompatibilityVersion: "1.37"', text)
         self.assertIn("  - group: widgets.k8s.io\n    version: v1beta1\n", text)
         self.assertIn("  - {group: widgets.k8s.io, resource: widgets, version: v1beta1}", text)
+        # Kinds no apiHistory entry lists (here: all) get one, with their lifecycle.
+        self.assertIn("  - {group: widgets.k8s.io, version: v1, kind: Widget, resource: widgets, "
+                      'introduced: "1.37"}', text)
 
     def assert_stops(self, pattern, **kwargs):
         with self.assertRaisesRegex(SystemExit, pattern):
@@ -317,7 +320,7 @@ class OverlayTest(unittest.TestCase):
             names = {g["name"] for g in applied["gates"]}
             for change in overlay["gates"]:
                 self.assertIn(change["name"], names)
-                self.assertTrue(change["prs"], change["name"])
+                self.assertTrue(change["prs"] or change["source"], change["name"])
 
 
 if __name__ == "__main__":

@@ -95,18 +95,21 @@ TEST(EmbeddedLinesTest, EachLineLoadsAndNamesItsPatch) {
         << line;
   }
   EXPECT_THAT(Line("1.37").exactness_reason,
-              ::testing::HasSubstr("ae5d4d35 (2026-07-24"));
+              ::testing::AllOf(::testing::HasSubstr("pre-release sources"),
+                               ::testing::HasSubstr("draft to 2026-08-13")));
 }
 
 // How many gates each binary registers: every key of the feature maps of
 // kube's pkg/features and the staging feature files at the line's tag
 // (the release-lines data: 165, 177, 189, 206, 216; 1.36: 240). 1.37: 248 in
 // kube_features.go at ae5d4d35 and the staging feature files of 2026-07-21..24,
-// plus the 3 gates the 1.37 release-notes draft adds later.
+// plus the 3 gates the 1.37 release-notes draft adds later and
+// DRADerivedAttributes, which Kubernetes' generated feature list at 2a5a1c06
+// (after ae5d4d35) has.
 TEST(EmbeddedLinesTest, GateCountsPerLine) {
   const std::vector<std::pair<std::string, size_t>> counts = {
       {"1.31", 165}, {"1.32", 177}, {"1.33", 189}, {"1.34", 206},
-      {"1.35", 216}, {"1.36", 240}, {"1.37", 251}};
+      {"1.35", 216}, {"1.36", 240}, {"1.37", 252}};
   for (const auto& [line, count] : counts) {
     EXPECT_EQ(Line(line).features.size(), count) << line;
   }
@@ -463,6 +466,12 @@ TEST(EmbeddedLinesTest, GateChangesOf137) {
                        Decide(Line("1.37"), "SchedulerPreQueueingHints"));
   EXPECT_EQ(hints.stage, PreRelease::kAlpha) << hints.Reason();
   EXPECT_FALSE(hints.enabled) << hints.Reason();
+  // versioned_feature_list.yaml at 2a5a1c06: KubeletInUserNamespace
+  // {1.22, false, Alpha}, {1.37, true, Beta}.
+  ASSERT_OK_AND_ASSIGN(engine::FeatureDecision userns,
+                       Decide(Line("1.37"), "KubeletInUserNamespace"));
+  EXPECT_EQ(userns.stage, PreRelease::kBeta) << userns.Reason();
+  EXPECT_TRUE(userns.enabled) << userns.Reason();
 }
 
 // kubernetes/kubernetes pkg/kubeapiserver/default_storage_factory_builder.go
