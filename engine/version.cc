@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -103,7 +104,10 @@ absl::StatusOr<Version> Version::ParseImpl(absl::string_view text,
         absl::StrFormat("could not parse \"%s\" as version", text));
   }
 
-  const std::vector<absl::string_view> parts = absl::StrSplit(numbers, '.');
+  // Inline for up to four components, so that parsing "1.35.2" (a binary
+  // version with a patch, on every request that names one) allocates nothing.
+  const absl::InlinedVector<absl::string_view, 4> parts =
+      absl::StrSplit(numbers, '.');
   if ((semver && parts.size() != 3) || (!semver && parts.size() < 2)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("illegal version string \"%s\"", text));

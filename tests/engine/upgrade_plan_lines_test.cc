@@ -162,6 +162,12 @@ std::shared_ptr<const CatalogSet>* UpgradePlanLinesTest::lines_ = nullptr;
 
 Version V(uint64_t minor) { return Version::MajorMinor(1, minor); }
 
+std::vector<std::string> StepNamesOf(const UpgradePath& path) {
+  std::vector<std::string> out;
+  for (const UpgradeStep& s : path.steps) out.push_back(s.name);
+  return out;
+}
+
 // The issue's first "done when": binary 1.32 with --feature-gates=
 // AppArmor=true to 1.33 blocks on AppArmor (kube-apiserver 1.33 exits with
 // component-base's "unrecognized feature gate: AppArmor").
@@ -389,6 +395,110 @@ TEST_F(UpgradePlanLinesTest, AnEmulatingFromIsHeldThroughTheHop) {
                           "min-compatibility 1.33", "min-compatibility 1.34"));
   EXPECT_EQ(plan.path.steps[0].versions.emulation, V(33));
   EXPECT_EQ(plan.path.steps[0].versions.min_compatibility, V(32));
+}
+
+// StorageVersionMigrations into 1.37, on two small lines holding these facts:
+// StorageVersionMigrator {1.30 Alpha off}, {1.35 Beta off} in 1.36 and
+// {1.37 GA on} added in 1.37 (pkg/features/kube_features.go at v1.36.0 and at
+// ae5d4d35, the 1.37 code freeze); storagemigration.k8s.io v1beta1
+// (introduced 1.35, a beta off by default) and v1 (introduced 1.37),
+// MutatingAdmissionPolicy v1beta1 (1.34) and v1 (1.36), Workload v1alpha2
+// (1.36) and v1beta1 (1.37) (k8s.io/api zz_generated.prerelease-lifecycle.go
+// at v0.36.0 and 10b39a39); the storage overrides of
+// pkg/kubeapiserver/default_storage_factory_builder.go (1.36:
+// mutatingadmissionpolicies v1beta1, workloads v1alpha2; 864752076be6:
+// workloads v1beta1, no mutatingadmissionpolicies override). A 1.37 binary
+// emulating 1.36 has no v1 to enable (apiserver pkg/server/resourceconfig
+// helpers.go: an unintroduced version explicitly enabled is an error), so the
+// hop's migrations are v1beta1; from emulation 1.37, v1 is served by default.
+TEST(UpgradePlanMigrationsTest, V1beta1AtTheHopTo137AndV1FromEmulation137) {
+  auto line = [](absl::string_view binary, absl::string_view gate,
+                 absl::string_view apis, absl::string_view overrides) {
+    const std::string yaml =
+        absl::StrCat("binaryVersion: \"", binary, "\"\nfeatures:", gate,
+                     "\napis:", apis, "\nstorageOverrides:", overrides, "\n");
+    absl::StatusOr<std::unique_ptr<Catalog>> parsed =
+        catalog::ParseCatalog(yaml, absl::StrCat("test:kubernetes-", binary));
+    EXPECT_TRUE(parsed.ok()) << parsed.status() << "\n" << yaml;
+    return std::shared_ptr<const Catalog>(parsed.ok() ? std::move(*parsed)
+                                                      : nullptr);
+  };
+  constexpr char kMigrator136[] = R"(
+  - name: StorageVersionMigrator
+    component: kube
+    versionedSpecs:
+      - {version: "1.30", default: false, lockToDefault: false, preRelease: Alpha}
+      - {version: "1.35", default: false, lockToDefault: false, preRelease: Beta})";
+  const std::string migrator137 = absl::StrCat(
+      kMigrator136,
+      "\n      - {version: \"1.37\", default: true, lockToDefault: false, "
+      "preRelease: GA}");
+  constexpr char kMutatingAdmissionPolicies[] = R"(
+  - group: admissionregistration.k8s.io
+    version: v1
+    resources:
+      - {resource: mutatingadmissionpolicies, kind: MutatingAdmissionPolicy, introduced: "1.36"}
+  - group: admissionregistration.k8s.io
+    version: v1beta1
+    enabledByDefault: false
+    resources:
+      - {resource: mutatingadmissionpolicies, kind: MutatingAdmissionPolicy, introduced: "1.34"})";
+  const std::string apis136 =
+      absl::StrCat(kCoreV1, kMutatingAdmissionPolicies, R"(
+  - group: scheduling.k8s.io
+    version: v1alpha2
+    enabledByDefault: false
+    resources:
+      - {resource: workloads, kind: Workload, introduced: "1.36"})",
+                   kStorageMigrationV1beta1);
+  const std::string apis137 =
+      absl::StrCat(kCoreV1, kMutatingAdmissionPolicies, R"(
+  - group: scheduling.k8s.io
+    version: v1beta1
+    enabledByDefault: false
+    resources:
+      - {resource: workloads, kind: Workload, introduced: "1.37"}
+  - group: storagemigration.k8s.io
+    version: v1
+    resources:
+      - {resource: storageversionmigrations, kind: StorageVersionMigration, introduced: "1.37"})",
+                   kStorageMigrationV1beta1);
+  ASSERT_OK_AND_ASSIGN(
+      std::shared_ptr<const CatalogSet> set,
+      CatalogSet::Make({line("1.36.0", kMigrator136, apis136,
+                             R"(
+  - {group: admissionregistration.k8s.io, resource: mutatingadmissionpolicies, version: v1beta1}
+  - {group: scheduling.k8s.io, resource: workloads, version: v1alpha2})"),
+                        line("1.37.0", migrator137, apis137, R"(
+  - {group: scheduling.k8s.io, resource: workloads, version: v1beta1})")}));
+  UpgradePlanQuery q;
+  q.from.binary_version = "1.36";
+  q.to.binary_version = "1.37";
+  ASSERT_OK_AND_ASSIGN(UpgradePlan plan, PlanUpgrade(*set, q));
+  ASSERT_THAT(
+      StepNamesOf(plan.path),
+      ElementsAre("binaries 1.37", "emulation 1.37", "min-compatibility 1.36"));
+  ASSERT_THAT(plan.path.migrations, SizeIs(2));
+  const StorageMigration& workloads = plan.path.migrations[0];
+  EXPECT_EQ(workloads.step, 1);
+  EXPECT_EQ(workloads.resource, "workloads");
+  EXPECT_EQ(workloads.from_version, "v1alpha2");
+  EXPECT_EQ(workloads.to_version, "v1beta1");
+  EXPECT_EQ(workloads.api_version, "storagemigration.k8s.io/v1beta1");
+  EXPECT_EQ(workloads.needs,
+            "--runtime-config=storagemigration.k8s.io/v1beta1=true and "
+            "--feature-gates=StorageVersionMigrator=true");
+  const StorageMigration& policies = plan.path.migrations[1];
+  EXPECT_EQ(policies.step, 3);
+  EXPECT_EQ(policies.resource, "mutatingadmissionpolicies");
+  EXPECT_EQ(policies.to_version, "v1");
+  EXPECT_EQ(policies.api_version, "storagemigration.k8s.io/v1");
+  EXPECT_EQ(policies.needs, "");
+  EXPECT_THAT(policies.manifest,
+              AllOf(HasSubstr("apiVersion: storagemigration.k8s.io/v1\n"
+                              "kind: StorageVersionMigration\n"),
+                    HasSubstr("    group: \"admissionregistration.k8s.io\"\n"
+                              "    resource: mutatingadmissionpolicies\n")));
 }
 
 }  // namespace
