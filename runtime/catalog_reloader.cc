@@ -170,8 +170,20 @@ absl::StatusOr<bool> CatalogReloader::Publish(
   const size_t group_versions = catalog->apis.size();
   const std::string digest = catalog->digest;
   const std::string release = catalog->binary_version.ToString();
-  absl::StatusOr<std::shared_ptr<const ServingSnapshot>> replaced =
-      pipeline_->PublishLine(options_.slot, std::move(catalog), initial);
+  return Taken(
+      pipeline_->PublishLine(options_.slot, std::move(catalog), initial),
+      std::move(bytes), initial, [&] {
+        return absl::StrCat("catalog reloaded: ", options_.source->name(),
+                            " (kube-apiserver ", release, ") generation ",
+                            generation_, " ", digest, " (", features,
+                            " features, ", group_versions, " group-versions)");
+      });
+}
+
+absl::StatusOr<bool> CatalogReloader::Taken(
+    absl::StatusOr<std::shared_ptr<const ServingSnapshot>> replaced,
+    std::string bytes, bool initial,
+    absl::FunctionRef<std::string()> reloaded) {
   if (!replaced.ok()) {
     if (initial) return replaced.status();
     const bool log = replaced.status().message() != set_error_;
@@ -180,12 +192,7 @@ absl::StatusOr<bool> CatalogReloader::Publish(
   }
   set_error_.clear();
   Published(*std::move(replaced), std::move(bytes));
-  if (!initial) {
-    base::LogInfo(absl::StrCat(
-        "catalog reloaded: ", options_.source->name(), " (kube-apiserver ",
-        release, ") generation ", generation_, " ", digest, " (", features,
-        " features, ", group_versions, " group-versions)"));
-  }
+  if (!initial) base::LogInfo(reloaded());
   return true;
 }
 
@@ -213,22 +220,12 @@ absl::StatusOr<bool> CatalogReloader::PublishProfile(std::string bytes,
   has_rejected_bytes_ = false;
   rejected_bytes_.clear();
   const std::string binary = (*settings)->binary->ToString();
-  absl::StatusOr<std::shared_ptr<const ServingSnapshot>> replaced =
-      pipeline_->SetCluster(*std::move(settings), initial);
-  if (!replaced.ok()) {
-    if (initial) return replaced.status();
-    const bool log = replaced.status().message() != set_error_;
-    set_error_ = std::string(replaced.status().message());
-    return Reject(replaced.status(), log);
-  }
-  set_error_.clear();
-  Published(*std::move(replaced), std::move(bytes));
-  if (!initial) {
-    base::LogInfo(absl::StrCat(
-        "cluster profile reloaded: ", options_.source->name(),
-        " (kube-apiserver ", binary, ") generation ", generation_));
-  }
-  return true;
+  return Taken(pipeline_->SetCluster(*std::move(settings), initial),
+               std::move(bytes), initial, [&] {
+                 return absl::StrCat(
+                     "cluster profile reloaded: ", options_.source->name(),
+                     " (kube-apiserver ", binary, ") generation ", generation_);
+               });
 }
 
 void CatalogReloader::Published(std::shared_ptr<const ServingSnapshot> replaced,

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -167,6 +168,13 @@ class CatalogReloader final {
   // The same for a cluster profile: `bytes` read, converted and handed to
   // the pipeline's SetCluster. Errors are the reload's rejection.
   absl::StatusOr<bool> PublishProfile(std::string bytes, bool initial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
+  // The pipeline's answer to a publish of `bytes`: a rejection (logged once
+  // per distinct error) or, once taken, Published and the `reloaded` log line.
+  absl::StatusOr<bool> Taken(
+      absl::StatusOr<std::shared_ptr<const ServingSnapshot>> replaced,
+      std::string bytes, bool initial,
+      absl::FunctionRef<std::string()> reloaded)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
   // What Publish and PublishProfile do once the pipeline took the change.
   void Published(std::shared_ptr<const ServingSnapshot> replaced,

@@ -31,6 +31,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
+#include "tests/integration/curl_json.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_certs.h"
 
@@ -44,45 +45,21 @@ using ::compatd::testing::TestCerts;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kCurl[] = "/usr/bin/curl";
 constexpr char kGroupVersion[] = "hooks.runtime.cluster.x-k8s.io/v1alpha1";
 
-struct Reply {
-  int exit_code = -1;
-  int status = 0;
-  std::string body;
-  std::string err;
-};
+using Reply = ::compatd::testing::CurlReply;
 
 Reply Curl(std::vector<std::string> args) {
-  args.insert(args.begin(),
-              {"-s", "-S", "--max-time", "20", "-w", "\n%{http_code}"});
-  const RunResult run = RunCompatd(kCurl, args);
-  Reply reply;
-  reply.exit_code = run.exit_code;
-  reply.err = run.err;
-  const size_t newline = run.out.rfind('\n');
-  if (newline != std::string::npos) {
-    reply.body = run.out.substr(0, newline);
-    reply.status = std::atoi(run.out.c_str() + newline + 1);
-  }
-  return reply;
+  return ::compatd::testing::Curl(std::move(args), /*max_seconds=*/20);
 }
 
 google::protobuf::Value Json(const std::string& text) {
-  google::protobuf::Value value;
-  const auto status = google::protobuf::util::JsonStringToMessage(text, &value);
-  EXPECT_TRUE(status.ok()) << status.ToString() << " in: " << text;
-  return value;
+  return ::compatd::testing::ParseJson(text);
 }
 
 const google::protobuf::Value& Field(const google::protobuf::Value& object,
                                      const std::string& name) {
-  static const google::protobuf::Value* const kNull =
-      new google::protobuf::Value();
-  const auto& fields = object.struct_value().fields();
-  auto it = fields.find(name);
-  return it == fields.end() ? *kNull : it->second;
+  return ::compatd::testing::JsonField(object, name);
 }
 
 bool Has(const google::protobuf::Value& object, const std::string& name) {
@@ -286,7 +263,8 @@ class CapiTest : public ::testing::Test {
     delete certs_;
   }
   void SetUp() override {
-    if (access(kCurl, X_OK) != 0) GTEST_SKIP() << "curl is not installed";
+    if (!::compatd::testing::CurlPresent())
+      GTEST_SKIP() << "curl is not installed";
     ASSERT_OK(start_);
     ASSERT_NE(server_->http_port(), 0) << server_->Stderr();
   }

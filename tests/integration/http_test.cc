@@ -21,6 +21,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
+#include "tests/integration/curl_json.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_certs.h"
 
@@ -34,48 +35,18 @@ using ::compatd::testing::TestCerts;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kCurl[] = "/usr/bin/curl";
-
-struct CurlReply {
-  int exit_code = -1;
-  int status = 0;
-  std::string body;
-  std::string err;
-};
-
-// curl -s -o - -w '\n%{http_code}' <args>: the body, then the status.
-CurlReply Curl(std::vector<std::string> args) {
-  args.insert(args.begin(),
-              {"-s", "-S", "--max-time", "10", "-w", "\n%{http_code}"});
-  const RunResult run = RunCompatd(kCurl, args);
-  CurlReply reply;
-  reply.exit_code = run.exit_code;
-  reply.err = run.err;
-  const size_t newline = run.out.rfind('\n');
-  if (newline != std::string::npos) {
-    reply.body = run.out.substr(0, newline);
-    reply.status = std::atoi(run.out.c_str() + newline + 1);
-  }
-  return reply;
-}
+using ::compatd::testing::Curl;
+using ::compatd::testing::CurlPresent;
+using ::compatd::testing::CurlReply;
 
 google::protobuf::Value Json(const std::string& text) {
-  google::protobuf::Value value;
-  const auto status = google::protobuf::util::JsonStringToMessage(text, &value);
-  EXPECT_TRUE(status.ok()) << status.ToString() << " in: " << text;
-  return value;
+  return ::compatd::testing::ParseJson(text);
 }
 
 const google::protobuf::Value& Field(const google::protobuf::Value& object,
                                      const std::string& name) {
-  static const google::protobuf::Value* const kNull =
-      new google::protobuf::Value();
-  const auto& fields = object.struct_value().fields();
-  auto it = fields.find(name);
-  return it == fields.end() ? *kNull : it->second;
+  return ::compatd::testing::JsonField(object, name);
 }
-
-bool CurlPresent() { return access(kCurl, X_OK) == 0; }
 
 // One plaintext compatd for the tests that need nothing special.
 class HttpTest : public ::testing::Test {

@@ -23,6 +23,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/integration/compatd_harness.h"
+#include "tests/integration/curl_json.h"
 #include "tests/testing/configmap_fixture.h"
 #include "tests/testing/subprocess.h"
 
@@ -432,19 +433,12 @@ TEST_F(RealManifestsTest, ReadAsKubectlReadsThem) {
 }
 
 google::protobuf::Value ParseValue(const std::string& text) {
-  google::protobuf::Value value;
-  const auto status = google::protobuf::util::JsonStringToMessage(text, &value);
-  EXPECT_TRUE(status.ok()) << status.ToString() << " in: " << text;
-  return value;
+  return ::compatd::testing::ParseJson(text);
 }
 
 const google::protobuf::Value& Get(const google::protobuf::Value& object,
                                    const std::string& name) {
-  static const google::protobuf::Value* const kNull =
-      new google::protobuf::Value();
-  const auto& fields = object.struct_value().fields();
-  auto it = fields.find(name);
-  return it == fields.end() ? *kNull : it->second;
+  return ::compatd::testing::JsonField(object, name);
 }
 
 // GitHub code scanning's upload takes SARIF 2.1.0 and requires, of what a
