@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "compatd/v1/compatd.pb.h"
+#include "engine/api_verdict.h"
 #include "engine/catalog.h"
 #include "engine/catalog_set.h"
 #include "engine/effective_version.h"
@@ -21,10 +22,11 @@
 
 namespace compatd::api {
 
-// "group/version/resource" ("" group: "/v1/pods").
+// "group/version/resource" ("" group: "/v1/pods"): engine::ServedApiKey,
+// the key engine::JudgeApi looks served resources up by.
 inline std::string ServedKey(absl::string_view group, absl::string_view version,
                              absl::string_view resource) {
-  return absl::StrCat(group, "/", version, "/", resource);
+  return engine::ServedApiKey(group, version, resource);
 }
 
 // The catalog's cluster.upgradeTarget, derived once per snapshot.

@@ -95,6 +95,8 @@ v1::ApiUseVerdict ToProtoApiUseVerdict(engine::ApiUseVerdict verdict) {
       return v1::API_USE_VERDICT_NOT_SERVED_AT_TARGET;
     case engine::ApiUseVerdict::kNotServedAtRollback:
       return v1::API_USE_VERDICT_NOT_SERVED_AT_ROLLBACK;
+    case engine::ApiUseVerdict::kCatalogMismatch:
+      return v1::API_USE_VERDICT_CATALOG_MISMATCH;
     case engine::ApiUseVerdict::kDeprecated:
       return v1::API_USE_VERDICT_DEPRECATED;
   }

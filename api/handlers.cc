@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -676,6 +677,11 @@ void EvaluateItem(const runtime::ServingSnapshot& snapshot,
     // Each item picks its own line (its binary version, else the batch's).
     absl::StatusOr<const runtime::ServingLine*> line =
         snapshot.Line(merged.binary_version());
+    if constexpr (std::is_same_v<std::decay_t<decltype(request)>,
+                                 v1::ScanObjectsRequest>) {
+      // A scan's target picks the line when no binary version does.
+      line = ScanLine(snapshot, merged.binary_version(), request.target());
+    }
     if (!line.ok()) return ToRpcStatus(line.status(), result->mutable_error());
     status = Answer(**line, query, request, response);
     if (!status.ok()) ToRpcStatus(status, result->mutable_error());
@@ -815,8 +821,10 @@ absl::Status PolicyHandlers::ScanObjects(
   limits.max_answer_bytes =
       limits_.max_answer_bytes -
       std::min(limits_.max_answer_bytes / 2, size_t{64 * 1024});
-  COMPATD_ASSIGN_OR_RETURN(const runtime::ServingLine* line,
-                           snapshot.Line(request.versions().binary_version()));
+  COMPATD_ASSIGN_OR_RETURN(
+      const runtime::ServingLine* line,
+      ScanLine(snapshot, request.versions().binary_version(),
+               request.target()));
   return Answer(*line, ToQuery(request.versions()), request, response, limits);
 }
 

@@ -8,44 +8,62 @@
 #include "base/status_macros.h"
 #include "engine/api_availability.h"
 #include "engine/api_names.h"
+#include "engine/api_verdict.h"
 #include "engine/effective_version.h"
 #include "engine/upgrade_plan.h"
 
 namespace compatd::api {
 namespace {
 
-// The kind that replaces `kind` in `resource`'s replacement: the catalog's
-// replacementKind (apis, else apiHistory), else the same kind.
-std::string ReplacementKind(const engine::Catalog& catalog,
-                            absl::string_view group, absl::string_view version,
-                            absl::string_view kind,
-                            const engine::APIResource& resource) {
-  if (!resource.replacement_kind.empty()) return resource.replacement_kind;
-  const engine::APIHistoryEntry* entry =
-      catalog.FindHistory(group, version, kind);
-  if (entry != nullptr && !entry->replacement_kind.empty() &&
-      entry->replacement == resource.replacement) {
-    return entry->replacement_kind;
+// The one verdict's state in the webhook's terms.
+void FromJudgement(const engine::ApiVerdict& judged, ObjectApiVerdict* out) {
+  using engine::ApiState;
+  switch (judged.state) {
+    case ApiState::kServed:
+      out->state = ObjectApiVerdict::State::kServed;
+      break;
+    case ApiState::kDeprecated:
+      out->state = ObjectApiVerdict::State::kDeprecated;
+      break;
+    case ApiState::kRemoved:
+      out->state = ObjectApiVerdict::State::kNotServed;
+      out->not_served = ObjectApiVerdict::NotServed::kRemoved;
+      break;
+    case ApiState::kNotYetIntroduced:
+      out->state = ObjectApiVerdict::State::kNotServed;
+      out->not_served = ObjectApiVerdict::NotServed::kNotIntroduced;
+      break;
+    case ApiState::kNotServed:
+      out->state = ObjectApiVerdict::State::kNotServed;
+      out->not_served = ObjectApiVerdict::NotServed::kDisabled;
+      break;
+    case ApiState::kUnknown:
+      out->state = ObjectApiVerdict::State::kUnknown;
+      break;
   }
-  return std::string(kind);
 }
 
 // Fills the verdict's upgrade-target facts and its one-sentence warning for
-// an API the upgrade target does not serve; nothing when it is served there
-// (or there is no target).
+// an API the upgrade target does not serve, judged by engine::JudgeApi on the
+// target's line at its start-up; nothing when it is served there, unknown
+// there, or there is no target.
 void TargetFacts(const UpgradeTargetAnswers& target, absl::string_view group,
                  absl::string_view version, absl::string_view kind,
-                 const engine::APIResource& resource,
                  ObjectApiVerdict* verdict) {
-  if (!target.present || !target.status.ok()) return;
-  if (target.served.contains(ServedKey(group, version, resource.resource))) {
+  if (!target.present || !target.status.ok() || target.catalog == nullptr) {
     return;
   }
   const engine::Version& emulation = target.versions.emulation;
+  const engine::ApiStartUp startup{target.versions, &target.served};
+  const engine::ApiVerdict judged = engine::JudgeApi(
+      *target.catalog, &startup, emulation, group, version, kind);
+  if (!judged.not_served()) return;
   std::string why;
-  if (resource.removed.has_value() && emulation >= *resource.removed) {
-    why = absl::StrCat("removed in Kubernetes ",
-                       resource.removed->MajorMinorString());
+  if (judged.state == engine::ApiState::kRemoved) {
+    why = absl::StrCat("removed in Kubernetes ", judged.removed);
+  } else if (judged.state == engine::ApiState::kNotYetIntroduced) {
+    why = absl::StrCat("not yet introduced there (introduced in Kubernetes ",
+                       judged.introduced, ")");
   } else {
     why = "not enabled there by default or by the target's --runtime-config";
   }
@@ -61,21 +79,6 @@ void TargetFacts(const UpgradeTargetAnswers& target, absl::string_view group,
           ? std::string()
           : absl::StrCat("; use ", verdict->replacement, " ",
                          verdict->replacement_kind, " instead"));
-}
-
-// The catalog's entry for group/version/kind, or null.
-const engine::APIResource* FindResource(const engine::Catalog& catalog,
-                                        absl::string_view group,
-                                        absl::string_view version,
-                                        absl::string_view kind) {
-  const engine::APIResource* resource = nullptr;
-  for (const engine::APIGroupVersion& candidate : catalog.apis) {
-    if (candidate.group != group || candidate.version != version) continue;
-    for (const engine::APIResource& r : candidate.resources) {
-      if (r.kind == kind) resource = &r;
-    }
-  }
-  return resource;
 }
 
 }  // namespace
@@ -189,22 +192,26 @@ absl::StatusOr<ObjectApiVerdict> CheckObjectApi(
   const engine::Catalog& catalog = *snapshot.catalog;
   ObjectApiVerdict verdict =
       CheckObjectApiIn(catalog, context, group, version, kind);
-  if (!catalog.cluster.upgrade_target.has_value()) return verdict;
-  const engine::APIResource* resource =
-      FindResource(catalog, group, version, kind);
-  if (resource == nullptr) return verdict;
+  if (!catalog.cluster.upgrade_target.has_value() ||
+      verdict.state == ObjectApiVerdict::State::kUnknown) {
+    return verdict;
+  }
   const auto* answers =
       static_cast<const CatalogAnswers*>(snapshot.derived.get());
   if (answers != nullptr) {
-    TargetFacts(answers->target, group, version, kind, *resource, &verdict);
+    TargetFacts(answers->target, group, version, kind, &verdict);
   } else {
     TargetFacts(DeriveUpgradeTarget(*engine::CatalogSet::Single(
                                         std::shared_ptr<const engine::Catalog>(
                                             snapshot.catalog, &catalog)),
                                     catalog),
-                group, version, kind, *resource, &verdict);
+                group, version, kind, &verdict);
   }
   return verdict;
+}
+
+engine::ApiStartUp StartUpOf(const ObjectApiContext& context) {
+  return engine::ApiStartUp{context.versions, context.served};
 }
 
 ObjectApiVerdict CheckObjectApiIn(const engine::Catalog& catalog,
@@ -212,78 +219,19 @@ ObjectApiVerdict CheckObjectApiIn(const engine::Catalog& catalog,
                                   absl::string_view group,
                                   absl::string_view version,
                                   absl::string_view kind) {
-  const engine::EffectiveVersions& versions = context.versions;
+  const engine::ApiStartUp startup = StartUpOf(context);
+  const engine::ApiVerdict judged = engine::JudgeApi(
+      catalog, &startup, context.versions.emulation, group, version, kind);
   ObjectApiVerdict verdict;
-  verdict.emulation = versions.emulation.MajorMinorString();
-  const std::string gv = engine::GroupVersionString(group, version);
-  const engine::APIResource* resource =
-      FindResource(catalog, group, version, kind);
-  if (resource == nullptr) {
-    verdict.message = absl::StrCat(gv, " ", kind,
-                                   " is not a built-in API of the catalog "
-                                   "(a custom or aggregated resource?)");
-    return verdict;
-  }
-  verdict.resource = resource->resource;
-  if (resource->deprecated.has_value()) {
-    verdict.deprecated = resource->deprecated->MajorMinorString();
-  }
-  if (resource->removed.has_value()) {
-    verdict.removed = resource->removed->MajorMinorString();
-  }
-  verdict.replacement = resource->replacement;
-  if (!verdict.replacement.empty()) {
-    verdict.replacement_kind =
-        ReplacementKind(catalog, group, version, kind, *resource);
-  }
-  const bool is_served =
-      context.served->contains(ServedKey(group, version, resource->resource));
-  const std::string replacement =
-      verdict.replacement.empty()
-          ? std::string()
-          : absl::StrCat("; use ", verdict.replacement, " ",
-                         verdict.replacement_kind, " instead");
-  if (!is_served) {
-    verdict.state = ObjectApiVerdict::State::kNotServed;
-    if (resource->removed.has_value() &&
-        versions.emulation >= *resource->removed) {
-      verdict.not_served = ObjectApiVerdict::NotServed::kRemoved;
-      verdict.message =
-          absl::StrCat(gv, " ", kind, " is removed in Kubernetes ",
-                       verdict.removed, " and not served at emulation version ",
-                       verdict.emulation, replacement);
-    } else if (resource->introduced.has_value() &&
-               versions.emulation < *resource->introduced) {
-      // Not a matter of --runtime-config: the emulated release had no such
-      // API yet.
-      verdict.not_served = ObjectApiVerdict::NotServed::kNotIntroduced;
-      verdict.message =
-          absl::StrCat(gv, " ", kind, " is not served at emulation version ",
-                       verdict.emulation, ": it is introduced in Kubernetes ",
-                       resource->introduced->MajorMinorString());
-    } else {
-      verdict.not_served = ObjectApiVerdict::NotServed::kDisabled;
-      verdict.message = absl::StrCat(
-          gv, " ", kind, " is not served at emulation version ",
-          verdict.emulation, " (not enabled by default; --runtime-config=", gv,
-          "=true enables it)", replacement);
-    }
-    return verdict;
-  }
-  if (resource->deprecated.has_value() &&
-      versions.emulation >= *resource->deprecated) {
-    verdict.state = ObjectApiVerdict::State::kDeprecated;
-    verdict.message = absl::StrCat(
-        gv, " ", kind, " is deprecated since Kubernetes ", verdict.deprecated,
-        verdict.removed.empty()
-            ? std::string()
-            : absl::StrCat(" and removed in ", verdict.removed),
-        replacement);
-    return verdict;
-  }
-  verdict.state = ObjectApiVerdict::State::kServed;
-  verdict.message = absl::StrCat(
-      gv, " ", kind, " is served at emulation version ", verdict.emulation);
+  verdict.emulation = judged.at;
+  FromJudgement(judged, &verdict);
+  verdict.verdict = judged.state;
+  verdict.resource = judged.resource;
+  verdict.deprecated = judged.deprecated;
+  verdict.removed = judged.removed;
+  verdict.replacement = judged.replacement;
+  verdict.replacement_kind = judged.replacement_kind;
+  verdict.message = judged.message;
   return verdict;
 }
 

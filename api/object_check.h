@@ -1,14 +1,16 @@
 #pragma once
 
-// Is an object's apiVersion/kind served at a set of versions? The rule the
-// admission webhook (gateway/) applies to every object, transport-free so
-// that other callers (a manifest scan) share it.
+// Is an object's apiVersion/kind served at a set of versions? The admission
+// webhook's and the Gatekeeper provider's (gateway/) form of the one verdict,
+// engine::JudgeApi (engine/api_verdict.h), at the versions of a request:
+// the line's start-up there, then its API history.
 
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/api_verdict.h"
 #include "engine/effective_version.h"
 #include "engine/query.h"
 #include "runtime/serving_snapshot.h"
@@ -20,7 +22,7 @@ struct ObjectApiVerdict {
     kServed,      // served, not deprecated at the emulation version
     kDeprecated,  // served, deprecated (a warning)
     kNotServed,   // known, but not served: removed, or off by default
-    kUnknown,     // not a built-in API of the catalog (a CRD, an aggregated
+    kUnknown,     // not a built-in API of the line (a CRD, an aggregated
                   // API): compatd has nothing to say
   };
   // Why a kNotServed object is not served.
@@ -32,6 +34,8 @@ struct ObjectApiVerdict {
   };
   State state = State::kUnknown;
   NotServed not_served = NotServed::kNone;
+  // engine::JudgeApi's state, which every surface reports the same.
+  engine::ApiState verdict = engine::ApiState::kUnknown;
   std::string resource;     // plural, when known
   std::string deprecated;   // "1.33", when deprecated
   std::string removed;      // "1.36", when removal is planned or done
@@ -77,6 +81,9 @@ struct ObjectApiContext {
 absl::Status ResolveObjectApiContext(const runtime::ServingLine& snapshot,
                                      const engine::VersionQuery& query,
                                      ObjectApiContext* context);
+
+// The context as engine::JudgeApi's start-up (borrows its served set).
+engine::ApiStartUp StartUpOf(const ObjectApiContext& context);
 
 // CheckObjectApi against a resolved context. Pure and thread-safe.
 ObjectApiVerdict CheckObjectApiIn(const engine::Catalog& catalog,

@@ -320,6 +320,8 @@ void PrintScanYaml(const v1::ScanObjectsResponse& r, std::ostream& out) {
       << "deprecated: " << r.deprecated() << "\n"
       << "blocking: " << r.blocking() << "\n"
       << "unchecked: " << r.unchecked() << "\n"
+      << "skippedDocuments: " << r.skipped_documents() << "\n"
+      << "rbac: " << r.rbac() << "\n"
       << "reason: " << Quote(r.reason()) << "\n"
       << "catalogDigest: " << Quote(r.catalog_digest()) << "\n";
   out << "findings:" << (r.findings().empty() ? " []\n" : "\n");
@@ -656,10 +658,17 @@ bool ScanPaths(const ScanOptions& options,
   const ScanProgress on_read = [&](size_t read, size_t objects) {
     progress.Show(read, texts.size(), objects);
   };
+  absl::StatusOr<const runtime::ServingLine*> line =
+      ScanLine(snapshot, "", options.target);
+  if (!line.ok()) {
+    err << "ERROR: " << CodeName(line.status().code()) << ": "
+        << line.status().message() << "\n";
+    return false;
+  }
   const absl::Status status = ScanManifests(
-      snapshot.default_line(), engine::VersionQuery{}, options.target, texts,
-      response, ScanLimits(), options.cel_min_compatibility,
-      options.progress ? on_read : ScanProgress());
+      **line, engine::VersionQuery{}, options.target, texts, response,
+      ScanLimits(), options.cel_min_compatibility,
+      options.progress ? on_read : ScanProgress(), options.strict);
   progress.Clear();
   if (!status.ok()) {
     err << "ERROR: " << CodeName(status.code()) << ": " << status.message()
@@ -712,6 +721,7 @@ int ScanExitCode(const v1::ScanObjectsResponse& response,
   if (response.blocking() > 0 && !options.ignore_removals) {
     code = kScanExitRemoved;
   }
+  if (response.rbac() > 0 && options.fail_on_rbac) code = kScanExitRemoved;
   return code;
 }
 

@@ -116,6 +116,12 @@ struct ScanOptions {
   // out of the exit code; they are still printed.
   bool ignore_deprecations = false;
   bool ignore_removals = false;
+  // Documents without a kind (values files, Chart.yaml, workflows) are
+  // errors (exit 1) instead of skipped and counted.
+  bool strict = false;
+  // RBAC rules granting on removed APIs count as removals (exit 3); by
+  // default they are printed and leave the exit code alone.
+  bool fail_on_rbac = false;
   // Progress (files and objects so far) on `err`, for a terminal: a line
   // redrawn at most ten times a second and cleared at the end.
   bool progress = false;

@@ -1,5 +1,6 @@
 #include "api/scan.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "base/work_budget.h"
 #include "engine/api_history.h"
 #include "engine/api_names.h"
+#include "engine/api_verdict.h"
 #include "engine/crd_manifest.h"
 #include "engine/effective_version.h"
 #include "manifest/manifest_reader.h"
@@ -25,7 +27,6 @@ namespace compatd::api {
 namespace {
 
 using engine::APIHistoryEntry;
-using engine::HistoryState;
 using engine::Version;
 
 absl::StatusOr<Version> ResolveTarget(const engine::Catalog& catalog,
@@ -89,45 +90,32 @@ void SetStatus(v1::ScanFinding* finding, v1::ScanStatus status,
   }
 }
 
-v1::ScanStatus FromHistory(HistoryState state) {
+v1::ScanStatus FromVerdict(engine::ApiState state) {
   switch (state) {
-    case HistoryState::kDeprecated:
+    case engine::ApiState::kDeprecated:
       return v1::SCAN_STATUS_DEPRECATED;
-    case HistoryState::kNotServedByDefault:
+    case engine::ApiState::kNotServed:
       return v1::SCAN_STATUS_NOT_SERVED;
-    case HistoryState::kRemoved:
+    case engine::ApiState::kRemoved:
       return v1::SCAN_STATUS_REMOVED;
-    case HistoryState::kNotYetIntroduced:
+    case engine::ApiState::kNotYetIntroduced:
       return v1::SCAN_STATUS_NOT_YET_INTRODUCED;
-    case HistoryState::kServed:
+    case engine::ApiState::kUnknown:
+      return v1::SCAN_STATUS_UNKNOWN;
+    case engine::ApiState::kServed:
       break;
   }
   return v1::SCAN_STATUS_UNSPECIFIED;
 }
 
-// The lifecycle values of a history entry into a finding.
-void FillLifecycle(const APIHistoryEntry& entry, v1::ScanFinding* finding) {
-  if (entry.introduced) {
-    finding->set_introduced(entry.introduced->MajorMinorString());
-  }
-  if (entry.deprecated) {
-    finding->set_deprecated(entry.deprecated->MajorMinorString());
-  }
-  if (entry.removed) {
-    finding->set_removed(entry.removed->MajorMinorString());
-  } else if (entry.types_deleted) {
-    finding->set_removed(entry.types_deleted->MajorMinorString());
-  }
-  finding->set_replacement(engine::HistoryReplacement(entry));
-}
-
 class Scanner {
  public:
   Scanner(const engine::Catalog& catalog, const Version& target,
-          const ObjectApiContext* window, ScanAnswer& answer)
+          const engine::ApiStartUp* startup, bool strict, ScanAnswer& answer)
       : catalog_(catalog),
         target_(target),
-        window_(window),
+        startup_(startup),
+        strict_(strict),
         limits_(answer.limits()),
         answer_(answer),
         response_(answer.response()) {
@@ -164,9 +152,25 @@ class Scanner {
     }
     for (size_t i = 0; i < contents.size(); ++i) {
       const std::string& source = texts[i].name;
+      // Documents that are not Kubernetes objects: counted, or (strict)
+      // problems.
+      std::vector<manifest::ManifestProblem>& problems = contents[i].problems;
+      if (strict_ && !contents[i].not_objects.empty()) {
+        for (manifest::ManifestProblem& p : contents[i].not_objects) {
+          p.message += " (--strict: every document must be one)";
+          problems.push_back(std::move(p));
+        }
+        std::stable_sort(
+            problems.begin(), problems.end(),
+            [](const manifest::ManifestProblem& a,
+               const manifest::ManifestProblem& b) { return a.line < b.line; });
+      } else {
+        response_->set_skipped_documents(
+            response_->skipped_documents() +
+            static_cast<uint32_t>(contents[i].not_objects.size()));
+      }
       // Problems and objects merged by line.
       const auto& objects = contents[i].objects;
-      const auto& problems = contents[i].problems;
       size_t p = 0;
       for (const manifest::ManifestObject& object : objects) {
         while (p < problems.size() && problems[p].line <= object.line) {
@@ -280,85 +284,128 @@ class Scanner {
     if (object.crd.has_value() && group == "apiextensions.k8s.io") {
       CheckCrd(source, object);
     }
+    if (!object.rules.empty() && group == "rbac.authorization.k8s.io") {
+      CheckRbacRules(source, object);
+    }
   }
 
+  // An RBAC rule's group/resource that the line knows (its apis or history)
+  // and that no version serves at the target because each version that had
+  // it is removed: one finding per group/resource, at the rule's line.
+  // Wildcards say nothing of one API; a subresource ("pods/log") is its
+  // resource's.
+  void CheckRbacRules(const std::string& source,
+                      const manifest::ManifestObject& object) {
+    absl::flat_hash_set<std::string> reported;
+    for (const manifest::RbacRule& rule : object.rules) {
+      for (const std::string& group : rule.api_groups) {
+        if (group == "*") continue;
+        for (const std::string& written : rule.resources) {
+          const absl::string_view resource =
+              absl::string_view(written).substr(0, written.find('/'));
+          if (resource.empty() || resource == "*") continue;
+          if (!reported.insert(absl::StrCat(group, "/", resource)).second) {
+            continue;
+          }
+          CheckRbacGrant(source, object, rule.line, group, resource);
+        }
+      }
+    }
+  }
+
+  void CheckRbacGrant(const std::string& source,
+                      const manifest::ManifestObject& object, int line,
+                      absl::string_view group, absl::string_view resource) {
+    std::vector<std::string> versions;
+    auto add = [&](const std::string& version) {
+      if (std::find(versions.begin(), versions.end(), version) ==
+          versions.end()) {
+        versions.push_back(version);
+      }
+    };
+    for (const engine::APIGroupVersion& gv : catalog_.apis) {
+      if (gv.group != group) continue;
+      for (const engine::APIResource& r : gv.resources) {
+        if (r.resource == resource) add(gv.version);
+      }
+    }
+    for (const APIHistoryEntry& entry : catalog_.api_history) {
+      if (entry.group == group && entry.resource == resource) {
+        add(entry.version);
+      }
+    }
+    if (versions.empty()) return;
+    std::vector<std::string> removed;
+    std::string replacement;
+    for (const std::string& version : versions) {
+      const engine::ApiVerdict verdict = engine::JudgeApiResource(
+          catalog_, startup_, target_, group, version, resource);
+      if (verdict.state != engine::ApiState::kRemoved) return;
+      removed.push_back(absl::StrCat(
+          engine::GroupVersionString(group, version), " (",
+          verdict.removed.empty() ? "removed" : verdict.removed, ")"));
+      if (replacement.empty() && !verdict.replacement.empty()) {
+        replacement =
+            absl::StrCat(verdict.replacement, " ", verdict.replacement_kind);
+      }
+    }
+    v1::ScanFinding* finding = NewFinding(source, object);
+    finding->set_line(line);
+    finding->set_status(v1::SCAN_STATUS_RBAC_REMOVED_API);
+    response_->set_rbac(response_->rbac() + 1);
+    finding->set_replacement(replacement);
+    finding->set_message(absl::StrCat(
+        object.kind, " ", object.name, " grants on ", resource, " in ",
+        group.empty() ? "the core API group"
+                      : absl::StrCat("API group ", group),
+        ", which Kubernetes ", target_.MajorMinorString(),
+        " does not serve in any version: ", absl::StrJoin(removed, ", "),
+        replacement.empty()
+            ? std::string()
+            : absl::StrCat("; grant on ", replacement, " instead")));
+    finding->set_rule("rbac-removed-api");
+  }
+
+  // engine::JudgeApi at the target: the target line's start-up when the
+  // target is inside its emulation window, then its API history.
   void CheckApi(const std::string& source,
                 const manifest::ManifestObject& object, absl::string_view group,
                 absl::string_view version) {
-    const APIHistoryEntry* entry =
-        catalog_.FindHistory(group, version, object.kind);
-    if (window_ != nullptr) {
-      const ObjectApiVerdict verdict =
-          CheckObjectApiIn(catalog_, *window_, group, version, object.kind);
-      if (verdict.state != ObjectApiVerdict::State::kUnknown) {
-        return FromWindow(source, object, verdict, entry);
+    const engine::ApiVerdict verdict = engine::JudgeApi(
+        catalog_, startup_, target_, group, version, object.kind);
+    if (verdict.state == engine::ApiState::kUnknown) {
+      if (builtin_groups_.contains(group)) {
+        v1::ScanFinding* finding = NewFinding(source, object);
+        SetStatus(finding, v1::SCAN_STATUS_UNKNOWN, response_);
+        finding->set_message(absl::StrCat(
+            object.api_version, " ", object.kind, " is not a Kubernetes API: ",
+            group.empty() ? "the core group" : absl::StrCat("group ", group),
+            " is built in, and ",
+            catalog_.api_history.empty()
+                ? "the catalog's apis do not have this version and kind (the "
+                  "catalog has no apiHistory)"
+                : "no Kubernetes release had this version and kind"));
+        finding->set_rule("api-history");
+        return;
       }
+      return CheckCustomResource(source, object, group, version);
     }
-    if (entry != nullptr) {
-      const engine::HistoryVerdict verdict =
-          engine::DecideFromHistory(*entry, target_);
-      if (verdict.state == HistoryState::kServed) return;
-      v1::ScanFinding* finding = NewFinding(source, object);
-      SetStatus(finding, FromHistory(verdict.state), response_);
-      FillLifecycle(*entry, finding);
-      finding->set_message(verdict.message);
-      finding->set_rule("api-history");
+    if (verdict.served() && verdict.state != engine::ApiState::kDeprecated) {
       return;
     }
-    if (builtin_groups_.contains(group)) {
-      v1::ScanFinding* finding = NewFinding(source, object);
-      SetStatus(finding, v1::SCAN_STATUS_UNKNOWN, response_);
-      finding->set_message(absl::StrCat(
-          object.api_version, " ", object.kind, " is not a Kubernetes API: ",
-          group.empty() ? "the core group" : absl::StrCat("group ", group),
-          " is built in, and ",
-          catalog_.api_history.empty()
-              ? "the catalog's apis do not have this version and kind (the "
-                "catalog has no apiHistory)"
-              : "no Kubernetes release had this version and kind"));
-      finding->set_rule("api-history");
-      return;
-    }
-    CheckCustomResource(source, object, group, version);
-  }
-
-  void FromWindow(const std::string& source,
-                  const manifest::ManifestObject& object,
-                  const ObjectApiVerdict& verdict,
-                  const APIHistoryEntry* entry) {
-    v1::ScanStatus status = v1::SCAN_STATUS_UNSPECIFIED;
-    if (verdict.state == ObjectApiVerdict::State::kDeprecated) {
-      status = v1::SCAN_STATUS_DEPRECATED;
-    } else if (verdict.state == ObjectApiVerdict::State::kNotServed) {
-      switch (verdict.not_served) {
-        case ObjectApiVerdict::NotServed::kRemoved:
-          status = v1::SCAN_STATUS_REMOVED;
-          break;
-        case ObjectApiVerdict::NotServed::kNotIntroduced:
-          status = v1::SCAN_STATUS_NOT_YET_INTRODUCED;
-          break;
-        case ObjectApiVerdict::NotServed::kDisabled:
-        case ObjectApiVerdict::NotServed::kNone:
-          status = v1::SCAN_STATUS_NOT_SERVED;
-          break;
-      }
-    }
-    if (status == v1::SCAN_STATUS_UNSPECIFIED) return;  // served
     v1::ScanFinding* finding = NewFinding(source, object);
-    SetStatus(finding, status, response_);
-    if (entry != nullptr) {
-      FillLifecycle(*entry, finding);
-    } else if (!verdict.replacement.empty()) {
+    SetStatus(finding, FromVerdict(verdict.state), response_);
+    finding->set_introduced(verdict.introduced);
+    finding->set_deprecated(verdict.deprecated);
+    finding->set_removed(verdict.removed);
+    if (!verdict.replacement.empty()) {
       finding->set_replacement(
           absl::StrCat(verdict.replacement, " ", verdict.replacement_kind));
     }
-    // The catalog's values decided: they win over the history's.
-    if (!verdict.deprecated.empty()) {
-      finding->set_deprecated(verdict.deprecated);
-    }
-    if (!verdict.removed.empty()) finding->set_removed(verdict.removed);
     finding->set_message(verdict.message);
-    finding->set_rule("emulation-window");
+    finding->set_rule(verdict.source == engine::ApiSource::kStartUp
+                          ? "emulation-window"
+                          : "api-history");
   }
 
   void CheckCustomResource(const std::string& source,
@@ -428,7 +475,8 @@ class Scanner {
 
   const engine::Catalog& catalog_;
   const Version& target_;
-  const ObjectApiContext* window_;
+  const engine::ApiStartUp* startup_;
+  const bool strict_;
   const ScanLimits& limits_;
   ScanAnswer& answer_;
   v1::ScanObjectsResponse* response_;
@@ -453,6 +501,23 @@ class Scanner {
 
 }  // namespace
 
+absl::StatusOr<const runtime::ServingLine*> ScanLine(
+    const runtime::ServingSnapshot& snapshot, absl::string_view binary_version,
+    absl::string_view target) {
+  if (binary_version.empty() && !target.empty()) {
+    absl::StatusOr<Version> release = Version::Parse(target);
+    if (release.ok()) {
+      const engine::Catalog* line = snapshot.catalogs->Find(*release);
+      for (const runtime::ServingLine& candidate : snapshot.lines) {
+        if (line != nullptr && candidate.catalog.get() == line) {
+          return &candidate;
+        }
+      }
+    }
+  }
+  return snapshot.Line(binary_version);
+}
+
 absl::string_view ScanStatusLabel(v1::ScanStatus status) {
   switch (status) {
     case v1::SCAN_STATUS_DEPRECATED:
@@ -471,6 +536,8 @@ absl::string_view ScanStatusLabel(v1::ScanStatus status) {
       return "CEL-NOT-WRITABLE";
     case v1::SCAN_STATUS_CEL_NOT_READABLE:
       return "CEL-NOT-READABLE";
+    case v1::SCAN_STATUS_RBAC_REMOVED_API:
+      return "RBAC-REMOVED-API";
     default:
       return "-";
   }
@@ -479,14 +546,18 @@ absl::string_view ScanStatusLabel(v1::ScanStatus status) {
 bool IsBlocking(v1::ScanStatus status) {
   return status != v1::SCAN_STATUS_DEPRECATED &&
          status != v1::SCAN_STATUS_CEL_NOT_READABLE &&
+         status != v1::SCAN_STATUS_RBAC_REMOVED_API &&
          status != v1::SCAN_STATUS_UNSPECIFIED;
 }
 
-absl::Status ScanManifests(
-    const runtime::ServingLine& snapshot, const engine::VersionQuery& base,
-    absl::string_view target, absl::Span<const ScanText> texts,
-    v1::ScanObjectsResponse* response, const ScanLimits& limits,
-    absl::string_view cel_min_compatibility, const ScanProgress& progress) {
+absl::Status ScanManifests(const runtime::ServingLine& snapshot,
+                           const engine::VersionQuery& base,
+                           absl::string_view target,
+                           absl::Span<const ScanText> texts,
+                           v1::ScanObjectsResponse* response,
+                           const ScanLimits& limits,
+                           absl::string_view cel_min_compatibility,
+                           const ScanProgress& progress, bool strict) {
   const engine::Catalog& catalog = *snapshot.catalog;
   COMPATD_ASSIGN_OR_RETURN(engine::EffectiveVersions effective,
                            engine::ResolveEffectiveVersions(catalog, base));
@@ -499,9 +570,14 @@ absl::Status ScanManifests(
   engine::VersionQuery at_target = base;
   at_target.emulation_version = release_text;
   at_target.min_compatibility_version = release_text;
+  bool in_window = engine::ResolveEffectiveVersions(catalog, at_target).ok();
+  if (!in_window) {
+    // A binary without --min-compatibility-version (before 1.33) takes the
+    // emulation version alone.
+    at_target.min_compatibility_version = base.min_compatibility_version;
+    in_window = engine::ResolveEffectiveVersions(catalog, at_target).ok();
+  }
   ObjectApiContext window;
-  const bool in_window =
-      engine::ResolveEffectiveVersions(catalog, at_target).ok();
   if (in_window) {
     COMPATD_RETURN_IF_ERROR(
         ResolveObjectApiContext(snapshot, at_target, &window));
@@ -510,7 +586,8 @@ absl::Status ScanManifests(
       const Version cel_min_compat,
       CelScanMinCompatibility(release, cel_min_compatibility));
   ScanAnswer answer(limits, response);
-  Scanner(catalog, release, in_window ? &window : nullptr, answer)
+  const engine::ApiStartUp startup = StartUpOf(window);
+  Scanner(catalog, release, in_window ? &startup : nullptr, strict, answer)
       .Run(texts, progress);
   const int cel_checked =
       ScanCelExpressions(texts, release, cel_min_compat, answer);
@@ -520,7 +597,7 @@ absl::Status ScanManifests(
       absl::StrFormat(
           "%d object(s) checked against Kubernetes %s (%s): %d deprecated, %d "
           "removed or not served, %d custom resource(s) not checked, %d bad "
-          "document(s)%s",
+          "document(s)%s%s%s",
           response->objects(), release_text,
           in_window ? absl::StrCat("inside the emulation window of binary ",
                                    effective.binary.MajorMinorString(),
@@ -530,6 +607,18 @@ absl::Status ScanManifests(
                                    ": the API history"),
           response->deprecated(), response->blocking(), response->unchecked(),
           response->problems_size(),
+          response->skipped_documents() == 0
+              ? std::string()
+              : absl::StrFormat(
+                    "; %d non-Kubernetes document%s skipped (no kind: values "
+                    "files, Chart.yaml, workflows; --strict refuses them)",
+                    response->skipped_documents(),
+                    response->skipped_documents() == 1 ? "" : "s"),
+          response->rbac() == 0
+              ? std::string()
+              : absl::StrFormat("; %d RBAC rule grant(s) on APIs removed at "
+                                "the target",
+                                response->rbac()),
           cel_checked == 0
               ? std::string()
               : absl::StrFormat(

@@ -6,12 +6,11 @@
 // admission webhook's callers.
 //
 // Per object (manifest/manifest_reader.h reads them), the first that applies:
-//   1. A target inside the binary's emulation window (ResolveEffectiveVersions
-//      accepts it as --emulated-version): the catalog's own API start-up at
-//      that emulation version (api/object_check.h, as the admission webhook
-//      decides), for the kinds the catalog serves.
-//   2. A group/version/kind of the catalog's apiHistory:
-//      engine::DecideFromHistory at the target.
+//   1-2. engine::JudgeApi (engine/api_verdict.h, the verdict of every
+//      surface) at the target: a target inside the binary's emulation window
+//      (ResolveEffectiveVersions accepts it as --emulated-version) by the
+//      line's own API start-up at that emulation version for the kinds it
+//      installs, then by the line's API history.
 //   3. Another kind of a built-in group (one the catalog's apis or
 //      apiHistory has): unknown.
 //   4. A custom resource whose CRD is in the scanned set: unknown when the
@@ -25,6 +24,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "compatd/v1/compatd.pb.h"
@@ -62,19 +62,30 @@ using ScanProgress = std::function<void(size_t texts, size_t objects)>;
 // Fills everything of `response` (common fields included). `target` empty:
 // the binary version (the query's, else the catalog's). INVALID_ARGUMENT for
 // a malformed or too old target, or versions/flags the catalog refuses.
-// Bad documents are problems in the response, not errors. The answer is
+// Bad documents are problems in the response, not errors; documents without
+// a kind (not Kubernetes objects) are skipped and counted, or problems when
+// `strict`. RBAC Role/ClusterRole rules granting on a group/resource that
+// every version of is removed at the target are findings of their own
+// (SCAN_STATUS_RBAC_REMOVED_API, counted in `rbac`). The answer is
 // bounded by `limits`, and the work by this thread's base::WorkBudget (if
 // any): once it is exhausted the scan stops and answers what it found,
 // marked partial. Pure and thread-safe.
 // `line`: the release line the query's binary version picked.
-absl::Status ScanManifests(const runtime::ServingLine& line,
-                           const engine::VersionQuery& query,
-                           absl::string_view target,
-                           absl::Span<const ScanText> texts,
-                           v1::ScanObjectsResponse* response,
-                           const ScanLimits& limits = ScanLimits(),
-                           absl::string_view cel_min_compatibility = "",
-                           const ScanProgress& progress = nullptr);
+absl::Status ScanManifests(
+    const runtime::ServingLine& line, const engine::VersionQuery& query,
+    absl::string_view target, absl::Span<const ScanText> texts,
+    v1::ScanObjectsResponse* response, const ScanLimits& limits = ScanLimits(),
+    absl::string_view cel_min_compatibility = "",
+    const ScanProgress& progress = nullptr, bool strict = false);
+
+// The line a scan judges by: the query's binary version's line; with none,
+// the line of the target's release when the snapshot has one (a target of
+// 1.32 is judged by kube-apiserver 1.32's own start-up and history, not the
+// default binary's); else the default line. INVALID_ARGUMENT as
+// runtime::ServingSnapshot::Line.
+absl::StatusOr<const runtime::ServingLine*> ScanLine(
+    const runtime::ServingSnapshot& snapshot, absl::string_view binary_version,
+    absl::string_view target);
 
 // "DEPRECATED", "REMOVED", "NOT-SERVED", "NOT-YET-INTRODUCED", "UNKNOWN",
 // "CRD-VIOLATION", "CEL-NOT-WRITABLE", "CEL-NOT-READABLE": how the table of

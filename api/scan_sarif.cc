@@ -71,6 +71,13 @@ constexpr Rule kRules[] = {
      "A CustomResourceDefinition drops a version still in "
      "status.storedVersions, or breaks the catalog's version removal "
      "rules."},
+    {v1::SCAN_STATUS_RBAC_REMOVED_API, "compatd/rbac-removed-api",
+     "RbacRuleOnRemovedApi", "note",
+     "RBAC rule grants on an API removed at the target",
+     "A Role or ClusterRole rule grants on a resource of an API group that "
+     "no version serves at the target Kubernetes release (every version "
+     "that had it is removed): the rule grants nothing there. Grant on the "
+     "replacement."},
     {v1::SCAN_STATUS_UNSPECIFIED, "compatd/bad-document", "BadDocument",
      "error", "Document not read",
      "A document that is not YAML, not a Kubernetes object, or an object "
@@ -125,8 +132,11 @@ void PrintScanSarif(const v1::ScanObjectsResponse& r, std::ostream& out) {
         "}, \"defaultConfiguration\": {\"level\": ", Json(rule.level),
         "}, \"help\": {\"text\": ", Json(rule.full_text), "}}");
   }
-  absl::StrAppend(&text, "]}},\n      \"properties\": {\"targetRelease\": ",
-                  Json(r.target()), "},\n      \"results\": [");
+  absl::StrAppend(
+      &text,
+      "]}},\n      \"properties\": {\"targetRelease\": ", Json(r.target()),
+      ", \"skippedDocuments\": ", r.skipped_documents(),
+      ", \"summary\": ", Json(r.reason()), "},\n      \"results\": [");
   bool first = true;
   for (const v1::ScanFinding& f : r.findings()) {
     const size_t rule = RuleIndex(f.status());

@@ -2,7 +2,10 @@
 
 // Is a request to group/version/resource at risk, by the catalog? The rule
 // applied to every API call kube-apiserver's audit webhook reports
-// (gateway/audit.h): a call is at risk when the API it names is
+// (gateway/audit.h), each point judged by engine::JudgeApi (the line's
+// start-up there, then its API history: engine/api_verdict.h), over every
+// resource of the line's apis and apiHistory: a call is at risk when the API
+// it names is
 //
 //   not-served            not served at the cluster's versions now (the call
 //                         was answered 404),
@@ -25,6 +28,7 @@
 // Pure and thread-safe once built; owns what it holds.
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -42,11 +46,17 @@ enum class ApiUseVerdict {
   kNotServedAtTarget = 2,
   kNotServedAtRollback = 3,
   kDeprecated = 4,
+  // A successful call (2xx) to an API the catalog says is not served now:
+  // kube-apiserver served it, so the catalog (its versions or runtimeConfig)
+  // does not match the cluster, as the admission webhook says of such an
+  // object. Not a risk of the client's.
+  kCatalogMismatch = 5,
 };
-inline constexpr size_t kApiUseVerdictCount = 5;
+inline constexpr size_t kApiUseVerdictCount = 6;
 
 // "not_served", "removed_at_target", "not_served_at_target",
-// "not_served_at_rollback", "deprecated" (the metric's verdict label).
+// "not_served_at_rollback", "deprecated", "catalog_mismatch" (the metric's
+// verdict label).
 absl::string_view ApiUseVerdictName(ApiUseVerdict verdict);
 
 struct ApiUseJudgement {
@@ -77,6 +87,14 @@ class ApiUseIndex final {
                               absl::string_view version,
                               absl::string_view resource) const;
 
+  // Find for one audited call answered `code` (responseStatus.code; 0 when
+  // absent): a not-served API's successful call (2xx) is a catalog mismatch
+  // (kCatalogMismatch), not a call that fails now.
+  const ApiUseJudgement* FindCall(absl::string_view group,
+                                  absl::string_view version,
+                                  absl::string_view resource,
+                                  int64_t code) const;
+
   // Whether the catalog has group/version/resource at all (at risk or not).
   bool Knows(absl::string_view group, absl::string_view version,
              absl::string_view resource) const;
@@ -90,6 +108,9 @@ class ApiUseIndex final {
   std::optional<EffectiveVersions> target_;
   // "group/version/resource" -> judgement, for the calls at risk only.
   absl::flat_hash_map<std::string, ApiUseJudgement> at_risk_;
+  // The same key -> the catalog-mismatch judgement, for the APIs not served
+  // now.
+  absl::flat_hash_map<std::string, ApiUseJudgement> mismatch_;
   absl::flat_hash_set<std::string> known_;
 };
 

@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "engine/api_availability.h"
+#include "engine/api_verdict.h"
 #include "engine/feature_gate_flags.h"
 #include "engine/features.h"
 #include "engine/skew.h"
@@ -127,6 +128,31 @@ const APIResource* FindResource(const Catalog& catalog,
     }
   }
   return nullptr;
+}
+
+// engine::JudgeApi of a resource of `group_version` at a step: its line, its
+// emulation version and its start-up there.
+ApiVerdict JudgeStopped(const State& state, absl::string_view group_version,
+                        absl::string_view resource) {
+  absl::flat_hash_set<std::string> served;
+  for (const auto& [gv, resources] : state.served) {
+    const size_t slash = gv.find('/');
+    for (const std::string& r : resources) {
+      served.insert(
+          slash == std::string::npos
+              ? ServedApiKey("", gv, r)
+              : ServedApiKey(gv.substr(0, slash), gv.substr(slash + 1), r));
+    }
+  }
+  const size_t slash = group_version.find('/');
+  const absl::string_view group =
+      slash == absl::string_view::npos ? "" : group_version.substr(0, slash);
+  const absl::string_view version = slash == absl::string_view::npos
+                                        ? group_version
+                                        : group_version.substr(slash + 1);
+  const ApiStartUp startup{state.versions, &served};
+  return JudgeApiResource(*state.catalog, &startup, state.versions.emulation,
+                          group, version, resource);
 }
 
 std::string DescribeGate(const FeatureDecision& d) {
@@ -783,11 +809,14 @@ void Planner::CompareAPIs(int step, absl::string_view release,
         }
       }
       if (res != nullptr) {
-        if (!res->replacement.empty()) replacements.insert(res->replacement);
-        if (res->removed.has_value() &&
-            *res->removed <= after.versions.emulation) {
-          why.push_back(absl::StrFormat("%s removed in %s", r,
-                                        res->removed->MajorMinorString()));
+        // Why, by the one verdict (engine/api_verdict.h) at the step.
+        const ApiVerdict verdict = JudgeStopped(after, gv, r);
+        if (!verdict.replacement.empty()) {
+          replacements.insert(verdict.replacement);
+        }
+        if (verdict.state == ApiState::kRemoved) {
+          why.push_back(
+              absl::StrFormat("%s removed in %s", r, verdict.removed));
         }
       }
     }

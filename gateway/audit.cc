@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/log.h"
 #include "engine/user_agent.h"
 #include "gateway/json.h"
 #include "gateway/ondemand.h"
@@ -468,8 +469,8 @@ void AuditIngest::RecordApiUse(const engine::ApiUseIndex& index,
                                const AuditEvent& event,
                                const engine::ClientIdentity& identity,
                                std::string* user) {
-  const engine::ApiUseJudgement* judgement =
-      index.Find(event.api_group, event.api_version, event.resource);
+  const engine::ApiUseJudgement* judgement = index.FindCall(
+      event.api_group, event.api_version, event.resource, event.code);
   engine::ApiUseJudgement from_annotation;
   if (judgement == nullptr) {
     // An API the catalog does not know that kube-apiserver calls
@@ -499,9 +500,25 @@ void AuditIngest::RecordApiUse(const engine::ApiUseIndex& index,
   call.resource = event.resource;
   call.subresource = event.subresource;
   call.denied = event.code == 403;
+  call.succeeded = event.code >= 200 && event.code <= 299;
   call.apiserver_deprecated = event.deprecated_annotation;
   call.apiserver_removed_release = event.removed_release_annotation;
   usage_->Record(call, *judgement);
+}
+
+void AuditIngest::RefusedBeforeRead(uint64_t content_length,
+                                    absl::string_view bound) const {
+  if (metrics_ != nullptr) {
+    metrics_->RecordAuditBatch(runtime::AuditBatchResult::kTooLarge);
+  }
+  base::LogLimited(
+      base::LogLevel::kWarning, "audit-too-large",
+      absl::StrCat("audit batch refused (413, too_large): ",
+                   content_length > 0 ? absl::StrCat(content_length, " bytes")
+                                      : std::string("a chunked body"),
+                   " is over ", bound,
+                   "; kube-apiserver drops it after its retries: lower its "
+                   "--audit-webhook-batch-max-size (docs/cluster-view.md)"));
 }
 
 void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
@@ -513,6 +530,12 @@ void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
     response->status = status;
     response->body = StatusJson(why);
     if (metrics_ != nullptr) metrics_->RecordAuditBatch(result);
+    if (result == AuditBatchResult::kTooLarge) {
+      base::LogLimited(
+          base::LogLevel::kWarning, "audit-too-large",
+          absl::StrCat("audit batch refused (413, too_large, ",
+                       request.body.size(), " bytes): ", why.message()));
+    }
   };
   if (snapshot == nullptr) {
     response->status = 503;

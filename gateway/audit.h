@@ -34,7 +34,9 @@
 // the wrong type, no stage) is skipped and counted (compatd_audit_events_total
 // {result="malformed"}); the rest of the batch is read. A document that is
 // not JSON, or not an audit.k8s.io/v1 EventList or Event, is refused whole
-// (400). Batches past `max_batch_events` or `max_batch_bytes` get 413; while
+// (400). Batches past `max_batch_events` or `max_batch_bytes` (or the front
+// door's --max-http-body-bytes, refused before they are read) get 413,
+// counted as too_large and logged with their size; while
 // `max_concurrent_batches` are being read, 429 with Retry-After: 1 (so the
 // front door's threads are never all taken by audit batches). Accepted
 // batches get 200 with a summary ({"events":N,"recorded":R,"skipped":S,
@@ -55,6 +57,8 @@
 #include "runtime/serving_snapshot.h"
 
 namespace compatd::gateway {
+
+inline constexpr char kAuditPath[] = "/audit/v1/events";
 
 // The fields of one event compatd reads: views into the batch being read,
 // valid during the callback only.
@@ -112,6 +116,14 @@ class AuditIngest final {
   // Serves one POST. `snapshot` null: 503 (kube-apiserver retries).
   void Serve(const runtime::ServingSnapshot* snapshot,
              const http::Request& request, http::Response* response);
+
+  // A batch the HTTP server refused (413) before Serve, for the front
+  // door's body bound: counted (compatd_audit_batches_total{result=
+  // "too_large"}) and logged with its size (`content_length`, 0 when
+  // chunked) and the bound (`bound`, the flag and its value), since
+  // kube-apiserver drops it after its retries. Thread-safe.
+  void RefusedBeforeRead(uint64_t content_length,
+                         absl::string_view bound) const;
 
   const Options& options() const { return options_; }
 

@@ -192,7 +192,8 @@ absl::Status AnswerFeatureKey(const Handlers& handlers,
   return absl::OkStatus();
 }
 
-// api:[GROUP/]VERSION/KIND[@EMULATION]: CheckObjectApi.
+// api:[GROUP/]VERSION/KIND[@EMULATION]: CheckObjectApi (engine::JudgeApi, the
+// verdict every surface gives: "verdict" is its state's name).
 absl::Status AnswerApiKey(const runtime::ServingSnapshot& snapshot,
                           const UrlVersions& scope, absl::string_view key,
                           absl::string_view rest, std::string* out) {
@@ -215,7 +216,8 @@ absl::Status AnswerApiKey(const runtime::ServingSnapshot& snapshot,
       : verdict->state == State::kNotServed  ? "notServed"
                                              : "unknown";
   absl::StrAppend(
-      out, R"({"state":)", JsonQuote(state), R"(,"served":)",
+      out, R"({"state":)", JsonQuote(state), R"(,"verdict":)",
+      JsonQuote(engine::ApiStateName(verdict->verdict)), R"(,"served":)",
       verdict->state == State::kServed || verdict->state == State::kDeprecated
           ? "true"
           : "false",

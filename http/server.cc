@@ -112,6 +112,7 @@ struct Server::Impl {
     std::string path;
     size_t bytes = 0;
     std::string flag;
+    std::function<void(uint64_t)> on_refused;
   };
   BodyLimit default_limit;
   std::vector<BodyLimit> path_limits;
@@ -414,6 +415,10 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
   void RefuseBody() {
     const Server::Impl::BodyLimit& limit =
         limit_ != nullptr ? *limit_ : server_->default_limit;
+    if (limit.on_refused) {
+      const auto length = parser_->content_length();
+      limit.on_refused(length.has_value() ? *length : 0);
+    }
     Refuse(413, absl::StrCat("the request body is larger than ", limit.flag,
                              "=", limit.bytes));
   }
@@ -580,14 +585,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Options options,
   Impl& impl = *server->impl_;
   impl.options = std::move(options);
   impl.default_limit = {"", impl.options.max_body_bytes,
-                        "--max-http-body-bytes"};
+                        "--max-http-body-bytes", nullptr};
   impl.largest_body_bytes = impl.options.max_body_bytes;
   for (const Options::PathBodyLimit& limit : impl.options.path_body_limits) {
     if (limit.bytes < 1 || limit.path.empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat(limit.flag, ": a path's body bound must be positive"));
     }
-    impl.path_limits.push_back({limit.path, limit.bytes, limit.flag});
+    impl.path_limits.push_back(
+        {limit.path, limit.bytes, limit.flag, limit.on_refused});
     impl.largest_body_bytes = std::max(impl.largest_body_bytes, limit.bytes);
   }
   impl.handler = std::move(handler);

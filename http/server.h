@@ -147,6 +147,11 @@ class Server final {
       std::string path;
       size_t bytes = 0;
       std::string flag;
+      // Told (on a server thread, before the 413 is written) of each body
+      // refused for this bound, with its Content-Length (0 for a chunked
+      // body, refused once past the bound): the path's handler never sees
+      // it, so this is how it counts and logs it. Null: nothing.
+      std::function<void(uint64_t content_length)> on_refused;
     };
     std::vector<PathBodyLimit> path_body_limits;
     size_t max_header_bytes = 16 << 10;

@@ -414,8 +414,9 @@ struct ObjectRead {
   bool items_seen = false;       // items: a sequence, or null
   bool kustomize_field = false;  // a field only kustomizations have
   CrdSpec crd;
-  std::string legacy_version;  // spec.version (apiextensions v1beta1)
-  ManifestContents items;      // the items, flattened, with their problems
+  std::string legacy_version;   // spec.version (apiextensions v1beta1)
+  std::vector<RbacRule> rules;  // rules (Role, ClusterRole)
+  ManifestContents items;       // the items, flattened, with their problems
   std::vector<ManifestProblem> problems;
 };
 
@@ -647,6 +648,9 @@ class Walker final {
       if (key == "spec" && value.type == YAML_MAPPING_START_EVENT) {
         return Spec(read);
       }
+      if (key == "rules" && value.type == YAML_SEQUENCE_START_EVENT) {
+        return Rules(read.rules);
+      }
       if (key == "status" && value.type == YAML_MAPPING_START_EVENT) {
         return Mapping([&](const std::string& field, const yaml_event_t& v) {
           if (field != "storedVersions" ||
@@ -671,6 +675,31 @@ class Walker final {
       } else if (!Skip(*event)) {
         return false;
       }
+    }
+  }
+
+  // An RBAC role's rules (read on every object: the kind may come later):
+  // each mapping's apiGroups and resources; other elements skipped.
+  bool Rules(std::vector<RbacRule>& rules) {
+    while (true) {
+      const yaml_event_t* event = Next();
+      if (event == nullptr) return false;
+      if (event->type == YAML_SEQUENCE_END_EVENT) return true;
+      if (event->type != YAML_MAPPING_START_EVENT) {
+        if (!Skip(*event)) return false;
+        continue;
+      }
+      RbacRule rule;
+      rule.line = Line(*event);
+      const bool ok =
+          Mapping([&](const std::string& key, const yaml_event_t& value) {
+            if (value.type != YAML_SEQUENCE_START_EVENT) return Skip(value);
+            if (key == "apiGroups") return Strings(&rule.api_groups);
+            if (key == "resources") return Strings(&rule.resources);
+            return Skip(value);
+          });
+      if (!ok) return false;
+      rules.push_back(std::move(rule));
     }
   }
 
@@ -788,6 +817,11 @@ class Walker final {
       for (ManifestObject& item : read.items.objects) {
         dest.objects.push_back(std::move(item));
       }
+      // A list's item must be an object.
+      for (ManifestProblem& item : read.items.not_objects) {
+        item.message = absl::StrCat("a list item: ", item.message);
+        dest.problems.push_back(std::move(item));
+      }
       for (ManifestProblem& problem : read.items.problems) {
         dest.problems.push_back(std::move(problem));
       }
@@ -802,19 +836,26 @@ class Walker final {
           "a Kubernetes object: skipped"});
       return;
     }
-    if (object.api_version.empty() || object.kind.empty()) {
-      std::string what;
-      if (object.api_version.empty() && object.kind.empty()) {
-        what = "has neither apiVersion nor kind";
-      } else if (object.api_version.empty()) {
-        what = absl::StrCat("(kind ", object.kind, ") has no apiVersion");
-      } else {
-        what =
-            absl::StrCat("(apiVersion ", object.api_version, ") has no kind");
-      }
+    if (object.kind.empty()) {
+      // No kind: not a Kubernetes object of any API (a Helm values.yaml or
+      // Chart.yaml, a CI workflow); kubectl-based tools and Pluto pass over
+      // such documents.
+      dest.not_objects.push_back(ManifestProblem{
+          object.line,
+          absl::StrCat("the document ",
+                       object.api_version.empty()
+                           ? std::string("has neither apiVersion nor kind")
+                           : absl::StrCat("(apiVersion ", object.api_version,
+                                          ") has no kind"),
+                       ": not a Kubernetes object")});
+      return;
+    }
+    if (object.api_version.empty()) {
       dest.problems.push_back(ManifestProblem{
-          object.line, absl::StrCat("the object ", what,
-                                    "; every Kubernetes object needs both")});
+          object.line,
+          absl::StrCat("the object (kind ", object.kind,
+                       ") has no apiVersion; every Kubernetes object needs "
+                       "both")});
       return;
     }
     if (object.kind == "CustomResourceDefinition") {
@@ -823,6 +864,9 @@ class Walker final {
             CrdVersion{read.legacy_version, true, true, false});
       }
       object.crd = std::move(read.crd);
+    }
+    if (object.kind == "Role" || object.kind == "ClusterRole") {
+      object.rules = std::move(read.rules);
     }
     dest.objects.push_back(std::move(object));
   }

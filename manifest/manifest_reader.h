@@ -51,13 +51,23 @@ struct CrdSpec {
   std::vector<std::string> stored_versions;  // status.storedVersions
 };
 
+// One rule of an RBAC Role or ClusterRole (rbac.authorization.k8s.io/v1
+// PolicyRule): the API groups and resources it grants on, as written ("*",
+// "pods/log" included).
+struct RbacRule {
+  std::vector<std::string> api_groups;
+  std::vector<std::string> resources;
+  int line = 0;  // 1-based: where the rule starts
+};
+
 struct ManifestObject {
   std::string api_version;  // as written ("apps/v1", "v1")
   std::string kind;
-  std::string name;            // metadata.name; may be empty (generateName)
-  std::string namespace_;      // metadata.namespace; empty when not written
-  int line = 0;                // 1-based: where the object's mapping starts
-  std::optional<CrdSpec> crd;  // kind CustomResourceDefinition only
+  std::string name;             // metadata.name; may be empty (generateName)
+  std::string namespace_;       // metadata.namespace; empty when not written
+  int line = 0;                 // 1-based: where the object's mapping starts
+  std::optional<CrdSpec> crd;   // kind CustomResourceDefinition only
+  std::vector<RbacRule> rules;  // kinds Role and ClusterRole only
 };
 
 struct ManifestProblem {
@@ -71,6 +81,10 @@ struct ManifestContents {
   // What was read, but not as written: a key given twice (the last counts),
   // an old kustomization skipped. Not bad input: a scan goes on clean.
   std::vector<ManifestProblem> warnings;
+  // Documents that are mappings without a `kind` (a Helm values.yaml or
+  // Chart.yaml, a CI workflow): not Kubernetes objects. Not problems here; a
+  // scan skips and counts them (problems with --strict).
+  std::vector<ManifestProblem> not_objects;
   int documents = 0;  // non-empty documents read
   // Set when a bound of ReadLimits stopped the read before the end of the
   // text: what stopped it (also one of `problems`, at its line).

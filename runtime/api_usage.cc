@@ -111,6 +111,7 @@ void ApiUsageTracker::Count(Row& row, const ApiCall& call,
                             absl::Time now) {
   ++row.requests;
   if (call.denied) ++row.denied;
+  if (call.succeeded) ++row.succeeded;
   row.last_seen = now;
   if (call.apiserver_deprecated) row.apiserver_deprecated = true;
   if (!call.apiserver_removed_release.empty() &&
@@ -244,8 +245,10 @@ std::vector<ApiUsageInfo> ApiUsageTracker::List(
     for (const auto& [key, row] : rows_) {
       if (!component.empty() && row->component != component) continue;
       if (now - row->last_seen > options_.idle_ttl) continue;
+      // A row with successful calls: the API was served (FindCall).
       const engine::ApiUseJudgement* judgement =
-          index->Find(row->group, row->version, row->resource);
+          index->FindCall(row->group, row->version, row->resource,
+                          row->succeeded > 0 ? 200 : 0);
       if (judgement != nullptr) {
         out.push_back(Describe(*row, *judgement));
       } else if (row->apiserver_deprecated &&

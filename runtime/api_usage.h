@@ -88,6 +88,9 @@ struct ApiCall {
   absl::string_view resource;
   absl::string_view subresource;
   bool denied = false;  // answered 403
+  // Answered 2xx: an API the catalog says is not served was served (a
+  // catalog mismatch, engine::ApiUseIndex::FindCall).
+  bool succeeded = false;
   // kube-apiserver's own annotations, when it set them.
   bool apiserver_deprecated = false;
   absl::string_view apiserver_removed_release;
@@ -163,6 +166,7 @@ class ApiUsageTracker final {
     std::string apiserver_removed_release;
     uint64_t requests = 0;
     uint64_t denied = 0;
+    uint64_t succeeded = 0;  // answered 2xx
     absl::Time first_seen;
     absl::Time last_seen;
     // compatd_api_requests_at_risk_total handles, by verdict.

@@ -176,6 +176,13 @@ void AddScanFlags(base::FlagTable* flags, CommandOptions* c) {
   flags->AddBool("ignore-removals", &c->scan.ignore_removals,
                  "removed, not served and unknown findings do not set the "
                  "exit code (3)");
+  flags->AddBool("strict", &c->scan.strict,
+                 "documents without a kind (a Helm values.yaml or Chart.yaml, "
+                 "a CI workflow) are errors (exit 1); default: skipped and "
+                 "counted");
+  flags->AddBool("fail-on-rbac", &c->scan.fail_on_rbac,
+                 "RBAC rules granting on APIs removed at the target set the "
+                 "exit code (3); default: printed only");
   AddCatalogFlag(flags, c);
 }
 

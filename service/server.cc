@@ -427,7 +427,20 @@ class ServerImpl final : public Server {
       http_options.path_body_limits.push_back(
           {gateway::kAdmissionPath,
            static_cast<size_t>(options_.max_admission_body_bytes),
-           "--max-admission-body-bytes"});
+           "--max-admission-body-bytes", nullptr});
+      if (audit_ != nullptr) {
+        // The front door's bound, with the audit view told of each refusal
+        // (counted and logged: kube-apiserver drops the batch silently).
+        const std::string bound = absl::StrCat("--max-http-body-bytes=",
+                                               options_.max_http_body_bytes);
+        http_options.path_body_limits.push_back(
+            {gateway::kAuditPath,
+             static_cast<size_t>(options_.max_http_body_bytes),
+             "--max-http-body-bytes",
+             [audit = audit_.get(), bound](uint64_t length) {
+               audit->RefusedBeforeRead(length, bound);
+             }});
+      }
     }
     if (files.enabled()) {
       absl::StatusOr<std::unique_ptr<http::TlsFileContext>> context =

@@ -38,6 +38,8 @@ absl::string_view ApiUseVerdictText(v1::ApiUseVerdict verdict) {
       return "not served at the rollback floor";
     case v1::API_USE_VERDICT_DEPRECATED:
       return "deprecated";
+    case v1::API_USE_VERDICT_CATALOG_MISMATCH:
+      return "catalog mismatch (served by the cluster)";
     default:
       return "unknown";
   }

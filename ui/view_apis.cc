@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "compatd/v1/compatd.pb.h"
 #include "engine/api_names.h"
+#include "engine/api_verdict.h"
 #include "engine/catalog.h"
 #include "engine/skew.h"
 #include "engine/version.h"
@@ -26,41 +27,49 @@ namespace compatd::ui {
 
 namespace {
 
-// One served resource, with its deprecation from the catalog (`r`, null when
-// the catalog has no lifecycle for it).
+// One served resource, with engine::JudgeApiResource's verdict at the
+// page's emulation version (the verdict every surface gives): deprecated
+// there, with its removal and replacement.
 void AppendServedResource(std::string* out, const std::string& resource,
-                          const engine::APIResource* r) {
-  const bool deprecated = r != nullptr && r->deprecated.has_value();
+                          const engine::ApiVerdict& verdict) {
+  const bool deprecated = verdict.state == engine::ApiState::kDeprecated;
   out->append(deprecated ? "<li class=\"deprecated\">" : "<li>");
   AppendEscaped(out, resource);
   if (deprecated) {
     out->append(" <span class=\"note\">deprecated ");
-    AppendEscaped(out, r->deprecated->MajorMinorString());
-    if (r->removed.has_value()) {
+    AppendEscaped(out, verdict.deprecated);
+    if (!verdict.removed.empty()) {
       out->append(", removed in ");
-      AppendEscaped(out, r->removed->MajorMinorString());
+      AppendEscaped(out, verdict.removed);
     }
-    if (!r->replacement.empty()) {
+    if (!verdict.replacement.empty()) {
       out->append("; use ");
-      AppendEscaped(out, r->replacement);
+      AppendEscaped(out, absl::StrCat(verdict.replacement, " ",
+                                      verdict.replacement_kind));
     }
     out->append("</span>");
   }
   out->append("</li>");
 }
 
-// The group-versions served now, each resource with its deprecation; returns
+// The group-versions served now, each resource with its verdict; returns
 // "group/version" of each.
 absl::flat_hash_set<std::string> AppendServedTable(
     std::string* out, const engine::Catalog& catalog,
     const v1::ListAPIVersionsResponse& apis) {
-  // The catalog's lifecycle of each group/version/resource.
-  absl::flat_hash_map<std::string, const engine::APIResource*> lifecycle;
-  for (const engine::APIGroupVersion& gv : catalog.apis) {
-    for (const engine::APIResource& r : gv.resources) {
-      lifecycle[absl::StrCat(gv.group, "/", gv.version, "/", r.resource)] = &r;
+  // The start-up the response lists, at its emulation version.
+  absl::flat_hash_set<std::string> served_resources;
+  for (const v1::APIGroupVersion& gv : apis.group_versions()) {
+    for (const std::string& resource : gv.resources()) {
+      served_resources.insert(
+          engine::ServedApiKey(gv.group(), gv.version(), resource));
     }
   }
+  engine::ApiStartUp startup;
+  startup.served = &served_resources;
+  const absl::StatusOr<engine::Version> emulation =
+      engine::Version::Parse(apis.versions().emulation_version());
+  if (emulation.ok()) startup.versions.emulation = *emulation;
   out->append(
       "<div class=\"scroll\"><table class=\"list apis stack\" "
       "id=\"served\"><thead><tr>"
@@ -80,11 +89,12 @@ absl::flat_hash_set<std::string> AppendServedTable(
     AppendEscaped(out, group_version);
     out->append("</th><td><ul class=\"resources\">");
     for (const std::string& resource : gv.resources()) {
-      auto it = lifecycle.find(
-          absl::StrCat(gv.group(), "/", gv.version(), "/", resource));
-      const engine::APIResource* r =
-          it == lifecycle.end() ? nullptr : it->second;
-      AppendServedResource(out, resource, r);
+      engine::ApiVerdict verdict;
+      if (emulation.ok()) {
+        verdict = engine::JudgeApiResource(catalog, &startup, *emulation,
+                                           gv.group(), gv.version(), resource);
+      }
+      AppendServedResource(out, resource, verdict);
     }
     out->append("</ul></td></tr>");
   }

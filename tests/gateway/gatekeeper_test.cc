@@ -6,6 +6,7 @@
 #include "gateway/gatekeeper.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -357,6 +358,36 @@ class GatekeeperLinesTest : public GatewayTest {
     return At(items[0], "value");
   }
 };
+
+// Issue 35: built-ins no start-up of the line installs are judged by the
+// line's API history, not "unknown", on every line (kubernetes/api
+// prerelease lifecycles; the deprecated API migration guide).
+TEST_F(GatekeeperLinesTest, BuiltInsOutsideTheStartUpOnEveryLine) {
+  for (const char* line : {"1.31", "1.32", "1.33", "1.34", "1.35", "1.36"}) {
+    const std::string url = absl::StrCat("/gatekeeper/v1/binary-", line);
+    for (const char* key :
+         {"api:apiextensions.k8s.io/v1/CustomResourceDefinition",
+          "api:apiregistration.k8s.io/v1/APIService",
+          "api:policy/v1/Eviction"}) {
+      const google::protobuf::Value v = Value(url, key);
+      EXPECT_EQ(At(v, "state").string_value(), "served") << line << key;
+      EXPECT_EQ(At(v, "verdict").string_value(), "served") << line << key;
+    }
+    for (const auto& [key, removed] :
+         std::vector<std::pair<std::string, std::string>>{
+             {"api:policy/v1beta1/PodSecurityPolicy", "1.25"},
+             {"api:autoscaling/v2beta2/HorizontalPodAutoscaler", "1.26"},
+             {"api:extensions/v1beta1/Ingress", "1.22"}}) {
+      const google::protobuf::Value v = Value(url, key);
+      EXPECT_EQ(At(v, "state").string_value(), "notServed") << line << key;
+      EXPECT_EQ(At(v, "verdict").string_value(), "removed") << line << key;
+      EXPECT_EQ(At(v, "removed").string_value(), removed) << line << key;
+    }
+    EXPECT_EQ(
+        At(Value(url, "api:example.com/v1/Widget"), "verdict").string_value(),
+        "unknown");
+  }
+}
 
 // k8s.io/kubernetes v1.32.5 pkg/features/versioned_kube_features.go:
 // WindowsHostNetwork {1.26, Default: true, Alpha}; v1.33.3

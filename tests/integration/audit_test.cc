@@ -307,5 +307,36 @@ TEST_F(AuditTest, ABatchOverTheBoundIsRefused) {
       HasSubstr("compatd_audit_batches_total{result=\"too_large\"} 1\n"));
 }
 
+// A batch over the front door's body bound never reaches the audit handler
+// (the HTTP server answers 413 after the head): it is still counted as
+// too_large and logged with its size, since kube-apiserver drops it after
+// its retries (issue 35).
+TEST(AuditBodyBoundTest, ABatchOverTheBodyBoundIsCountedAndLogged) {
+  CompatdProcess server;
+  ASSERT_OK(server.Start(
+      {"--http-listen=127.0.0.1:0", "--max-http-body-bytes=65536"}));
+  AuditEventSpec e = Call(kKubelet, "system:node:node-3", "", "v1", "nodes");
+  std::vector<std::string> items;
+  std::string batch;
+  while (batch.size() <= 70000) {
+    items.push_back(AuditEventJson(e));
+    batch = AuditEventListJson(items);
+  }
+  const auto [code, body] = Post(server.http_port(), "/audit/v1/events", batch);
+  EXPECT_EQ(code, 413) << body;
+  absl::StatusOr<std::string> scrape = server.Scrape();
+  ASSERT_OK(scrape);
+  EXPECT_THAT(
+      *scrape,
+      HasSubstr("compatd_audit_batches_total{result=\"too_large\"} 1\n"));
+  const std::string logged =
+      absl::StrCat("audit batch refused (413, too_large): ", batch.size(),
+                   " bytes is over --max-http-body-bytes=65536");
+  for (int i = 0; i < 100 && !absl::StrContains(server.Stderr(), logged); ++i) {
+    usleep(50 * 1000);
+  }
+  EXPECT_THAT(server.Stderr(), HasSubstr(logged));
+}
+
 }  // namespace
 }  // namespace compatd

@@ -88,9 +88,10 @@ TEST(ScanCliTest, OldChartDirectoryAgainstTheEmbeddedRelease) {
   EXPECT_THAT(r.out, HasSubstr("policy/v1beta1 PodSecurityPolicy is removed "
                                "in Kubernetes 1.25 (deprecated in 1.21)"));
   EXPECT_THAT(r.out, HasSubstr("6 object(s) checked against Kubernetes 1.36"));
-  // Chart.yaml is no Kubernetes object: reported, with its line.
-  EXPECT_THAT(r.err, HasSubstr("old-chart/Chart.yaml:2: the object (apiVersion "
-                               "v1) has no kind"));
+  // Chart.yaml is no Kubernetes object: skipped and counted, not a problem
+  // (issue 35).
+  EXPECT_THAT(r.err, Not(HasSubstr("Chart.yaml")));
+  EXPECT_THAT(r.out, HasSubstr("; 1 non-Kubernetes document skipped"));
 }
 
 TEST(ScanCliTest, RenderedChartOnStdin) {
@@ -159,14 +160,30 @@ TEST(ScanCliTest, BadInputIsReportedWithItsLineAndTheRestIsScanned) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("bad.yaml:14"));
   EXPECT_THAT(r.out, HasSubstr("DaemonSet kube-system/agent"));
-  EXPECT_THAT(r.err, HasSubstr("bad.yaml:6: the object has neither apiVersion "
-                               "nor kind"));
+  // A document with neither apiVersion nor kind is not a Kubernetes object:
+  // skipped and counted (issue 35), an error only with --strict.
+  EXPECT_THAT(r.err, Not(HasSubstr("bad.yaml:6:")));
+  EXPECT_THAT(r.out, HasSubstr("1 non-Kubernetes document skipped"));
   EXPECT_THAT(r.err, HasSubstr("bad.yaml:13: not YAML"));
   EXPECT_THAT(r.err, HasSubstr("no-such-file.yaml: cannot read"));
-  // Without the finding, bad input alone is an error (exit 1).
+  const RunResult strict =
+      Scan({"--strict", kScan + "/bad.yaml", kScan + "/no-such-file.yaml"});
+  EXPECT_THAT(strict.err,
+              HasSubstr("bad.yaml:6: the document has neither apiVersion nor "
+                        "kind: not a Kubernetes object (--strict"));
+  // Without the finding, bad input alone is an error (exit 1); the skipped
+  // document alone is not, but for --strict.
   int code = 0;
-  Shell(std::string("head -8 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
+  Shell(std::string("head -12 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
             " scan - 2>/dev/null",
+        &code);
+  EXPECT_EQ(code, 1);
+  Shell(std::string("head -8 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
+            " scan - >/dev/null 2>&1",
+        &code);
+  EXPECT_EQ(code, 0);
+  Shell(std::string("head -8 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
+            " scan --strict - >/dev/null 2>&1",
         &code);
   EXPECT_EQ(code, 1);
 }
