@@ -160,7 +160,7 @@ TEST_P(EveryLine, ByResourceIsByItsKind) {
 
 INSTANTIATE_TEST_SUITE_P(Lines, EveryLine,
                          ::testing::Values("1.31", "1.32", "1.33", "1.34",
-                                           "1.35", "1.36"));
+                                           "1.35", "1.36", "1.37"));
 
 TEST(JudgeApi, OutsideTheStartUpTheHistoryDecides) {
   std::unique_ptr<Line> line = LoadLine("1.36");
