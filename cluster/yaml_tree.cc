@@ -112,7 +112,7 @@ class Parser final {
           if (absl::Status s = Next(); !s.ok()) return s;
           YamlNode value;
           if (absl::Status s = Node(depth + 1, value); !s.ok()) return s;
-          out.map.emplace_back(std::move(key), std::move(value));
+          out.map.push_back(YamlEntry{std::move(key), std::move(value)});
         }
       default:
         return absl::InvalidArgumentError(

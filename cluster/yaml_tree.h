@@ -14,6 +14,8 @@
 
 namespace compatd::cluster {
 
+struct YamlEntry;
+
 struct YamlNode {
   enum class Kind { kScalar, kMap, kSeq };
   Kind kind = Kind::kScalar;
@@ -21,13 +23,21 @@ struct YamlNode {
   std::string scalar;
   bool quoted = false;   // a quoted scalar (never null, always a string)
   bool literal = false;  // a "|" block: its text starts on the next line
-  std::vector<std::pair<YamlNode, YamlNode>> map;  // in input order
+  // In input order. (Not a std::pair: a pair of the incomplete YamlNode is
+  // ill-formed, and clang's libstdc++ checks say so.)
+  std::vector<YamlEntry> map;
   std::vector<YamlNode> seq;
 
   // The value of `key` in a map, or nullptr.
   const YamlNode* Find(absl::string_view key) const;
   // "a map", "a list", "a string".
   const char* KindName() const;
+};
+
+// A key and its value in a map.
+struct YamlEntry {
+  YamlNode first;
+  YamlNode second;
 };
 
 // Every document of `text`. INVALID_ARGUMENT "N: <libyaml's problem>" on bad

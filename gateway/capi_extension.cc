@@ -627,6 +627,69 @@ absl::StatusOr<v1::CheckSkewResponse> KubeletSkew(
   return response;
 }
 
+// The workers' steps of a plan whose control plane goes through `cp`: a
+// step only where a kubelet at the workers' version would be out of skew
+// with the control plane's next version. Returns the message's part on them.
+absl::StatusOr<std::string> WorkerSteps(
+    const api::PolicyHandlers& handlers,
+    const runtime::ServingSnapshot& snapshot, const std::string& from_text,
+    const engine::Version& from, const std::string& to_text,
+    const engine::Version& to, const std::optional<engine::Version>& workers,
+    const std::vector<engine::Version>& cp, Answer* answer) {
+  std::string workers_note = "workers: upgraded once, at the end";
+  if (workers.has_value() && workers->Compare(to) != 0) {
+    engine::Version kubelet = *workers;
+    std::string previous = from_text;
+    engine::Version previous_version = from;
+    std::vector<std::string> reasons;
+    for (size_t i = 0; i < cp.size(); ++i) {
+      if (cp[i].minor() <= kubelet.minor()) {
+        previous = answer->control_plane_upgrades[i];
+        previous_version = cp[i];
+        continue;
+      }
+      absl::StatusOr<v1::CheckSkewResponse> skew =
+          KubeletSkew(handlers, snapshot, kubelet, cp[i]);
+      if (!skew.ok()) return skew.status();
+      if (!skew->allowed()) {
+        answer->workers_upgrades.push_back(previous);
+        reasons.push_back(absl::StrCat(
+            previous, " before the control plane goes to ",
+            answer->control_plane_upgrades[i], " (", skew->reason(), ")"));
+        kubelet = previous_version;
+      }
+      previous = answer->control_plane_upgrades[i];
+      previous_version = cp[i];
+    }
+    if (!answer->workers_upgrades.empty()) {
+      answer->workers_upgrades.push_back(to_text);
+      workers_note = absl::StrCat("workers: ", absl::StrJoin(reasons, "; "),
+                                  ", then ", to_text);
+    } else {
+      workers_note = absl::StrCat(
+          "workers: from ", WithV(*workers), " once, at the end (a kubelet ",
+          WithV(*workers), " stays within the skew of every step)");
+    }
+  }
+  return workers_note;
+}
+
+// The request's fromWorkersKubernetesVersion (absent or empty: none),
+// checked to go forward to `to`.
+absl::StatusOr<std::optional<engine::Version>> WorkersFrom(
+    const HookRequest& request, const engine::Version& to) {
+  auto it = request.versions.find("fromWorkersKubernetesVersion");
+  if (it == request.versions.end() || it->second.empty()) {
+    return std::optional<engine::Version>();
+  }
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::Version parsed,
+      ParseCapiVersion("fromWorkersKubernetesVersion", it->second));
+  COMPATD_RETURN_IF_ERROR(CheckForward("fromWorkersKubernetesVersion", parsed,
+                                       "toKubernetesVersion", to));
+  return std::optional<engine::Version>(parsed);
+}
+
 Answer GenerateUpgradePlan(const api::PolicyHandlers& handlers,
                            const runtime::ServingSnapshot& snapshot,
                            const HookRequest& request) {
@@ -644,19 +707,9 @@ Answer GenerateUpgradePlan(const api::PolicyHandlers& handlers,
       !s.ok()) {
     return Invalid(std::string(s.message()));
   }
-  std::optional<engine::Version> workers;
-  if (auto it = request.versions.find("fromWorkersKubernetesVersion");
-      it != request.versions.end() && !it->second.empty()) {
-    absl::StatusOr<engine::Version> parsed =
-        ParseCapiVersion("fromWorkersKubernetesVersion", it->second);
-    if (!parsed.ok()) return Invalid(std::string(parsed.status().message()));
-    if (absl::Status s = CheckForward("fromWorkersKubernetesVersion", *parsed,
-                                      "toKubernetesVersion", *to);
-        !s.ok()) {
-      return Invalid(std::string(s.message()));
-    }
-    workers = *parsed;
-  }
+  absl::StatusOr<std::optional<engine::Version>> workers =
+      WorkersFrom(request, *to);
+  if (!workers.ok()) return Invalid(std::string(workers.status().message()));
   const engine::CatalogSet& lines = *snapshot.catalogs;
   if (std::string missing = MissingLines(lines, *from, *to); !missing.empty()) {
     return Invalid(std::move(missing));
@@ -692,53 +745,22 @@ Answer GenerateUpgradePlan(const api::PolicyHandlers& handlers,
     cp.push_back(*to);
     answer.control_plane_upgrades.push_back(to_text);
   }
-  // The workers: a step only where a kubelet at the workers' version would
-  // be out of skew with the control plane's next version.
-  std::string workers_note = "workers: upgraded once, at the end";
-  if (workers.has_value() && workers->Compare(*to) != 0) {
-    engine::Version kubelet = *workers;
-    std::string previous = from_text;
-    engine::Version previous_version = *from;
-    std::vector<std::string> reasons;
-    for (size_t i = 0; i < cp.size(); ++i) {
-      if (cp[i].minor() <= kubelet.minor()) {
-        previous = answer.control_plane_upgrades[i];
-        previous_version = cp[i];
-        continue;
-      }
-      absl::StatusOr<v1::CheckSkewResponse> skew =
-          KubeletSkew(handlers, snapshot, kubelet, cp[i]);
-      if (!skew.ok()) return Invalid(std::string(skew.status().message()));
-      if (!skew->allowed()) {
-        answer.workers_upgrades.push_back(previous);
-        reasons.push_back(absl::StrCat(
-            previous, " before the control plane goes to ",
-            answer.control_plane_upgrades[i], " (", skew->reason(), ")"));
-        kubelet = previous_version;
-      }
-      previous = answer.control_plane_upgrades[i];
-      previous_version = cp[i];
-    }
-    if (!answer.workers_upgrades.empty()) {
-      answer.workers_upgrades.push_back(to_text);
-      workers_note = absl::StrCat("workers: ", absl::StrJoin(reasons, "; "),
-                                  ", then ", to_text);
-    } else {
-      workers_note = absl::StrCat(
-          "workers: from ", WithV(*workers), " once, at the end (a kubelet ",
-          WithV(*workers), " stays within the skew of every step)");
-    }
+  absl::StatusOr<std::string> workers_note =
+      WorkerSteps(handlers, snapshot, from_text, *from, to_text, *to, *workers,
+                  cp, &answer);
+  if (!workers_note.ok()) {
+    return Invalid(std::string(workers_note.status().message()));
   }
   if (same) {
     answer.message = absl::StrCat("the control plane is at ", to_text,
-                                  " already; ", workers_note);
+                                  " already; ", *workers_note);
   } else {
     answer.message = absl::StrCat(
         "control plane: ", from_text, " -> ",
         absl::StrJoin(answer.control_plane_upgrades, " -> "),
         " (one minor at a time; each intermediate version is the patch "
         "release compatd has facts of); ",
-        workers_note,
+        *workers_note,
         ExactnessNote(lines, from->major(), from->minor(), to->minor()));
   }
   return answer;
@@ -927,6 +949,36 @@ Answer BeforeUpgrade(const api::PolicyHandlers& handlers,
                  checked);
 }
 
+// The plan of one control-plane step, `previous` -> `version`, from the
+// cluster's flags (settings, the KubeadmControlPlane or the profile).
+absl::StatusOr<v1::PlanUpgradeResponse> PlanStep(
+    const api::PolicyHandlers& handlers,
+    const runtime::ServingSnapshot& snapshot, const Settings& settings,
+    const HookRequest& request, const engine::Version& previous,
+    const engine::Version& version, const std::string& text) {
+  if (std::string missing = MissingLines(*snapshot.catalogs, previous, version);
+      !missing.empty()) {
+    return absl::InvalidArgumentError(missing);
+  }
+  absl::StatusOr<ClusterFlags> flags = ReadClusterFlags(settings, request);
+  if (!flags.ok()) return flags.status();
+  v1::PlanUpgradeRequest plan_request;
+  AtDefaults(previous, plan_request.mutable_from());
+  AtDefaults(version, plan_request.mutable_to());
+  plan_request.mutable_from()->set_feature_gates(
+      absl::StrJoin(flags->feature_gates, ","));
+  plan_request.mutable_from()->set_runtime_config(
+      absl::StrJoin(flags->runtime_config, ","));
+  v1::PlanUpgradeResponse plan;
+  if (absl::Status s = handlers.PlanUpgrade(snapshot, plan_request, &plan);
+      !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compatd cannot plan ", previous.MajorMinorString(),
+                     " -> ", text, ": ", s.message()));
+  }
+  return plan;
+}
+
 Answer AfterControlPlaneUpgrade(const api::PolicyHandlers& handlers,
                                 const runtime::ServingSnapshot& snapshot,
                                 const Settings& settings,
@@ -946,30 +998,12 @@ Answer AfterControlPlaneUpgrade(const api::PolicyHandlers& handlers,
   }
   const engine::Version previous =
       engine::Version::MajorMinor(version->major(), version->minor() - 1);
-  if (std::string missing =
-          MissingLines(*snapshot.catalogs, previous, *version);
-      !missing.empty()) {
-    return Invalid(std::move(missing));
-  }
-  absl::StatusOr<ClusterFlags> flags = ReadClusterFlags(settings, request);
-  if (!flags.ok()) return Invalid(std::string(flags.status().message()));
-  v1::PlanUpgradeRequest plan_request;
-  AtDefaults(previous, plan_request.mutable_from());
-  AtDefaults(*version, plan_request.mutable_to());
-  plan_request.mutable_from()->set_feature_gates(
-      absl::StrJoin(flags->feature_gates, ","));
-  plan_request.mutable_from()->set_runtime_config(
-      absl::StrJoin(flags->runtime_config, ","));
-  v1::PlanUpgradeResponse plan;
-  if (absl::Status s = handlers.PlanUpgrade(snapshot, plan_request, &plan);
-      !s.ok()) {
-    return Invalid(absl::StrCat("compatd cannot plan ",
-                                previous.MajorMinorString(), " -> ", text, ": ",
-                                s.message()));
-  }
+  absl::StatusOr<v1::PlanUpgradeResponse> plan =
+      PlanStep(handlers, snapshot, settings, request, previous, *version, text);
+  if (!plan.ok()) return Invalid(std::string(plan.status().message()));
   const std::string mm = version->MajorMinorString();
   Answer answer;
-  if (plan.storage_migrations_size() == 0) {
+  if (plan->storage_migrations_size() == 0) {
     answer.message =
         absl::StrCat("compatd: no storage version changes from ",
                      previous.MajorMinorString(), " to ", mm,
@@ -979,7 +1013,7 @@ Answer AfterControlPlaneUpgrade(const api::PolicyHandlers& handlers,
     return answer;
   }
   std::vector<std::string> named;
-  for (const v1::StorageMigration& m : plan.storage_migrations()) {
+  for (const v1::StorageMigration& m : plan->storage_migrations()) {
     named.push_back(absl::StrCat(
         m.api_version(), " StorageVersionMigration ", m.name(), ": ",
         m.resource(), m.group().empty() ? "" : ".", m.group(), " ",
@@ -996,7 +1030,7 @@ Answer AfterControlPlaneUpgrade(const api::PolicyHandlers& handlers,
     absl::StatusOr<engine::Version> done = engine::Version::Parse(it->second);
     if (done.ok() && done->CompareMajorMinor(*version) == 0) {
       answer.message = absl::StrCat(
-          "compatd: the ", plan.storage_migrations_size(),
+          "compatd: the ", plan->storage_migrations_size(),
           " storage migration(s) of ", mm, " are recorded done (annotation ",
           kMigratedAnnotation, "=", it->second, ")");
       return answer;
@@ -1004,7 +1038,7 @@ Answer AfterControlPlaneUpgrade(const api::PolicyHandlers& handlers,
   }
   answer.message = absl::StrCat(
       "compatd: the control plane is at ", text, "; ",
-      plan.storage_migrations_size(),
+      plan->storage_migrations_size(),
       " StorageVersionMigration(s) rewrite objects still stored in older "
       "versions:\n",
       NameSome(named),
@@ -1070,61 +1104,13 @@ Answer Decide(const api::PolicyHandlers& handlers,
   return AfterUpgrade(snapshot, handler, request);
 }
 
-}  // namespace
-
-void CapiExtension::Serve(const runtime::ServingSnapshot* snapshot,
-                          const http::Request& request,
-                          http::Response* response) const {
-  const absl::string_view path = request.path;
-  const bool discovery = path == kCapiDiscoveryPath;
-  const CapiHandler* handler = discovery ? nullptr : FindHandler(path);
-  if (!discovery && handler == nullptr) {
-    std::vector<absl::string_view> paths = {kCapiDiscoveryPath};
-    for (const CapiHandler& h : kCapiHandlers) paths.push_back(h.path);
-    response->status = 404;
-    response->body = StatusJson(absl::NotFoundError(absl::StrCat(
-        request.path, ": no such Runtime Extension handler; compatd serves ",
-        absl::StrJoin(paths, ", "))));
-    base::LogLimited(base::LogLevel::kWarning, "capi-unknown-path",
-                     absl::StrCat("Cluster API: ", request.method, " ",
-                                  request.path, ": no such handler (404)"));
-    return;
-  }
-  if (request.method != "POST") {
-    response->status = 405;
-    response->headers.emplace_back("Allow", "POST");
-    response->body = StatusJson(absl::InvalidArgumentError(
-        absl::StrCat(request.path, " takes POST (Cluster API's Runtime SDK)")));
-    return;
-  }
-  if (snapshot == nullptr) {
-    response->status = 503;
-    response->body = StatusJson(absl::UnavailableError(
-        "no catalog is loaded yet; Cluster API retries the call"));
-    return;
-  }
-  const absl::string_view hook = discovery ? "Discovery" : handler->hook;
-  thread_local dom::parser parser;
-  HookRequest hook_request;
-  absl::Status read = ReadRequest(parser, request.body, hook, &hook_request);
-  Answer answer;
-  if (!read.ok()) {
-    answer = Invalid(std::string(read.message()));
-  } else if (!discovery) {
-    answer = Answer();
-    const Settings settings(hook_request.settings, handler->name);
-    if (absl::Status s = settings.Check(); !s.ok()) {
-      answer = Invalid(std::string(s.message()));
-    } else {
-      answer = Decide(*handlers_, *snapshot, *handler, settings, hook_request);
-    }
-  }
-
-  // The response, in the field order of the Go types.
-  std::string& body = response->body;
-  body = absl::StrCat("{\"apiVersion\":", JsonQuote(kCapiHooksApiVersion),
-                      ",\"kind\":\"", hook, "Response\",\"status\":\"",
-                      answer.success ? "Success" : "Failure", "\"");
+// The hook's response, in the field order of the Go types
+// (api/runtime/hooks/v1alpha1).
+std::string ResponseJson(absl::string_view hook, const Answer& answer,
+                         bool discovery, const CapiHandler* handler) {
+  std::string body = absl::StrCat(
+      "{\"apiVersion\":", JsonQuote(kCapiHooksApiVersion), ",\"kind\":\"", hook,
+      "Response\",\"status\":\"", answer.success ? "Success" : "Failure", "\"");
   if (!answer.message.empty()) {
     absl::StrAppend(&body, ",\"message\":", JsonQuote(answer.message));
   }
@@ -1158,13 +1144,21 @@ void CapiExtension::Serve(const runtime::ServingSnapshot* snapshot,
   steps("controlPlaneUpgrades", answer.control_plane_upgrades);
   steps("workersUpgrades", answer.workers_upgrades);
   absl::StrAppend(&body, "}");
+  return body;
+}
 
+// The hook's verdict in the metrics, the page's table of the last verdict
+// per cluster, and (a Failure or a retry) the log.
+void RecordVerdict(const runtime::ServiceMetrics* metrics,
+                   runtime::CapiVerdicts* verdicts,
+                   const HookRequest& hook_request, absl::string_view hook,
+                   const Answer& answer) {
   const std::string cluster =
       hook_request.cluster_name.empty()
           ? std::string()
           : absl::StrCat(hook_request.cluster_namespace, "/",
                          hook_request.cluster_name);
-  if (metrics_ != nullptr) metrics_->RecordCapiHook(hook, answer.verdict);
+  if (metrics != nullptr) metrics->RecordCapiHook(hook, answer.verdict);
   const auto version_of = [&](absl::string_view a, absl::string_view b) {
     auto it = hook_request.versions.find(std::string(a));
     if (it == hook_request.versions.end()) {
@@ -1175,8 +1169,8 @@ void CapiExtension::Serve(const runtime::ServingSnapshot* snapshot,
   const std::string from =
       version_of("fromKubernetesVersion", "fromControlPlaneKubernetesVersion");
   const std::string to = version_of("toKubernetesVersion", "kubernetesVersion");
-  if (verdicts_ != nullptr && !cluster.empty()) {
-    verdicts_->Record(runtime::CapiVerdict{
+  if (verdicts != nullptr && !cluster.empty()) {
+    verdicts->Record(runtime::CapiVerdict{
         cluster, std::string(hook), answer.success ? "Success" : "Failure",
         answer.retry_after_seconds, from, to, answer.message, absl::Now()});
   }
@@ -1190,6 +1184,70 @@ void CapiExtension::Serve(const runtime::ServingSnapshot* snapshot,
             answer.success ? absl::StrCat(answer.retry_after_seconds, "s") : "",
             " (", answer.verdict, "): ", answer.message));
   }
+}
+
+// An unknown path (404), a method other than POST (405) or no catalog yet
+// (503): answered here, true. False: the call is the handler's.
+bool RejectCall(const http::Request& request, bool discovery,
+                const CapiHandler* handler,
+                const runtime::ServingSnapshot* snapshot,
+                http::Response* response) {
+  if (!discovery && handler == nullptr) {
+    std::vector<absl::string_view> paths = {kCapiDiscoveryPath};
+    for (const CapiHandler& h : kCapiHandlers) paths.push_back(h.path);
+    response->status = 404;
+    response->body = StatusJson(absl::NotFoundError(absl::StrCat(
+        request.path, ": no such Runtime Extension handler; compatd serves ",
+        absl::StrJoin(paths, ", "))));
+    base::LogLimited(base::LogLevel::kWarning, "capi-unknown-path",
+                     absl::StrCat("Cluster API: ", request.method, " ",
+                                  request.path, ": no such handler (404)"));
+    return true;
+  }
+  if (request.method != "POST") {
+    response->status = 405;
+    response->headers.emplace_back("Allow", "POST");
+    response->body = StatusJson(absl::InvalidArgumentError(
+        absl::StrCat(request.path, " takes POST (Cluster API's Runtime SDK)")));
+    return true;
+  }
+  if (snapshot == nullptr) {
+    response->status = 503;
+    response->body = StatusJson(absl::UnavailableError(
+        "no catalog is loaded yet; Cluster API retries the call"));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void CapiExtension::Serve(const runtime::ServingSnapshot* snapshot,
+                          const http::Request& request,
+                          http::Response* response) const {
+  const bool discovery = request.path == kCapiDiscoveryPath;
+  const CapiHandler* handler = discovery ? nullptr : FindHandler(request.path);
+  if (RejectCall(request, discovery, handler, snapshot, response)) return;
+  const absl::string_view hook = discovery ? "Discovery" : handler->hook;
+  thread_local dom::parser parser;
+  HookRequest hook_request;
+  absl::Status read = ReadRequest(parser, request.body, hook, &hook_request);
+  Answer answer;
+  if (!read.ok()) {
+    answer = Invalid(std::string(read.message()));
+  } else if (!discovery) {
+    answer = Answer();
+    const Settings settings(hook_request.settings, handler->name);
+    if (absl::Status s = settings.Check(); !s.ok()) {
+      answer = Invalid(std::string(s.message()));
+    } else {
+      answer = Decide(*handlers_, *snapshot, *handler, settings, hook_request);
+    }
+  }
+
+  response->body = ResponseJson(hook, answer, discovery, handler);
+
+  RecordVerdict(metrics_, verdicts_, hook_request, hook, answer);
 }
 
 }  // namespace compatd::gateway
