@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
 #include "yaml-cpp/yaml.h"
 
 namespace compatd {
@@ -27,22 +28,7 @@ namespace {
 
 using ::testing::Contains;
 
-std::string RunShell(const std::string& command, int* code) {
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  if (pipe == nullptr) {
-    *code = -1;
-    return out;
-  }
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    out.append(buffer, n);
-  }
-  const int status = pclose(pipe);
-  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using ::compatd::testing::RunShell;
 
 // k8s.io/apimachinery/pkg/util/validation: IsDNS1123Label and
 // IsDNS1035Label.

@@ -29,6 +29,7 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
 
 namespace compatd {
 namespace {
@@ -50,22 +51,7 @@ std::string ReadSource(const std::string& relative) {
   return ReadFile(std::string(COMPATD_SOURCE_DIR) + "/" + relative);
 }
 
-// Runs a shell command; its stdout, and its exit code in `code`.
-std::string RunShell(const std::string& command, int* code) {
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  if (pipe == nullptr) {
-    *code = -1;
-    return out;
-  }
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
-    out.append(buffer, n);
-  const int status = pclose(pipe);
-  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using ::compatd::testing::RunShell;
 
 struct Instruction {
   std::string keyword;  // upper case

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
 #include "yaml-cpp/yaml.h"
 
 namespace compatd {
@@ -26,21 +27,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
-std::string RunShell(const std::string& command, int* code) {
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  if (pipe == nullptr) {
-    *code = -1;
-    return out;
-  }
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
-    out.append(buffer, n);
-  const int status = pclose(pipe);
-  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using ::compatd::testing::RunShell;
 
 class KustomizeTest : public ::testing::Test {
  protected:

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -165,6 +166,26 @@ inline RunResult RunCompatd(const std::string& binary,
   result.out = p.Stdout();
   result.err = p.Stderr();
   return result;
+}
+
+// Runs `command` with /bin/sh (popen); its stdout, and its exit code in
+// `code` (-1 when it could not run or did not exit). For tests that drive
+// other tools (kubectl, docker, promtool) rather than compatd.
+inline std::string RunShell(const std::string& command, int* code) {
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  if (pipe == nullptr) {
+    *code = -1;
+    return out;
+  }
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+    out.append(buffer, n);
+  }
+  const int status = pclose(pipe);
+  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
 }
 
 }  // namespace compatd::testing
