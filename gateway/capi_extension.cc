@@ -674,6 +674,23 @@ absl::StatusOr<std::string> WorkerSteps(
   return workers_note;
 }
 
+// The request's `from_field` and toKubernetesVersion, read as Cluster API
+// writes them and checked to go forward.
+absl::StatusOr<std::pair<engine::Version, engine::Version>> ForwardEnds(
+    const HookRequest& request, absl::string_view from_field) {
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::Version from,
+      ParseCapiVersion(from_field,
+                       request.versions.at(std::string(from_field))));
+  COMPATD_ASSIGN_OR_RETURN(
+      engine::Version to,
+      ParseCapiVersion("toKubernetesVersion",
+                       request.versions.at("toKubernetesVersion")));
+  COMPATD_RETURN_IF_ERROR(
+      CheckForward(from_field, from, "toKubernetesVersion", to));
+  return std::make_pair(std::move(from), std::move(to));
+}
+
 // The request's fromWorkersKubernetesVersion (absent or empty: none),
 // checked to go forward to `to`.
 absl::StatusOr<std::optional<engine::Version>> WorkersFrom(
@@ -696,17 +713,11 @@ Answer GenerateUpgradePlan(const api::PolicyHandlers& handlers,
   const std::string& from_text =
       request.versions.at("fromControlPlaneKubernetesVersion");
   const std::string& to_text = request.versions.at("toKubernetesVersion");
-  absl::StatusOr<engine::Version> from =
-      ParseCapiVersion("fromControlPlaneKubernetesVersion", from_text);
-  if (!from.ok()) return Invalid(std::string(from.status().message()));
-  absl::StatusOr<engine::Version> to =
-      ParseCapiVersion("toKubernetesVersion", to_text);
-  if (!to.ok()) return Invalid(std::string(to.status().message()));
-  if (absl::Status s = CheckForward("fromControlPlaneKubernetesVersion", *from,
-                                    "toKubernetesVersion", *to);
-      !s.ok()) {
-    return Invalid(std::string(s.message()));
-  }
+  absl::StatusOr<std::pair<engine::Version, engine::Version>> ends =
+      ForwardEnds(request, "fromControlPlaneKubernetesVersion");
+  if (!ends.ok()) return Invalid(std::string(ends.status().message()));
+  const engine::Version* from = &ends->first;
+  const engine::Version* to = &ends->second;
   absl::StatusOr<std::optional<engine::Version>> workers =
       WorkersFrom(request, *to);
   if (!workers.ok()) return Invalid(std::string(workers.status().message()));
@@ -877,17 +888,11 @@ Answer BeforeUpgrade(const api::PolicyHandlers& handlers,
                      const HookRequest& request) {
   const std::string& from_text = request.versions.at("fromKubernetesVersion");
   const std::string& to_text = request.versions.at("toKubernetesVersion");
-  absl::StatusOr<engine::Version> from =
-      ParseCapiVersion("fromKubernetesVersion", from_text);
-  if (!from.ok()) return Invalid(std::string(from.status().message()));
-  absl::StatusOr<engine::Version> to =
-      ParseCapiVersion("toKubernetesVersion", to_text);
-  if (!to.ok()) return Invalid(std::string(to.status().message()));
-  if (absl::Status s = CheckForward("fromKubernetesVersion", *from,
-                                    "toKubernetesVersion", *to);
-      !s.ok()) {
-    return Invalid(std::string(s.message()));
-  }
+  absl::StatusOr<std::pair<engine::Version, engine::Version>> ends =
+      ForwardEnds(request, "fromKubernetesVersion");
+  if (!ends.ok()) return Invalid(std::string(ends.status().message()));
+  const engine::Version* from = &ends->first;
+  const engine::Version* to = &ends->second;
   absl::StatusOr<Modes> modes = ReadModes(settings);
   if (!modes.ok()) return Invalid(std::string(modes.status().message()));
   if (handler.hook == "BeforeWorkersUpgrade") {
