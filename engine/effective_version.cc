@@ -88,10 +88,36 @@ bool ParsePlainMajorMinor(absl::string_view text, Version* out) {
   return true;
 }
 
-absl::StatusOr<Version> ParseAnyVersion(absl::string_view text) {
-  Version v;
-  if (ParsePlainMajorMinor(text, &v)) return v;
-  return Version::Parse(text);
+// "1.33", "v1.35.2": the common cases, parsed without the StatusOr and the
+// string work of Version::Parse. Two components give a generic major.minor,
+// three a semantic version, exactly as Version::Parse gives them; anything
+// else (blanks, pre-release, a leading zero, more digits) returns false and
+// lets Version::Parse decide.
+bool ParsePlainVersion(absl::string_view text, Version* out) {
+  if (!text.empty() && text.front() == 'v') text.remove_prefix(1);
+  uint64_t parts[3] = {0, 0, 0};
+  int count = 0;
+  size_t i = 0;
+  while (count < 3) {
+    const size_t start = i;
+    while (i < text.size() && IsDigit(text[i])) {
+      if (i - start >= 9) return false;  // leave overflow to the full parser
+      parts[count] = parts[count] * 10 + static_cast<uint64_t>(text[i] - '0');
+      ++i;
+    }
+    if (i == start) return false;
+    // Semantic versions allow no leading zero; a generic one only in the
+    // later components, which the full parser handles.
+    if (i - start > 1 && text[start] == '0') return false;
+    ++count;
+    if (i == text.size()) break;
+    if (text[i] != '.' || count == 3) return false;
+    ++i;
+  }
+  if (i != text.size() || count < 2) return false;
+  *out = count == 2 ? Version::MajorMinor(parts[0], parts[1])
+                    : Version::Semantic(parts[0], parts[1], parts[2]);
+  return true;
 }
 
 struct VersionRange {
@@ -387,8 +413,11 @@ absl::StatusOr<EffectiveVersions> ResolveGiven(const Catalog& catalog,
   const Version* binary_ptr = catalog.cluster.binary.has_value()
                                   ? &*catalog.cluster.binary
                                   : &catalog.binary_version;
-  if (!query.binary_version.empty()) {
-    absl::StatusOr<Version> binary = ParseAnyVersion(query.binary_version);
+  if (!query.binary_version.empty() &&
+      ParsePlainVersion(query.binary_version, &parsed_binary)) {
+    binary_ptr = &parsed_binary;
+  } else if (!query.binary_version.empty()) {
+    absl::StatusOr<Version> binary = Version::Parse(query.binary_version);
     if (!binary.ok()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "binary_version \"%s\" (request field binary_version): %s; "
@@ -470,9 +499,13 @@ absl::StatusOr<EffectiveVersions> ResolveGiven(const Catalog& catalog,
   // numbers, then, only when something is out of range, again with
   // Kubernetes' wording.
   if (WithinBounds(era, binary_mm, emulation, min_compat)) {
+    // The parsed binary is moved, not copied (a Version is an inlined vector
+    // and two strings): the request path of every call naming a binary.
     return absl::StatusOr<EffectiveVersions>(
         absl::in_place,
-        EffectiveVersions{binary, ToVersion(emulation), ToVersion(min_compat)});
+        EffectiveVersions{
+            binary_ptr == &parsed_binary ? std::move(parsed_binary) : binary,
+            ToVersion(emulation), ToVersion(min_compat)});
   }
   const Version emulation_version = ToVersion(emulation);
   const Version min_compat_version = ToVersion(min_compat);

@@ -63,6 +63,13 @@ Version Version::MajorMinor(uint64_t major, uint64_t minor) {
   return v;
 }
 
+Version Version::Semantic(uint64_t major, uint64_t minor, uint64_t patch) {
+  Version v;
+  v.components_ = {major, minor, patch};
+  v.semver_ = true;
+  return v;
+}
+
 absl::StatusOr<Version> Version::ParseSemantic(absl::string_view text) {
   return ParseImpl(text, /*semver=*/true);
 }

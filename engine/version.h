@@ -29,6 +29,9 @@ class Version final {
 
   // A generic major.minor version.
   static Version MajorMinor(uint64_t major, uint64_t minor);
+  // The semantic version major.minor.patch, as ParseSemantic("1.35.2") gives
+  // it (no pre-release, no build metadata).
+  static Version Semantic(uint64_t major, uint64_t minor, uint64_t patch);
 
   // Exactly three numeric components without leading zeros, then an optional
   // "-pre.release" and "+build.meta". A leading "v" and surrounding white space

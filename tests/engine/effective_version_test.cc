@@ -6,6 +6,7 @@
 #include "engine/effective_version.h"
 
 #include <string>
+#include <vector>
 
 #include "engine/catalog.h"
 #include "engine/query.h"
@@ -574,6 +575,53 @@ TEST(ResolveEffectiveVersionsTest, V132ErrorsNameTheV032Ranges) {
       StatusIs(absl::StatusCode::kInvalidArgument,
                HasSubstr("kube-apiserver 1.32 accepts min-compatibility "
                          "versions 1.31")));
+}
+
+// A request's binary version is read as apimachinery's version.Parse reads it
+// (util/version/version.go: ParseSemantic first, then ParseGeneric; a leading
+// "v"; semantic versions refuse zero-prefixed components, generic ones only in
+// the first). The common spellings take an allocation-free path; each case
+// holds that path and the full parser to the same answer.
+TEST(ResolveEffectiveVersionsTest, BinaryVersionIsReadAsVersionParse) {
+  struct Case {
+    const char* text;
+    std::vector<uint64_t> components;
+    bool semver;
+    const char* pre_release;
+  };
+  const Case cases[] = {
+      {"1.35.2", {1, 35, 2}, true, ""},
+      {"v1.35.2", {1, 35, 2}, true, ""},
+      {"1.35.0", {1, 35, 0}, true, ""},
+      {"1.35", {1, 35}, false, ""},
+      {"v1.35", {1, 35}, false, ""},
+      {"1.035.2", {1, 35, 2}, false, ""},  // generic: zero prefix allowed
+      {"1.35.02", {1, 35, 2}, false, ""},
+      {"1.35.2.1", {1, 35, 2, 1}, false, ""},  // four: generic only
+      {"1.35.2-rc.1", {1, 35, 2}, true, "rc.1"},
+      {" 1.35.2", {1, 35, 2}, true, ""},
+  };
+  for (const Case& c : cases) {
+    VersionQuery query;
+    query.binary_version = c.text;
+    ASSERT_OK_AND_ASSIGN(EffectiveVersions got,
+                         ResolveEffectiveVersions(CatalogAt("1.35.4"), query));
+    EXPECT_THAT(got.binary.components(),
+                ::testing::ElementsAreArray(c.components))
+        << c.text;
+    EXPECT_EQ(got.binary.semver(), c.semver) << c.text;
+    EXPECT_EQ(got.binary.pre_release(), c.pre_release) << c.text;
+    EXPECT_EQ(got.emulation.ToString(), "1.35") << c.text;
+  }
+  // A zero-prefixed first component, one component, no number: errors.
+  for (const char* bad : {"01.35.2", "1..2", "v", "x1.35"}) {
+    VersionQuery query;
+    query.binary_version = bad;
+    EXPECT_THAT(ResolveEffectiveVersions(CatalogAt("1.35.4"), query),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("binary_version")))
+        << bad;
+  }
 }
 
 }  // namespace
