@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/valid_utf8.h"
 
 namespace compatd::base {
 namespace {
@@ -25,7 +26,7 @@ void Write(LogLevel level, absl::string_view message, absl::Time now) {
   // One write per line, so concurrent lines never interleave.
   const std::string line = absl::StrCat(
       absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", now, absl::UTCTimeZone()), " ",
-      std::string(1, Tag(level)), " ", message, "\n");
+      std::string(1, Tag(level)), " ", PrintableText(message), "\n");
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }

@@ -56,4 +56,41 @@ std::string ValidUtf8(absl::string_view text) {
   return out;
 }
 
+std::string PrintableText(absl::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  bool plain = true;
+  for (const char c : text) {
+    const auto byte = static_cast<uint8_t>(c);
+    if (byte < 0x20 || byte >= 0x7F) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return std::string(text);
+  const std::string valid = ValidUtf8(text);
+  std::string out;
+  out.reserve(valid.size() + 8);
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const auto byte = static_cast<uint8_t>(valid[i]);
+    if (byte == '\n') {
+      out += "\\n";
+    } else if (byte == '\r') {
+      out += "\\r";
+    } else if (byte == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte == 0x7F) {
+      out.append({'\\', 'x', kHex[byte >> 4], kHex[byte & 15]});
+    } else if (byte == 0xC2 && i + 1 < valid.size() &&
+               static_cast<uint8_t>(valid[i + 1]) <= 0x9F) {
+      // U+0080-U+009F: C2 80 .. C2 9F (ValidUtf8 kept only whole sequences).
+      const auto low = static_cast<uint8_t>(valid[i + 1]);
+      out.append({'\\', 'u', '0', '0', kHex[low >> 4], kHex[low & 15]});
+      ++i;
+    } else {
+      out.push_back(valid[i]);
+    }
+  }
+  return out;
+}
+
 }  // namespace compatd::base

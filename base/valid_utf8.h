@@ -18,4 +18,12 @@ namespace compatd::base {
 // points past U+10FFFF (RFC 3629), each rejected byte escaped on its own.
 std::string ValidUtf8(absl::string_view text);
 
+// ValidUtf8(text) on one printable line, for text from outside that is logged
+// or quoted (a Prometheus answer, a client's field): line feed, carriage
+// return and tab as \n, \r, \t; the other C0 controls, DEL and the C1
+// controls (U+0080-U+009F, NEL among them) as \xNN or \u00NN. A forged
+// line, an ESC sequence for the terminal or invalid UTF-8 cannot get
+// through; printable text comes back unchanged.
+std::string PrintableText(absl::string_view text);
+
 }  // namespace compatd::base

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/valid_utf8.h"
 #include "simdjson.h"
 
 namespace compatd::fleet {
@@ -22,8 +23,13 @@ absl::Status Garbage(absl::string_view what) {
       absl::StrCat("Prometheus' answer is not an instant vector: ", what));
 }
 
+// Prometheus' text in a message that is logged and reaches ListClients'
+// view.note (a proto3 string): cut, and on one printable line of valid UTF-8
+// (an error answer's newlines, ESC or invalid bytes cannot forge log lines or
+// break a strict client's decoder).
 std::string Quote(std::string_view text) {
-  return std::string(text.substr(0, kMaxQuoted));
+  return base::PrintableText(
+      absl::string_view(text.data(), std::min(text.size(), kMaxQuoted)));
 }
 
 bool PrintableAscii(std::string_view text) {

@@ -107,5 +107,19 @@ TEST(LogRateLimiterTest, LongQuotesAreCut) {
   EXPECT_LT(summaries[0].size(), 500u);
 }
 
+// Every line is one line: text from outside with a newline, ESC or invalid
+// UTF-8 cannot forge a second line or reach the terminal raw (issue 36).
+TEST(LogTest, AMessageIsWrittenOnOnePrintableLine) {
+  ::testing::internal::CaptureStderr();
+  LogWarning(
+      "Prometheus said: x\n2026-01-01T00:00:00.000Z E forged\x1b[2J\xff");
+  const std::string written = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(written.empty());
+  EXPECT_EQ(written.find('\n'), written.size() - 1) << written;
+  EXPECT_THAT(written, ::testing::HasSubstr(
+                           "W Prometheus said: x\\n2026-01-01T00:00:00.000Z E "
+                           "forged\\x1b[2J\\xff\n"));
+}
+
 }  // namespace
 }  // namespace compatd::base

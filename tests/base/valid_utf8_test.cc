@@ -74,5 +74,46 @@ TEST(ValidUtf8RandomTest, AgreesWithProtobufsUtf8Check) {
   }
 }
 
+// Text from outside on one printable line (issue 36: a Prometheus error
+// answer forged log lines and cleared the terminal).
+TEST(PrintableTextTest, ControlsAndInvalidBytesAreEscaped) {
+  EXPECT_EQ(PrintableText("plain text: 1.35 \"ok\""),
+            "plain text: 1.35 \"ok\"");
+  EXPECT_EQ(PrintableText("a\nb\rc\td"), "a\\nb\\rc\\td");
+  EXPECT_EQ(PrintableText("\x1b[2J"), "\\x1b[2J");
+  EXPECT_EQ(PrintableText(std::string("nul\0x", 5)), "nul\\x00x");
+  EXPECT_EQ(PrintableText("del\x7f"), "del\\x7f");
+  EXPECT_EQ(PrintableText("nel\xc2\x85 c1\xc2\x9f"), "nel\\u0085 c1\\u009f");
+  EXPECT_EQ(PrintableText("bad\xff\xc3"), "bad\\xff\\xc3");
+  // Printable non-ASCII stays: U+00A0 (the first after C1), é, U+1F600.
+  EXPECT_EQ(PrintableText("\xc2\xa0\xc3\xa9\xf0\x9f\x98\x80"),
+            "\xc2\xa0\xc3\xa9\xf0\x9f\x98\x80");
+}
+
+TEST(PrintableTextRandomTest, OneLineOfValidUtf8WithoutControls) {
+  std::mt19937 rng(36);
+  const unsigned char kBytes[] = {'a',  '\n', '\r', 0x1b, 0x00, 0x7f,
+                                  0x80, 0x85, 0x9f, 0xa0, 0xc2, 0xc3,
+                                  0xe2, 0xed, 0xf0, 0xff, '\\'};
+  for (int i = 0; i < 100000; ++i) {
+    std::string input(rng() % 8, '\0');
+    for (char& c : input) {
+      c = static_cast<char>(kBytes[rng() % sizeof(kBytes)]);
+    }
+    const std::string output = PrintableText(input);
+    ASSERT_TRUE(google::protobuf::internal::IsStructurallyValidUTF8(output))
+        << ::testing::PrintToString(input);
+    for (size_t j = 0; j < output.size(); ++j) {
+      const auto byte = static_cast<unsigned char>(output[j]);
+      ASSERT_FALSE(byte < 0x20 || byte == 0x7f)
+          << ::testing::PrintToString(input);
+      if (byte == 0xc2 && j + 1 < output.size()) {
+        ASSERT_GT(static_cast<unsigned char>(output[j + 1]), 0x9f)
+            << ::testing::PrintToString(input);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace compatd::base

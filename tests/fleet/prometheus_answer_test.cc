@@ -67,6 +67,24 @@ TEST(ParseInstantVectorTest, PrometheusErrorIsQuoted) {
               HasSubstr("bad_data: 1:5: parse error: unexpected <by>"));
 }
 
+// Issue 36: an error answer's text is logged and reaches ListClients'
+// view.note: newlines, ESC and invalid UTF-8 come out escaped, on one line.
+TEST(ParseInstantVectorTest, PrometheusTextIsQuotedPrintable) {
+  absl::StatusOr<std::vector<VectorSample>> samples = ParseInstantVector(
+      "{\"status\":\"error\",\"errorType\":\"bad\\ndata\",\"error\":"
+      "\"x\\n2026-01-01T00:00:00.000Z E forged\\u001b[2J\"}",
+      kPair, 10);
+  ASSERT_EQ(samples.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(samples.status().message(),
+              HasSubstr("bad\\ndata: x\\n2026-01-01T00:00:00.000Z E forged"
+                        "\\x1b[2J"));
+  absl::StatusOr<std::vector<VectorSample>> garbage =
+      ParseInstantVector("<html>\r\n\xc2\x85\xff</html>", kPair, 10);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_THAT(garbage.status().message(),
+              HasSubstr("<html>\\r\\n\\u0085\\xff</html>"));
+}
+
 TEST(ParseInstantVectorTest, RefusesWhatIsNotAnInstantVector) {
   struct Case {
     std::string body;
