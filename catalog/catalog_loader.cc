@@ -1573,6 +1573,21 @@ class CatalogBuilder {
   int root_line_ = 1;
 };
 
+// An error quotes what the file says (an unknown key, a value): at most
+// kMaxErrorMessageBytes of it, cut at a UTF-8 boundary, with the count cut.
+constexpr size_t kMaxErrorMessageBytes = 2048;
+void CutMessage(std::string& message) {
+  if (message.size() <= kMaxErrorMessageBytes) return;
+  size_t keep = kMaxErrorMessageBytes;
+  while (keep > 0 &&
+         (static_cast<unsigned char>(message[keep]) & 0xC0) == 0x80) {
+    --keep;
+  }
+  const size_t cut = message.size() - keep;
+  message.resize(keep);
+  absl::StrAppend(&message, "... (", cut, " more bytes)");
+}
+
 absl::Status ErrorsToStatus(const CatalogErrors& errors,
                             absl::string_view source) {
   return absl::InvalidArgumentError(errors.Format(source));
@@ -1602,6 +1617,16 @@ absl::StatusOr<std::unique_ptr<Catalog>> ParseCatalog(
                      [](const CatalogError& a, const CatalogError& b) {
                        return a.line < b.line;
                      });
+    if (errors.errors.size() > kMaxReportedErrors) {
+      const size_t more = errors.errors.size() - kMaxReportedErrors;
+      errors.errors.resize(kMaxReportedErrors);
+      errors.errors.shrink_to_fit();
+      errors.errors.push_back(CatalogError{
+          0, absl::StrFormat("and %d more errors (the first %d by line are "
+                             "listed)",
+                             more, kMaxReportedErrors)});
+    }
+    for (CatalogError& error : errors.errors) CutMessage(error.message);
     absl::Status status = ErrorsToStatus(errors, source);
     if (errors_out != nullptr) *errors_out = std::move(errors);
     return status;

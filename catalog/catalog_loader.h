@@ -22,8 +22,14 @@ struct CatalogError {
   std::string message;
 };
 
-// Every error found (not just the first), each formatted "<source>:<line>:
-// <message>".
+// Errors a rejected catalog reports: the first kMaxReportedErrors by line, then
+// one "and N more errors" line, so that a rejection's message (kept for
+// GetCatalog, the status page and the log) stays small whatever the file
+// holds (a 7 MB file of unknown keys has 400,000 errors).
+inline constexpr size_t kMaxReportedErrors = 100;
+
+// The errors found (not just the first: up to kMaxReportedErrors, then a
+// count), each formatted "<source>:<line>: <message>".
 struct CatalogErrors {
   std::vector<CatalogError> errors;
   std::string Format(absl::string_view source) const;
