@@ -386,6 +386,22 @@ absl::Status ReadAuditEvents(
 namespace {
 
 // What a row keeps of a User-Agent: printable ASCII, at most 256 bytes.
+// One kept field of an event, bounded at intake: a field over
+// kMaxAuditFieldBytes is cut at a UTF-8 boundary and marked, in `storage`
+// (issue 36: a 2.9 MB user name or resource was kept whole in every row and
+// label). Group, version, resource and subresource names are at most 253
+// bytes in Kubernetes, and user names in practice far less.
+absl::string_view BoundedField(absl::string_view value, std::string* storage) {
+  if (value.size() <= kMaxAuditFieldBytes) return value;
+  size_t keep = kMaxAuditFieldBytes - 32;
+  while (keep > 0 && (static_cast<unsigned char>(value[keep]) & 0xC0) == 0x80) {
+    --keep;
+  }
+  *storage = absl::StrCat(value.substr(0, keep), "...(", value.size() - keep,
+                          " bytes cut)");
+  return *storage;
+}
+
 absl::string_view KeptUserAgent(absl::string_view user_agent) {
   user_agent = user_agent.substr(0, engine::kMaxClientFieldBytes);
   for (char c : user_agent) {
@@ -589,7 +605,17 @@ void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
             event.resource.empty()) {
           return;
         }
-        RecordApiUse(*index, event, identity, &user);
+        // Every field kept in a row, a label or an answer, bounded.
+        AuditEvent bounded = event;
+        std::string storage[6];
+        bounded.username = BoundedField(event.username, &storage[0]);
+        bounded.api_group = BoundedField(event.api_group, &storage[1]);
+        bounded.api_version = BoundedField(event.api_version, &storage[2]);
+        bounded.resource = BoundedField(event.resource, &storage[3]);
+        bounded.subresource = BoundedField(event.subresource, &storage[4]);
+        bounded.removed_release_annotation =
+            BoundedField(event.removed_release_annotation, &storage[5]);
+        RecordApiUse(*index, bounded, identity, &user);
       },
       &stats);
   if (!status.ok()) {

@@ -60,6 +60,12 @@ namespace compatd::gateway {
 
 inline constexpr char kAuditPath[] = "/audit/v1/events";
 
+// The most bytes of one event's field (user name, API group, version,
+// resource, subresource, removed-release annotation) compatd keeps; a longer
+// one is cut and marked "...(N bytes cut)". The user agent has its own bound
+// (engine::kMaxClientFieldBytes).
+inline constexpr size_t kMaxAuditFieldBytes = 256;
+
 // The fields of one event compatd reads: views into the batch being read,
 // valid during the callback only.
 struct AuditEvent {

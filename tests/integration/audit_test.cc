@@ -307,6 +307,57 @@ TEST_F(AuditTest, ABatchOverTheBoundIsRefused) {
       HasSubstr("compatd_audit_batches_total{result=\"too_large\"} 1\n"));
 }
 
+// Issue 36: an event's fields are bounded at intake. 20 batches of events
+// with 100 KB user names, resources, subresources and removed-release
+// annotations (for a custom API marked deprecated, the path that kept them
+// whole) leave one bounded row per API, ListApiUsage and /metrics answer,
+// and compatd's RSS stays far under what keeping them would take.
+TEST_F(AuditTest, GiantFieldsAreCutAtIntake) {
+  const std::string huge(100000, 'x');
+  for (int batch = 0; batch < 30; ++batch) {
+    std::vector<std::string> items;
+    for (int i = 0; i < 4; ++i) {
+      AuditEventSpec e = Call(
+          kOperator,
+          absl::StrCat("system:serviceaccount:ns:", huge, 100 + batch * 4 + i),
+          "giant.example.com", "v1", absl::StrCat("widgets", huge));
+      e.subresource = absl::StrCat("status", huge);
+      e.deprecated = true;
+      e.removed_release = absl::StrCat("1.40", huge);
+      items.push_back(AuditEventJson(e));
+    }
+    const auto [code, body] = Post(server_->http_port(), "/audit/v1/events",
+                                   AuditEventListJson(items));
+    ASSERT_EQ(code, 200) << body.substr(0, 300);
+  }
+  auto stub = v1::CompatibilityPolicy::NewStub(server_->NewChannel());
+  v1::ListApiUsageResponse usage;
+  grpc::ClientContext context;
+  ASSERT_TRUE(
+      stub->ListApiUsage(&context, v1::ListApiUsageRequest(), &usage).ok());
+  size_t giant_rows = 0;
+  for (const v1::ApiUsage& row : usage.usage()) {
+    if (row.group() != "giant.example.com") continue;
+    ++giant_rows;
+    EXPECT_LE(row.user().size(), 256u);
+    EXPECT_LE(row.resource().size(), 256u);
+    EXPECT_LE(row.subresource().size(), 256u);
+    EXPECT_LE(row.apiserver_removed_release().size(), 256u);
+    EXPECT_THAT(row.resource(), HasSubstr("bytes cut)"));
+  }
+  // Every user name differs only past the bound (and has the same length,
+  // so the same marker): one row.
+  EXPECT_EQ(giant_rows, 1u) << usage.DebugString().substr(0, 2000);
+  EXPECT_LT(usage.ByteSizeLong(), 64u << 10);
+  absl::StatusOr<std::string> scrape = server_->Scrape();
+  ASSERT_OK(scrape);
+  EXPECT_LT(scrape->size(), 1u << 20);
+  // 120 events of 400 KB of fields kept whole would be 48 MB more.
+  absl::StatusOr<int64_t> rss = testing::VmRssBytes(server_->pid());
+  ASSERT_OK(rss);
+  EXPECT_LT(*rss, int64_t{60} << 20);
+}
+
 // A batch over the front door's body bound never reaches the audit handler
 // (the HTTP server answers 413 after the head): it is still counted as
 // too_large and logged with its size, since kube-apiserver drops it after
