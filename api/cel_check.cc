@@ -19,9 +19,11 @@ using engine::CelMissingUse;
 using engine::Version;
 
 const CelLibrary* EarliestFor(const CelEnvironment& env,
-                              const engine::CelUse& use) {
+                              const engine::CelUse& use,
+                              absl::string_view scope) {
   const CelLibrary* best = nullptr;
-  for (const CelLibrary* l : engine::CelLibrariesFor(env, use)) {
+  for (const CelLibrary* l :
+       engine::CelLibrariesFor(env, use, std::nullopt, scope)) {
     if (best == nullptr ||
         l->introduced.CompareMajorMinor(best->introduced) < 0)
       best = l;
@@ -29,11 +31,64 @@ const CelLibrary* EarliestFor(const CelEnvironment& env,
   return best;
 }
 
+// `missing`, uses of an expression written for `env`, missing from `missing_in`
+// (NewExpressions at `min_compatibility`, or a rollback's StoredExpressions).
 void FillMissing(
-    const CelEnvironment& env, const std::vector<CelMissingUse>& missing,
+    const CelEnvironment& env, const CelEnvironment& missing_in,
+    const Version& min_compatibility, const std::vector<CelMissingUse>& missing,
+    absl::string_view scope,
     google::protobuf::RepeatedPtrField<v1::CelExpressionUse>* out) {
-  for (const CelMissingUse& m : missing)
-    FillCelUse(m.use, EarliestFor(env, m.use), out->Add());
+  for (const CelMissingUse& m : missing) {
+    v1::CelExpressionUse* use = out->Add();
+    FillCelUse(m.use, EarliestFor(env, m.use, scope), use);
+    if (m.kind == engine::CelMissingKind::kUndeclared) {
+      // Not in this binary: the library a later line declares it in.
+      use->set_library(m.library);
+      use->set_introduced(m.introduced.MajorMinorString());
+    }
+    use->set_reason(
+        engine::CelMissingSentence(m, missing_in, min_compatibility));
+  }
+}
+
+// The rollbacks of AnswerCelCheck: each release below the binary down to the
+// min-compatibility version; the first sentence of one that cannot read it.
+std::string CheckRollbacks(const engine::EffectiveVersions& versions,
+                           const CelEnvironment& env,
+                           const engine::CelReading& reading,
+                           absl::string_view scope,
+                           v1::CheckCelExpressionResponse* response) {
+  std::string unreadable;
+  for (Version r =
+           Version::MajorMinor(versions.binary.major(), versions.binary.minor())
+               .SubtractMinor(1);
+       r.CompareMajorMinor(versions.min_compatibility) >= 0 &&
+       r.CompareMajorMinor(versions.binary) < 0;
+       r = r.SubtractMinor(1)) {
+    v1::CelRollbackCheck* check = response->add_rollbacks();
+    check->set_release(r.MajorMinorString());
+    const CelEnvironment* older = catalog::CelEnvironmentFor(r);
+    check->set_known(older != nullptr);
+    if (older == nullptr) {
+      check->set_readable(true);
+      check->set_cel_environment(absl::StrCat("CEL not checked: compatd has ",
+                                              catalog::CelEnvironmentsHeld()));
+    } else {
+      check->set_cel_environment(older->Source());
+      const std::vector<CelMissingUse> missing =
+          engine::CelUsesNotReadable(reading, env, *older, scope);
+      check->set_readable(missing.empty());
+      FillMissing(env, *older, r, missing, scope, check->mutable_missing());
+      if (!missing.empty() && unreadable.empty()) {
+        unreadable =
+            absl::StrCat("; cannot be read back after a rollback to ",
+                         r.MajorMinorString(), " (", missing.front().use.name,
+                         " is ", missing.front().library, ")");
+      }
+    }
+    if (r.minor() == 0) break;
+  }
+  return unreadable;
 }
 
 }  // namespace
@@ -107,14 +162,16 @@ absl::Status AnswerCelCheck(const engine::EffectiveVersions& versions,
                             const v1::CheckCelExpressionRequest& request,
                             v1::CheckCelExpressionResponse* response) {
   const CelEnvironment* env = catalog::CelEnvironmentFor(versions.binary);
-  if (env == nullptr) {
+  if (env == nullptr || env->history_of.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "versions.binary_version ", versions.binary.MajorMinorString(),
-        ": compatd holds the CEL environments of kube-apiserver 1.31 to 1.36"));
+        ": compatd holds the "
+        "CEL environments of kube-apiserver lines ",
+        catalog::EmbeddedCelEnvironments().front().line.MajorMinorString(),
+        " to ",
+        catalog::EmbeddedCelEnvironments().back().line.MajorMinorString()));
   }
-  response->set_cel_environment(absl::StrCat("kubernetes/apiserver ",
-                                             env->apiserver_tag, ", cel-go ",
-                                             env->cel_go_version));
+  response->set_cel_environment(env->Source());
   absl::StatusOr<engine::CelReading> reading =
       engine::ReadCel(request.expression());
   if (!reading.ok()) {
@@ -124,58 +181,31 @@ absl::Status AnswerCelCheck(const engine::EffectiveVersions& versions,
                                       reading.status().message()));
     return absl::OkStatus();
   }
+  const absl::string_view scope =
+      request.mutation() ? engine::kCelScopeMutations : "";
   response->set_parses(true);
   for (const engine::CelUse& use : reading->uses) {
-    FillCelUse(use, EarliestFor(*env, use), response->add_uses());
+    FillCelUse(use, EarliestFor(*env, use, scope), response->add_uses());
   }
   const std::vector<CelMissingUse> not_writable =
-      engine::CelUsesNotWritable(*reading, *env, versions.min_compatibility);
+      engine::CelUsesNotWritable(*reading, *env, versions.min_compatibility,
+                                 catalog::EmbeddedCelEnvironments(), scope);
   response->set_writable(not_writable.empty());
-  FillMissing(*env, not_writable, response->mutable_not_writable());
+  FillMissing(*env, *env, versions.min_compatibility, not_writable, scope,
+              response->mutable_not_writable());
 
   std::string reason =
       not_writable.empty()
           ? absl::StrCat("kube-apiserver ", versions.binary.MajorMinorString(),
                          " can write it at min-compatibility ",
                          versions.min_compatibility.MajorMinorString())
-          : absl::StrCat("cannot be written at min-compatibility ",
-                         versions.min_compatibility.MajorMinorString(), ": ",
-                         not_writable.front().use.name, " (line ",
-                         not_writable.front().use.position.line, ", column ",
-                         not_writable.front().use.position.column, ") is ",
-                         not_writable.front().library,
-                         ", in NewExpressions from ",
-                         not_writable.front().introduced.MajorMinorString());
-  std::string unreadable;
-  // Rollbacks: each release below the binary down to the min-compatibility
-  // version.
-  for (Version r =
-           Version::MajorMinor(versions.binary.major(), versions.binary.minor())
-               .SubtractMinor(1);
-       r.CompareMajorMinor(versions.min_compatibility) >= 0 &&
-       r.CompareMajorMinor(versions.binary) < 0;
-       r = r.SubtractMinor(1)) {
-    v1::CelRollbackCheck* check = response->add_rollbacks();
-    check->set_release(r.MajorMinorString());
-    const CelEnvironment* older = catalog::CelEnvironmentFor(r);
-    check->set_known(older != nullptr);
-    if (older == nullptr) {
-      check->set_readable(true);
-    } else {
-      const std::vector<CelMissingUse> missing =
-          engine::CelUsesNotReadable(*reading, *env, *older);
-      check->set_readable(missing.empty());
-      FillMissing(*env, missing, check->mutable_missing());
-      if (!missing.empty() && unreadable.empty()) {
-        unreadable =
-            absl::StrCat("; cannot be read back after a rollback to ",
-                         r.MajorMinorString(), " (", missing.front().use.name,
-                         " is ", missing.front().library, ")");
-      }
-    }
-    if (r.minor() == 0) break;
-  }
-  response->set_reason(reason + unreadable);
+          : engine::CelMissingSentence(
+                not_writable.front(), *env, versions.min_compatibility,
+                absl::StrCat("(line ", not_writable.front().use.position.line,
+                             ", column ",
+                             not_writable.front().use.position.column, ")"));
+  response->set_reason(
+      reason + CheckRollbacks(versions, *env, *reading, scope, response));
   return absl::OkStatus();
 }
 

@@ -16,6 +16,7 @@
 #include "api/scan_cel.h"
 #include "base/status_macros.h"
 #include "base/work_budget.h"
+#include "catalog/cel_environments.h"
 #include "engine/api_history.h"
 #include "engine/api_names.h"
 #include "engine/api_verdict.h"
@@ -550,6 +551,30 @@ bool IsBlocking(v1::ScanStatus status) {
          status != v1::SCAN_STATUS_UNSPECIFIED;
 }
 
+// The CEL part of the summary line: what was checked, from which environment
+// when it is a history, or that CEL was not checked at all.
+namespace {
+
+std::string CelSummary(const v1::ScanObjectsResponse& response, int checked,
+                       const Version& target,
+                       const Version& min_compatibility) {
+  if (!response.cel_not_checked().empty()) {
+    return absl::StrCat("; ", response.cel_not_checked());
+  }
+  if (checked == 0) return "";
+  const engine::CelEnvironment* env = catalog::CelEnvironmentFor(target);
+  const bool history = env != nullptr && env->history_of.has_value();
+  return absl::StrFormat(
+      "; %d CEL expression(s) checked at min-compatibility %s (one that "
+      "cannot be written counts as removed, one a rollback cannot read as "
+      "deprecated)%s",
+      checked, min_compatibility.MajorMinorString(),
+      history ? absl::StrCat(", CEL environment: ", response.cel_environment())
+              : "");
+}
+
+}  // namespace
+
 absl::Status ScanManifests(const runtime::ServingLine& snapshot,
                            const engine::VersionQuery& base,
                            absl::string_view target,
@@ -619,13 +644,7 @@ absl::Status ScanManifests(const runtime::ServingLine& snapshot,
               : absl::StrFormat("; %d RBAC rule grant(s) on APIs removed at "
                                 "the target",
                                 response->rbac()),
-          cel_checked == 0
-              ? std::string()
-              : absl::StrFormat(
-                    "; %d CEL expression(s) checked at min-compatibility %s "
-                    "(one that cannot be written counts as removed, one a "
-                    "rollback cannot read as deprecated)",
-                    cel_checked, cel_min_compat.MajorMinorString())),
+          CelSummary(*response, cel_checked, release, cel_min_compat)),
       response);
   if (catalog.exactness == engine::Exactness::kProvisional) {
     absl::StrAppend(response->mutable_reason(), "; PROVISIONAL data for ",

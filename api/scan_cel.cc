@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/work_budget.h"
@@ -33,7 +34,9 @@ v1::ScanFinding* AddFinding(const ScanText& text,
   f->set_kind(object.kind);
   f->set_namespace_(object.namespace_);
   f->set_name(object.name);
-  f->set_introduced(m.introduced.MajorMinorString());
+  if (m.kind != engine::CelMissingKind::kUnknown) {
+    f->set_introduced(m.introduced.MajorMinorString());
+  }
   f->set_cel_path(field.path);
   f->set_cel_line(use_line);
   f->set_cel_column(static_cast<int>(m.use.position.column));
@@ -80,6 +83,52 @@ constexpr int kFieldsPerBudgetLook = 16;
 
 using Rollbacks = std::vector<std::pair<Version, const CelEnvironment*>>;
 
+// The scope of a field (engine::kCelScopeMutations): MutatingAdmissionPolicy's
+// spec.mutations[] expressions compile with the JSONPatch library too
+// (apiserver pkg/admission/plugin/policy/mutating/compilation.go).
+absl::string_view ScopeOf(const manifest::CelObject& object,
+                          const manifest::CelField& field) {
+  return object.kind == "MutatingAdmissionPolicy" &&
+                 absl::StartsWith(field.path, "spec.mutations[")
+             ? engine::kCelScopeMutations
+             : "";
+}
+
+// Why one use cannot be written, and what to do about it.
+std::string NotWritableMessage(const manifest::CelField& field,
+                               const CelMissingUse& m,
+                               const CelEnvironment& env,
+                               const Version& min_compatibility) {
+  const std::string where = absl::StrFormat(
+      "%s (%s, line %d column %d of the expression)", field.path, m.use.name,
+      m.use.position.line, m.use.position.column);
+  const std::string introduced = m.introduced.MajorMinorString();
+  switch (m.kind) {
+    case engine::CelMissingKind::kNotInNewExpressions:
+      return absl::StrFormat(
+          "%s cannot be written at min-compatibility %s: %s is from %s, in "
+          "NewExpressions from %s; raise --min-compatibility-version to %s or "
+          "rewrite the expression without it",
+          where, min_compatibility.MajorMinorString(), m.use.name, m.library,
+          introduced, introduced);
+    case engine::CelMissingKind::kUndeclared:
+      return absl::StrCat(
+          where, " ", engine::CelMissingSentence(m, env, min_compatibility),
+          "; kube-apiserver ", env.line.MajorMinorString(),
+          " refuses it (undeclared reference): upgrade to ", introduced,
+          " before writing it or rewrite the expression without it");
+    case engine::CelMissingKind::kGateOff:
+      return absl::StrCat(
+          where, " ", engine::CelMissingSentence(m, env, min_compatibility),
+          "; turn the gate on or rewrite the expression without it");
+    case engine::CelMissingKind::kUnknown:
+      break;
+  }
+  return absl::StrCat(where, " ",
+                      engine::CelMissingSentence(m, env, min_compatibility),
+                      "; rewrite the expression without it");
+}
+
 // The findings of one expression: what min-compatibility cannot write, what
 // a rollback cannot read.
 void CheckField(const ScanText& text, const manifest::CelObject& object,
@@ -89,24 +138,19 @@ void CheckField(const ScanText& text, const manifest::CelObject& object,
                 ScanAnswer& answer) {
   v1::ScanObjectsResponse* response = answer.response();
   const int first = answer.findings();
+  const absl::string_view scope = ScopeOf(object, field);
   for (const CelMissingUse& m :
-       engine::CelUsesNotWritable(reading, env, min_compatibility)) {
+       engine::CelUsesNotWritable(reading, env, min_compatibility,
+                                  catalog::EmbeddedCelEnvironments(), scope)) {
     v1::ScanFinding* f = AddFinding(text, object, field, m, answer);
     f->set_status(v1::SCAN_STATUS_CEL_NOT_WRITABLE);
-    f->set_message(absl::StrFormat(
-        "%s (%s, line %d column %d of the expression) cannot be written at "
-        "min-compatibility %s: %s is from %s, in NewExpressions from %s; raise "
-        "--min-compatibility-version to %s or rewrite the expression without "
-        "it",
-        field.path, m.use.name, m.use.position.line, m.use.position.column,
-        min_compatibility.MajorMinorString(), m.use.name, m.library,
-        m.introduced.MajorMinorString(), m.introduced.MajorMinorString()));
+    f->set_message(NotWritableMessage(field, m, env, min_compatibility));
     response->set_blocking(response->blocking() + 1);
   }
   for (const auto& [release, older] : rollbacks) {
     if (older == nullptr) continue;
     for (const CelMissingUse& m :
-         engine::CelUsesNotReadable(reading, env, *older)) {
+         engine::CelUsesNotReadable(reading, env, *older, scope)) {
       v1::ScanFinding* f = AddFinding(text, object, field, m, answer);
       f->set_status(v1::SCAN_STATUS_CEL_NOT_READABLE);
       f->set_rollback_release(release.MajorMinorString());
@@ -127,7 +171,14 @@ void CheckField(const ScanText& text, const manifest::CelObject& object,
 int ScanCelExpressions(absl::Span<const ScanText> texts, const Version& target,
                        const Version& min_compatibility, ScanAnswer& answer) {
   const CelEnvironment* env = catalog::CelEnvironmentFor(target);
-  if (env == nullptr) return 0;
+  if (env == nullptr) {
+    answer.response()->set_cel_not_checked(absl::StrCat(
+        "CEL not checked: compatd has no CEL environment for Kubernetes ",
+        target.MajorMinorString(), " (it has ", catalog::CelEnvironmentsHeld(),
+        ")"));
+    return 0;
+  }
+  answer.response()->set_cel_environment(env->Source());
   // The releases a rollback may reach: target - 1 down to the min-compatibility
   // version.
   Rollbacks rollbacks;
@@ -205,8 +256,8 @@ std::vector<std::string> CelNotReadableAfterRollback(
            r = r.AddMinor(1)) {
         const CelEnvironment* older = catalog::CelEnvironmentFor(r);
         if (older == nullptr) continue;
-        const std::vector<CelMissingUse> missing =
-            engine::CelUsesNotReadable(*reading, *env, *older);
+        const std::vector<CelMissingUse> missing = engine::CelUsesNotReadable(
+            *reading, *env, *older, ScopeOf(written, field));
         if (missing.empty()) continue;
         const CelMissingUse& m = missing.front();
         out.push_back(absl::StrFormat(

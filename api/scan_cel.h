@@ -3,9 +3,10 @@
 // The CEL part of a scan (api/scan.h): every CEL expression of the scanned
 // manifests (manifest/cel_fields.h) checked against the target binary's CEL
 // environment (catalog/cel_environments.h): CEL_NOT_WRITABLE when
-// NewExpressions at the min-compatibility version lacks a use (blocking, like a
-// removed API), CEL_NOT_READABLE when a rollback to a release down to that
-// version could not read it back (weighs like a deprecation).
+// NewExpressions at the min-compatibility version lacks a use or the target
+// binary does not declare it at all (blocking, like a removed API),
+// CEL_NOT_READABLE when a rollback to a release down to that version could not
+// read it back (weighs like a deprecation).
 // docs/kubernetes-rules.md#cel-libraries.
 
 #include <string>
@@ -30,8 +31,11 @@ absl::StatusOr<engine::Version> CelScanMinCompatibility(
 
 // Adds the CEL findings of `texts` at `target` to `answer` (findings,
 // deprecated and blocking counts), within its bounds and this thread's work
-// budget. Returns how many expressions were checked. A target without a CEL
-// environment in compatd (before 1.31, after 1.36) checks nothing.
+// budget. Returns how many expressions were checked. The answer names the
+// environment used (cel_environment: a line's own, or for a target older than
+// every line the oldest line's base.go history); a target without one (before
+// CEL's epoch 1.23, after the newest line) checks nothing and sets
+// cel_not_checked.
 int ScanCelExpressions(absl::Span<const ScanText> texts,
                        const engine::Version& target,
                        const engine::Version& min_compatibility,

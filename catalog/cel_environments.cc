@@ -54,7 +54,15 @@ absl::StatusOr<std::vector<engine::CelEnvironment>> ParseCelEnvironments(
     env.line = *v;
     env.apiserver_tag = line.apiserver().tag();
     env.apiserver_commit = line.apiserver().commit();
+    env.apiserver_prerelease = line.apiserver().prerelease();
     env.cel_go_version = line.cel_go().version();
+    absl::StatusOr<engine::Version> epoch =
+        MajorMinor(line.cel_epoch(), "celEpoch");
+    if (!epoch.ok()) {
+      fail(line, epoch.status());
+      continue;
+    }
+    env.cel_epoch = *epoch;
     for (const v1::CelLibraryEntry& e : line.libraries()) {
       engine::CelLibrary lib;
       lib.name = e.name();
@@ -76,6 +84,14 @@ absl::StatusOr<std::vector<engine::CelEnvironment>> ParseCelEnvironments(
         lib.removed = *removed;
       }
       lib.feature_gate = e.gate();
+      lib.gate_default = e.gate_default();
+      lib.scope = e.scope();
+      if (!lib.scope.empty() && lib.scope != engine::kCelScopeMutations) {
+        fail(e, absl::InvalidArgumentError(
+                    absl::StrCat("scope \"", lib.scope, "\": expected \"",
+                                 engine::kCelScopeMutations, "\" or none")));
+        continue;
+      }
       for (const v1::CelFunctionEntry& f : e.functions()) {
         lib.functions.push_back(engine::CelFunctionDecl{
             f.name(), f.member(),
@@ -111,11 +127,48 @@ const std::vector<engine::CelEnvironment>& EmbeddedCelEnvironments() {
   return *kEnvironments;
 }
 
+namespace {
+
+// The releases from the oldest line's CEL epoch up to the line before it, read
+// from that line's base.go history; built once.
+const std::vector<engine::CelEnvironment>& HistoryEnvironments() {
+  static const std::vector<engine::CelEnvironment>* const kHistory = [] {
+    auto* out = new std::vector<engine::CelEnvironment>();
+    const std::vector<engine::CelEnvironment>& lines =
+        EmbeddedCelEnvironments();
+    if (lines.empty()) return out;
+    const engine::CelEnvironment& oldest = lines.front();
+    for (engine::Version r = oldest.cel_epoch;
+         r.CompareMajorMinor(oldest.line) < 0; r = r.AddMinor(1)) {
+      out->push_back(engine::CelEnvironmentFromHistory(oldest, r));
+    }
+    return out;
+  }();
+  return *kHistory;
+}
+
+}  // namespace
+
 const engine::CelEnvironment* CelEnvironmentFor(const engine::Version& binary) {
   for (const engine::CelEnvironment& env : EmbeddedCelEnvironments()) {
     if (env.line.CompareMajorMinor(binary) == 0) return &env;
   }
+  for (const engine::CelEnvironment& env : HistoryEnvironments()) {
+    if (env.line.CompareMajorMinor(binary) == 0) return &env;
+  }
   return nullptr;
+}
+
+std::string CelEnvironmentsHeld() {
+  const std::vector<engine::CelEnvironment>& lines = EmbeddedCelEnvironments();
+  if (lines.empty()) return "no CEL environment";
+  const engine::CelEnvironment& oldest = lines.front();
+  return absl::StrCat("CEL environments for kube-apiserver ",
+                      oldest.cel_epoch.MajorMinorString(), " to ",
+                      lines.back().line.MajorMinorString(), " (before ",
+                      oldest.line.MajorMinorString(),
+                      ": from the history in base.go of ",
+                      "kubernetes/apiserver ", oldest.apiserver_tag, ")");
 }
 
 }  // namespace compatd::catalog

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Generates catalog/data/cel_libraries.json: the CEL libraries of each kube-apiserver line.
 
-For every binary line 1.31-1.36, what kube-apiserver's CEL base environment holds
-(k8s.io/apiserver pkg/cel/environment/base.go at the line's tag, v0.<minor>.0): each library,
+For every binary line 1.31-1.37, what kube-apiserver's CEL base environment holds
+(k8s.io/apiserver pkg/cel/environment/base.go at the line's tag, v0.<minor>.0; for 1.37, whose
+release tag is not reachable here, the pre-release tag v0.37.0-beta.0, recorded as such:
+`apiserver.prerelease` is true and the tag is kept as it is): each library,
 the Kubernetes release at which it entered the NewExpressions environment
 (`IntroducedVersion`), the release it left it (`RemovedVersion`), the feature gate that
 guards it, the library's version, and its functions, overloads and macros:
 
   - Kubernetes' own libraries from pkg/cel/library/*.go at the same tag (their
     `map[string][]cel.FunctionOpt` declarations; the Format library's constant formats;
-    the Semver library's versioned overloads);
+    the versioned libraries' guarded declarations, `if lib.version >= N` around an append
+    or an assignment: SemverLib, and Lists from 1.37, where base.go replaces
+    `library.Lists(library.ListsVersion(0))` by `ListsVersion(1)`, which adds `includes`);
   - cel-go's from the cel-go version the tag's go.mod pins: ext/strings.go, ext/sets.go,
     ext/lists.go, ext/comprehensions.go (TwoVarComprehensions), cel/library.go (optional
     types), each cut at the library version base.go asks for (`if lib.version >= N`);
@@ -20,6 +24,17 @@ guards it, the library's version, and its functions, overloads and macros:
 A function is listed by name, form (global or member: a member overload's first type is its
 receiver) and argument count (the receiver not counted); `args` is null when an overload's
 types are not a literal list the generator can count (then any count matches).
+
+A library guarded by a feature gate records the gate's default at the line's binary version
+(`gateDefault`, from pkg/features/kube_features.go at the tag): kube-apiserver's
+NewExpressions environment holds it exactly when the gate is on, whatever the
+min-compatibility version, and StoredExpressions always (environment.go,
+filterAndBuildOpts). A library only one kind of expression has (MutatingAdmissionPolicy's
+JSONPatch, for its mutations: compile.go's `hasPatchTypes`) records that as `scope`.
+
+Each line also records `celEpoch`, the release base.go's comment names as CEL's real start
+("CEL epoch was actually 1.23, but we artificially set it to 1.0"): compatd judges a target
+older than its oldest line from that line's history down to the epoch, and none before it.
 
 Usage:
   python3 catalog/generate_cel_libraries.py --apiserver DIR --cel-go DIR
@@ -40,21 +55,31 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(ROOT, "catalog", "data", "cel_libraries.json")
-LINES = ["1.31", "1.32", "1.33", "1.34", "1.35", "1.36"]
+LINES = ["1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
+# Lines whose release tag is not reachable: the pre-release tag read instead. The data says so
+# (apiserver.prerelease), and compatd names the tag wherever it names the source.
+PRERELEASE_TAGS = {"1.37": "v0.37.0-beta.0"}
 
-# Where each Kubernetes library of base.go declares its functions (pkg/cel/library/).
+# Where each Kubernetes library of base.go declares its functions (pkg/cel/library/): the
+# file and the declaration map's name (a list: the first one the file has; 1.37's Lists moved
+# its map into a versioned `declarations()` method).
 K8S_LIBRARIES = {
     "Authz": ("authz.go", "authzLibraryDecls"),
     "AuthzSelectors": ("authz.go", "authzSelectorsLibraryDecls"),
     "URLs": ("urls.go", "urlLibraryDecls"),
     "Regex": ("regex.go", "regexLibraryDecls"),
-    "Lists": ("lists.go", "listsLibraryDecls"),
+    "Lists": ("lists.go", ["listsLibraryDecls", "decls"]),
     "Quantity": ("quantity.go", "quantityLibraryDecls"),
     "IP": ("ip.go", "ipLibraryDecls"),
     "CIDR": ("cidr.go", "cidrLibraryDecls"),
     "Format": ("format.go", "formatLibraryDecls"),
     "SemverLib": ("semverlib.go", "fnOpts"),
+    "JSONPatch": ("jsonpatch.go", "jsonPatchLibraryDecls"),
 }
+# Libraries outside base.go that one kind of expression adds (pkg/admission/plugin/cel/
+# compile.go's `hasPatchTypes`, which MutatingAdmissionPolicy's mutations compile with: the
+# JSONPatch library), by the scope compatd calls that kind of expression.
+SCOPED_OPTIONS = [("mutations", "pkg/admission/plugin/cel/compile.go", "hasPatchTypes")]
 # cel-go's libraries: the file and the receiver type of its CompileOptions.
 CEL_GO_LIBRARIES = {
     "ext.Strings": ("ext/strings.go", "stringLib"),
@@ -169,7 +194,8 @@ def go_consts(src, prefix=""):
 OVERLOAD = re.compile(r"\b(?:cel\.|decls\.)?(MemberOverload|Overload)\(")
 FUNCTION = re.compile(r"(?<!func )\b(?:cel\.)?Function\(|(?<!func )\bfunction\(")
 MACRO = re.compile(r"\b(?:cel\.|parser\.)?(ReceiverMacro|GlobalMacro|NewReceiverMacro|NewGlobalMacro)\(")
-GUARD = re.compile(r"\bif\s+lib\.version\s*>=\s*(\d+)\s*\{")
+# `lib.version` in cel-go and most Kubernetes libraries, `l.version` in 1.37's Lists.
+GUARD = re.compile(r"\bif\s+[a-z]\w*\.version\s*>=\s*(\d+)\s*\{")
 
 
 def overload_shape(src, open_paren):
@@ -244,9 +270,16 @@ def method_body(src, receiver, method):
 
 def read_decl_map(src, var):
     """The functions of a `var := map[string][]cel.FunctionOpt{...}` literal, plus any
-    `var["name"] = append(var["name"], ...)` additions, each with its version guard."""
-    m = re.search(r"\b%s\s*:?=\s*map\[string\]\[\]cel\.FunctionOpt\{" % re.escape(var), src)
-    if not m:
+    `var["name"] = append(var["name"], ...)` additions and `var["name"] =
+    []cel.FunctionOpt{...}` assignments, each with its version guard. `var` may be a list of
+    names: the first one src declares is read."""
+    for name in ([var] if isinstance(var, str) else var):
+        m = re.search(r"\b%s\s*:?=\s*map\[string\]\[\]cel\.FunctionOpt\{" % re.escape(name),
+                      src)
+        if m:
+            var = name
+            break
+    else:
         raise ValueError("no declaration map %s" % var)
     open_brace = m.end() - 1
     close = matching(src, open_brace)
@@ -259,6 +292,10 @@ def read_decl_map(src, var):
         shapes = [overload_shape(entry, o.end() - 1) for o in OVERLOAD.finditer(entry)]
         out.append((km.group(1), 0, shapes))
     for am in re.finditer(r'\b%s\["([^"]+)"\]\s*=\s*append\(' % re.escape(var), src):
+        close = matching(src, am.end() - 1)
+        shapes = [overload_shape(src, o.end() - 1) for o in OVERLOAD.finditer(src, am.end(), close)]
+        out.append((am.group(1), guards_at(src, am.start()), shapes))
+    for am in re.finditer(r'\b%s\["([^"]+)"\]\s*=\s*\[\]cel\.FunctionOpt\{' % re.escape(var), src):
         close = matching(src, am.end() - 1)
         shapes = [overload_shape(src, o.end() - 1) for o in OVERLOAD.finditer(src, am.end(), close)]
         out.append((am.group(1), guards_at(src, am.start()), shapes))
@@ -301,36 +338,63 @@ def read_base(src):
     # 1.31 spells it baseOptsWithoutStrictCost (baseOpts appends StrictCostOpt, no library).
     m = re.search(r"var baseOpts(?:WithoutStrictCost)? = \[\]VersionedOptions\{", src)
     body = src[m.end():matching(src, m.end() - 1)]
-    entries = []
-    for entry in split_top(body):
-        if not entry.startswith("{"):
-            continue
-        intro = re.search(r"IntroducedVersion:\s*" + VERSION.pattern, entry)
-        removed = re.search(r"RemovedVersion:\s*" + VERSION.pattern, entry)
-        gate = re.search(r"genericfeatures\.(\w+)", entry)
-        libs = []
-        env = re.search(r"EnvOptions:\s*\[\]cel\.EnvOption\{", entry)
-        if env:
-            for opt in split_top(entry[env.end():matching(entry, env.end() - 1)]):
-                libs.append(opt)
-        entries.append({
-            "introduced": "%s.%s" % intro.groups(),
-            "removed": "%s.%s" % removed.groups() if removed else None,
-            "gate": gate.group(1) if gate else None,
-            "options": libs,
-        })
-    return entries
+    return [read_entry(entry) for entry in split_top(body) if entry.startswith("{")]
+
+
+def read_scoped(src, var):
+    """The entry of a `var NAME = environment.VersionedOptions{...}`, or None if absent."""
+    m = re.search(r"var %s = environment\.VersionedOptions\{" % re.escape(var), src)
+    if not m:
+        return None
+    return read_entry(src[m.end() - 1:matching(src, m.end() - 1) + 1])
+
+
+def read_entry(entry):
+    """One VersionedOptions literal: {introduced, removed, gate, options: [call text]}."""
+    intro = re.search(r"IntroducedVersion:\s*" + VERSION.pattern, entry)
+    removed = re.search(r"RemovedVersion:\s*" + VERSION.pattern, entry)
+    gate = re.search(r"genericfeatures\.(\w+)", entry)
+    libs = []
+    env = re.search(r"EnvOptions:\s*\[\]cel\.EnvOption\{", entry)
+    if env:
+        for opt in split_top(entry[env.end():matching(entry, env.end() - 1)]):
+            libs.append(opt)
+    return {
+        "introduced": "%s.%s" % intro.groups(),
+        "removed": "%s.%s" % removed.groups() if removed else None,
+        "gate": gate.group(1) if gate else None,
+        "options": libs,
+    }
+
+
+def gate_default(src, gate, line):
+    """The default of `gate` at binary `line` in pkg/features/kube_features.go: the spec of
+    the latest version at or below the line, or the single unversioned spec (1.31)."""
+    m = re.search(r"^\s*%s:\s*\{" % re.escape(gate), src, re.M)
+    if not m:
+        raise ValueError("kube_features.go: no gate %s" % gate)
+    body = src[m.end() - 1:matching(src, m.end() - 1) + 1]
+    specs = re.findall(r'(?:Version:\s*version\.MustParse\("(\d+)\.(\d+)"\),\s*)?'
+                       r'Default:\s*(true|false)', body)
+    minor = int(line.split(".")[1])
+    best = None
+    for major, spec_minor, default in specs:
+        if not major or int(spec_minor) <= minor:
+            best = default == "true"
+    if best is None:
+        raise ValueError("kube_features.go: %s has no spec at %s" % (gate, line))
+    return best
 
 
 def library_of_option(option):
     """(library key, version or None) of an EnvOption in base.go, or None for a non-library."""
     o = re.sub(r"\s+", "", option)
-    m = re.fullmatch(r"(?:UnversionedLib\()?library\.(\w+)(?:\(\))?\)?", o)
+    m = re.fullmatch(r"(?:(?:environment\.)?UnversionedLib\()?library\.(\w+)(?:\(\))?\)?", o)
     if m and m.group(1) in K8S_LIBRARIES:
         return ("kubernetes." + m.group(1), None)
-    m = re.fullmatch(r"library\.SemverLib\(library\.SemverVersion\((\d+)\)\)", o)
-    if m:
-        return ("kubernetes.SemverLib", int(m.group(1)))
+    m = re.fullmatch(r"library\.(\w+)\(library\.\w+Version\((\d+)\)\)", o)
+    if m and m.group(1) in K8S_LIBRARIES:
+        return ("kubernetes." + m.group(1), int(m.group(2)))
     m = re.fullmatch(r"ext\.(\w+)\(ext\.\w+Version\((\d+)\)\)", o)
     if m:
         return ("ext." + m.group(1), int(m.group(2)))
@@ -342,8 +406,19 @@ def library_of_option(option):
     return None
 
 
+EPOCH = re.compile(r"CEL epoch was actually (\d+)\.(\d+)")
+
+
+def cel_epoch(base):
+    """The release base.go's comment names as CEL's real start ("1.23")."""
+    m = EPOCH.search(base)
+    if not m:
+        raise ValueError("base.go: no \"CEL epoch was actually\" comment")
+    return "%s.%s" % m.groups()
+
+
 def extract_line(apiserver, celgo, line):
-    tag = "v0.%s.0" % line.split(".")[1]
+    tag = PRERELEASE_TAGS.get(line, "v0.%s.0" % line.split(".")[1])
     base = git_show(apiserver, tag, "pkg/cel/environment/base.go")
     gomod = git_show(apiserver, tag, "go.mod")
     celgo_version = re.search(r"github\.com/google/cel-go (v[\d.]+)", gomod).group(1)
@@ -378,7 +453,13 @@ def extract_line(apiserver, celgo, line):
         "macros": macros_to_json(std_macros, 0), "syntax": [],
     })
 
-    for entry in read_base(strip_comments(base)):
+    entries = [(e, None) for e in read_base(strip_comments(base))]
+    for scope, path, var in SCOPED_OPTIONS:
+        scoped = read_scoped(strip_comments(git_show(apiserver, tag, path)), var)
+        if scoped is not None:
+            entries.append((scoped, scope))
+    features = strip_comments(git_show(apiserver, tag, "pkg/features/kube_features.go"))
+    for entry, scope in entries:
         for option in entry["options"]:
             lib = library_of_option(option)
             if lib is None:
@@ -407,14 +488,18 @@ def extract_line(apiserver, celgo, line):
             effective = 1 << 30 if version is None else version
             libraries.append({
                 "name": key, "version": version, "introduced": entry["introduced"],
-                "removed": entry["removed"], "gate": entry["gate"],
+                "removed": entry["removed"], "gate": entry["gate"], "scope": scope,
+                "gateDefault": (gate_default(features, entry["gate"], line)
+                                if entry["gate"] else None),
                 "functions": [f for f in shapes_to_json(functions, effective)
                               if not f["name"].startswith("@")],
                 "macros": macros_to_json(macros, effective), "syntax": syntax,
             })
     return {
         "line": line,
-        "apiserver": {"tag": tag, "commit": commit},
+        "apiserver": {"tag": tag, "commit": commit,
+                      "prerelease": True if line in PRERELEASE_TAGS else None},
+        "celEpoch": cel_epoch(base),
         "celGo": {"version": celgo_version, "commit": celgo_commit},
         "libraries": libraries,
     }
@@ -440,6 +525,12 @@ def check(doc):
     if lines != LINES:
         problems.append("lines %s, expected %s" % (lines, LINES))
     for l in doc.get("lines", []):
+        tag = l.get("apiserver", {}).get("tag", "")
+        prerelease = bool(l.get("apiserver", {}).get("prerelease"))
+        if prerelease != bool(re.search(r"-(alpha|beta|rc)\.\d+$", tag)):
+            problems.append("%s: tag %s and prerelease %s disagree" % (l["line"], tag, prerelease))
+        if not re.fullmatch(r"1\.\d+", l.get("celEpoch", "")):
+            problems.append("%s: no celEpoch" % l["line"])
         names = [lib["name"] for lib in l["libraries"]]
         if names[:1] != ["cel.stdlib"]:
             problems.append("%s: the standard library is not first" % l["line"])

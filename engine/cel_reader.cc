@@ -15,7 +15,6 @@ namespace {
 enum class Tok {
   kEnd,
   kIdent,
-  kEscIdent,  // `a-b`
   kInt,
   kUint,
   kFloat,
@@ -204,7 +203,12 @@ class Lexer {
         if (i_ + 1 < src_.size() && IsDigit(src_[i_ + 1])) return Number(t);
         return punct(Tok::kDot, 1);
       case '`':
-        return EscapedIdent(t);
+        // cel-go reads `a-b` only with EnableIdentEscapeSyntax (parser/
+        // options.go, v0.23 on), which kube-apiserver never sets; older cel-go
+        // has no such token. Either way kube-apiserver refuses it.
+        return Error(t.pos,
+                     "unsupported syntax '`': kube-apiserver's CEL parser does "
+                     "not enable quoted identifiers");
       default:
         break;
     }
@@ -311,25 +315,6 @@ class Lexer {
     }
     t.text = src_.substr(start, j - start);
     Advance(j - start);
-    return t;
-  }
-
-  absl::StatusOr<Token> EscapedIdent(Token t) {
-    size_t j = i_ + 1;
-    while (j < src_.size() &&
-           (IsIdentChar(src_[j]) || src_[j] == '.' || src_[j] == '-' ||
-            src_[j] == '/' || src_[j] == ' ')) {
-      ++j;
-    }
-    if (j >= src_.size() || src_[j] != '`' || j == i_ + 1) {
-      return Error(t.pos,
-                   "a quoted identifier is letters, digits, '_', '.', '-', '/' "
-                   "or spaces between "
-                   "backquotes");
-    }
-    t.kind = Tok::kEscIdent;
-    t.text = src_.substr(i_ + 1, j - i_ - 1);
-    Advance(j + 1 - i_);
     return t;
   }
 
@@ -731,17 +716,9 @@ class Parser {
           CEL_TRY(Bump());
         }
         const CelPosition name_pos = tok_.pos;
-        std::string name;
-        bool escaped = false;
-        if (tok_.kind == Tok::kEscIdent) {
-          name = std::string(tok_.text);
-          escaped = true;
-          CEL_TRY(Bump());
-        } else {
-          CEL_ASSIGN(id, Ident("a field or function name after '.'"));
-          name = std::move(id);
-        }
-        if (!optional && !escaped && tok_.kind == Tok::kLParen) {
+        CEL_ASSIGN(id, Ident("a field or function name after '.'"));
+        std::string name = std::move(id);
+        if (!optional && tok_.kind == Tok::kLParen) {
           CEL_TRY(Bump());
           std::vector<Node> args;
           int depth = n.depth;
@@ -770,7 +747,7 @@ class Parser {
         sel.depth = n.depth + 1;
         CEL_TRY(CheckDepth(sel.depth));
         sel.select = !optional;
-        if (n.ident_chain && !optional && !escaped) {
+        if (n.ident_chain && !optional) {
           sel.ident_chain = true;
           sel.chain = std::move(n.chain);
           sel.chain += '.';
@@ -812,12 +789,8 @@ class Parser {
         AddUse(CelUseKind::kOptionalEntry, "{?", "", 0, tok_.pos);
         CEL_TRY(Bump());
       }
-      if (tok_.kind == Tok::kEscIdent) {
-        CEL_TRY(Bump());
-      } else {
-        CEL_ASSIGN(field, Ident("a field name in a message literal"));
-        (void)field;
-      }
+      CEL_ASSIGN(field, Ident("a field name in a message literal"));
+      (void)field;
       CEL_TRY(Expect(Tok::kColon, "':' after a field name"));
       CEL_ASSIGN(value, Expr(nest + 1));
       depth = std::max(depth, value.depth);

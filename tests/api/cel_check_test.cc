@@ -165,6 +165,87 @@ TEST_F(CelCheckTest, PlanListsTheLibrariesRaisingMinCompatibilityUnlocks) {
   EXPECT_TRUE(in_step);
 }
 
+// Binary 1.37 (v0.37.0-beta.0's base.go, through AnswerCelCheck: the snapshot
+// here holds only the default line): Lists v1 enters NewExpressions at 1.37.
+TEST(CelCheckLinesTest, AtBinary137ListsIncludesNeedsMinCompatibility137) {
+  engine::EffectiveVersions versions;
+  versions.binary = engine::Version::MajorMinor(1, 37);
+  versions.emulation = versions.binary;
+  versions.min_compatibility = engine::Version::MajorMinor(1, 36);
+  v1::CheckCelExpressionRequest request;
+  request.set_expression("object.spec.models.includes('a')");
+  v1::CheckCelExpressionResponse r;
+  ASSERT_TRUE(AnswerCelCheck(versions, request, &r).ok());
+  EXPECT_EQ(r.cel_environment(),
+            "kubernetes/apiserver v0.37.0-beta.0 (pre-release tag, not a "
+            "release), cel-go v0.27.0");
+  EXPECT_FALSE(r.writable());
+  EXPECT_THAT(r.reason(), HasSubstr("cannot be written at min-compatibility "
+                                    "1.36: includes (line 1, column 20) is "
+                                    "kubernetes.Lists v1, in NewExpressions "
+                                    "from 1.37"));
+  versions.min_compatibility = versions.binary;
+  r.Clear();
+  ASSERT_TRUE(AnswerCelCheck(versions, request, &r).ok());
+  EXPECT_TRUE(r.writable()) << r.reason();
+}
+
+// Binary 1.31 at min-compatibility 1.30: the rollback to 1.30 is judged from
+// base.go's history, and a two-variable comprehension is undeclared.
+TEST(CelCheckLinesTest, AtBinary131TheRollbackTo130IsJudged) {
+  engine::EffectiveVersions versions;
+  versions.binary = engine::Version::MajorMinor(1, 31);
+  versions.emulation = versions.binary;
+  versions.min_compatibility = engine::Version::MajorMinor(1, 30);
+  v1::CheckCelExpressionRequest request;
+  request.set_expression(
+      "self.all(k, v, v > 0) && format.named('uuid') != null");
+  v1::CheckCelExpressionResponse r;
+  ASSERT_TRUE(AnswerCelCheck(versions, request, &r).ok());
+  EXPECT_FALSE(r.writable());
+  EXPECT_THAT(r.reason(),
+              HasSubstr("undeclared in kube-apiserver 1.31: all (3 arguments) "
+                        "(line 1, column 6) is ext.TwoVarComprehensions, which "
+                        "arrives in 1.32"));
+  ASSERT_THAT(r.rollbacks(), SizeIs(1));
+  EXPECT_TRUE(r.rollbacks(0).known());
+  EXPECT_FALSE(r.rollbacks(0).readable());
+  EXPECT_THAT(r.rollbacks(0).cel_environment(),
+              HasSubstr("Kubernetes 1.30 from the history in base.go"));
+  ASSERT_THAT(r.rollbacks(0).missing(), SizeIs(1));
+  EXPECT_EQ(r.rollbacks(0).missing(0).library(), "kubernetes.Format");
+}
+
+TEST_F(CelCheckTest, AFunctionBinary136DoesNotDeclareIsUndeclared) {
+  const v1::CheckCelExpressionResponse r =
+      Check("object.spec.models.includes('a')", "1.35");
+  EXPECT_FALSE(r.writable());
+  ASSERT_THAT(r.not_writable(), SizeIs(1));
+  EXPECT_EQ(r.not_writable(0).library(), "kubernetes.Lists v1");
+  EXPECT_EQ(r.not_writable(0).introduced(), "1.37");
+  EXPECT_THAT(r.reason(), HasSubstr("undeclared in kube-apiserver 1.36: "
+                                    "includes (line 1, column 20) is "
+                                    "kubernetes.Lists v1, which arrives in "
+                                    "1.37"));
+}
+
+// cel.bind (ext.Bindings) is in no base.go; jsonpatch.escapeKey only in a
+// MutatingAdmissionPolicy mutation (compile.go hasPatchTypes).
+TEST_F(CelCheckTest, NoEnvironmentDeclaresBindAndJsonPatchIsForMutations) {
+  v1::CheckCelExpressionResponse r = Check("cel.bind(x, 1, x) == 1", "1.35");
+  EXPECT_FALSE(r.writable());
+  EXPECT_THAT(r.reason(), HasSubstr("undeclared reference to cel.bind"));
+  r = Check("jsonpatch.escapeKey('a/b') == 'a~1b'", "1.35");
+  EXPECT_FALSE(r.writable());
+  v1::CheckCelExpressionRequest request;
+  request.set_expression("jsonpatch.escapeKey('a/b') == 'a~1b'");
+  request.set_mutation(true);
+  r.Clear();
+  ASSERT_TRUE(
+      PolicyHandlers().CheckCelExpression(Snapshot(), request, &r).ok());
+  EXPECT_TRUE(r.writable()) << r.reason();
+}
+
 TEST_F(CelCheckTest, BadRequests) {
   v1::CheckCelExpressionRequest request;
   v1::CheckCelExpressionResponse response;

@@ -86,6 +86,44 @@ TEST(ScanCelTest, TwoVariableComprehensionAtMinCompatibility131) {
           "min-compatibility 1.31"));
 }
 
+// kube-apiserver 1.31 declares neither SemverLib (base.go: binary 1.33 on) nor
+// TwoVarComprehensions (1.32 on): both are undeclared references there,
+// whatever the min-compatibility version.
+TEST(ScanCelTest, FunctionsTheTargetDoesNotDeclareAreErrors) {
+  const ScanRun r = Scan("1.31", "");
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("undeclared in kube-apiserver 1.31: isSemver is "
+                               "kubernetes.SemverLib v1, which arrives in "
+                               "1.33"));
+  EXPECT_THAT(r.out,
+              HasSubstr("undeclared in kube-apiserver 1.31: all (3 arguments) "
+                        "is ext.TwoVarComprehensions, which arrives in 1.32"));
+  EXPECT_THAT(r.out, HasSubstr("2 removed or not served"));
+}
+
+// No line for 1.29: base.go's history at v0.31.0 (the oldest line), said in
+// the summary and in the JSON.
+TEST(ScanCelTest, TargetsOlderThanEveryLineUseTheOldestLinesHistory) {
+  ScanRun r = Scan("1.29", "");
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("undeclared in kube-apiserver 1.29: isSemver"));
+  EXPECT_THAT(r.out, HasSubstr("CEL environment: Kubernetes 1.29 from the "
+                               "history in base.go of kubernetes/apiserver "
+                               "v0.31.0"));
+  r = Scan("1.29", "", "json");
+  EXPECT_THAT(r.out, HasSubstr("\"celEnvironment\": \"Kubernetes 1.29 from the "
+                               "history"));
+}
+
+TEST(ScanCelTest, TargetsWithoutCelDataSayCelNotChecked) {
+  ScanRun r = Scan("1.22", "");
+  EXPECT_THAT(r.out, HasSubstr("CEL not checked: compatd has no CEL "
+                               "environment for Kubernetes 1.22"));
+  EXPECT_THAT(r.out, Not(HasSubstr("CEL-NOT-WRITABLE")));
+  r = Scan("1.22", "", "json");
+  EXPECT_THAT(r.out, HasSubstr("\"celNotChecked\": \"CEL not checked"));
+}
+
 TEST(ScanCelTest, CleanOnceMinCompatibilityHasSemver) {
   const ScanRun r = Scan("1.36", "1.33");
   EXPECT_EQ(r.code, 0) << r.out << r.err;

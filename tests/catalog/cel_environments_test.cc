@@ -1,8 +1,9 @@
 // The embedded CEL environments against kubernetes/apiserver's base.go at each
-// line's tag (pkg/cel/environment/base.go at v0.31.0 ... v0.36.0: the
-// IntroducedVersion of each VersionedOptions entry) and the library sources
-// (pkg/cel/library/*.go; cel-go ext/ at the version the tag's go.mod pins:
-// v0.20.1, v0.22.0, v0.23.2, v0.26.0, v0.26.0, v0.26.0).
+// line's tag (pkg/cel/environment/base.go at v0.31.0 ... v0.36.0 and the
+// pre-release v0.37.0-beta.0: the IntroducedVersion of each VersionedOptions
+// entry) and the library sources (pkg/cel/library/*.go; cel-go ext/ at the
+// version the tag's go.mod pins: v0.20.1, v0.22.0, v0.23.2, v0.26.0, v0.26.0,
+// v0.26.0, v0.27.0).
 #include "catalog/cel_environments.h"
 
 #include <string>
@@ -37,7 +38,8 @@ const CelEnvironment& Env(int minor) {
   return *env;
 }
 
-// "name@introduced[-removed][!gate]" per library, base.go's order.
+// "name@introduced[-removed][!gate[+]][#scope]" per library, base.go's order
+// (scoped libraries last); `+` when the gate is on by default.
 std::vector<std::string> Libraries(const CelEnvironment& env) {
   std::vector<std::string> out;
   for (const CelLibrary& l : env.libraries) {
@@ -45,7 +47,10 @@ std::vector<std::string> Libraries(const CelEnvironment& env) {
         absl::StrCat(l.DisplayName(), "@", l.introduced.MajorMinorString());
     if (l.removed.has_value())
       absl::StrAppend(&s, "-", l.removed->MajorMinorString());
-    if (!l.feature_gate.empty()) absl::StrAppend(&s, "!", l.feature_gate);
+    if (!l.feature_gate.empty()) {
+      absl::StrAppend(&s, "!", l.feature_gate, l.gate_default ? "+" : "");
+    }
+    if (!l.scope.empty()) absl::StrAppend(&s, "#", l.scope);
     out.push_back(s);
   }
   return out;
@@ -73,19 +78,53 @@ const std::vector<std::string> kLine131 = {
     "kubernetes.Format@1.31",
     "kubernetes.AuthzSelectors@1.31!AuthorizeWithSelectors"};
 
+// pkg/features/kube_features.go: AuthorizeWithSelectors Alpha (off) at v0.31.0,
+// Beta on from 1.32, GA from 1.34; base.go at v0.37.0-beta.0 drops the gate.
+// pkg/admission/plugin/cel/compile.go from v0.32.0: `hasPatchTypes`
+// (IntroducedVersion 1.0) adds library.JSONPatch for MutatingAdmissionPolicy.
 TEST(CelEnvironmentsTest, EveryLineHasBaseGosLibraries) {
   std::vector<std::string> expected = kLine131;
   EXPECT_THAT(Libraries(Env(31)), ElementsAreArray(expected));
+  expected.back() += "+";
   expected.push_back("ext.TwoVarComprehensions@1.32");
+  expected.push_back("kubernetes.JSONPatch@1.0#mutations");
   EXPECT_THAT(Libraries(Env(32)), ElementsAreArray(expected));
-  expected.push_back("kubernetes.SemverLib v1@1.33");
+  expected.insert(expected.end() - 1, "kubernetes.SemverLib v1@1.33");
   EXPECT_THAT(Libraries(Env(33)), ElementsAreArray(expected));
-  expected.push_back("ext.Lists v3@1.34");
+  expected.insert(expected.end() - 1, "ext.Lists v3@1.34");
   EXPECT_THAT(Libraries(Env(34)), ElementsAreArray(expected));
   EXPECT_THAT(Libraries(Env(35)), ElementsAreArray(expected));
   EXPECT_THAT(Libraries(Env(36)), ElementsAreArray(expected));
-  EXPECT_EQ(CelEnvironmentFor(Version::MajorMinor(1, 30)), nullptr);
-  EXPECT_EQ(CelEnvironmentFor(Version::MajorMinor(1, 37)), nullptr);
+  // v0.37.0-beta.0: Lists becomes library.Lists(ListsVersion(0)) removed at
+  // 1.37 and library.Lists(ListsVersion(1)) introduced at 1.37.
+  EXPECT_THAT(
+      Libraries(Env(37)),
+      ElementsAre(
+          "cel.stdlib@1.0", "kubernetes.URLs@1.0", "kubernetes.Regex@1.0",
+          "kubernetes.Lists v0@1.0-1.37", "kubernetes.Authz@1.27",
+          "cel.OptionalTypes@1.28", "kubernetes.Quantity@1.28",
+          "ext.Strings v0@1.0-1.29", "ext.Strings v2@1.29", "ext.Sets@1.29",
+          "kubernetes.IP@1.30", "kubernetes.CIDR@1.30",
+          "kubernetes.Format@1.31", "kubernetes.AuthzSelectors@1.31",
+          "ext.TwoVarComprehensions@1.32", "kubernetes.SemverLib v1@1.33",
+          "ext.Lists v3@1.34", "kubernetes.Lists v1@1.37",
+          "kubernetes.JSONPatch@1.0#mutations"));
+}
+
+// Lists v1 adds `includes` (lists.go at v0.37.0-beta.0: a member of a dyn
+// receiver and one argument) to v0's functions.
+TEST(CelEnvironmentsTest, KubernetesListsV1AddsIncludes) {
+  std::vector<std::string> v0, v1;
+  for (const CelLibrary& l : Env(37).libraries) {
+    if (l.name != "kubernetes.Lists") continue;
+    for (const engine::CelFunctionDecl& f : l.functions) {
+      (l.version == 0 ? v0 : v1).push_back(f.name);
+    }
+  }
+  EXPECT_THAT(v0, ElementsAre("indexOf", "isSorted", "lastIndexOf", "max",
+                              "min", "sum"));
+  EXPECT_THAT(v1, ElementsAre("includes", "indexOf", "isSorted", "lastIndexOf",
+                              "max", "min", "sum"));
 }
 
 TEST(CelEnvironmentsTest, SourcesAreTheTagsAndTheirCelGo) {
@@ -94,21 +133,58 @@ TEST(CelEnvironmentsTest, SourcesAreTheTagsAndTheirCelGo) {
       {34, "v0.26.0"}, {35, "v0.26.0"}, {36, "v0.26.0"}};
   for (const auto& [minor, celgo] : kCelGo) {
     EXPECT_EQ(Env(minor).apiserver_tag, absl::StrCat("v0.", minor, ".0"));
+    EXPECT_FALSE(Env(minor).apiserver_prerelease);
     EXPECT_EQ(Env(minor).cel_go_version, celgo) << minor;
     EXPECT_EQ(Env(minor).apiserver_commit.size(), 40u);
+    EXPECT_EQ(Env(minor).cel_epoch.MajorMinorString(), "1.23");
   }
+  // No v0.37.0 tag is reachable: the pre-release tag, said wherever named.
+  EXPECT_EQ(Env(37).apiserver_tag, "v0.37.0-beta.0");
+  EXPECT_TRUE(Env(37).apiserver_prerelease);
+  EXPECT_EQ(Env(37).cel_go_version, "v0.27.0");
+  EXPECT_EQ(Env(37).Source(),
+            "kubernetes/apiserver v0.37.0-beta.0 (pre-release tag, not a "
+            "release), cel-go v0.27.0");
 }
 
-// "use -> library@introduced" of the uses NewExpressions at `compat` on
-// binary 1.`line` lacks.
+// base.go's history (v0.31.0) for releases without a line: 1.23 (the comment's
+// "CEL epoch") to 1.30; none before or after the lines.
+TEST(CelEnvironmentsTest, OlderReleasesComeFromTheOldestLinesHistory) {
+  EXPECT_THAT(Libraries(Env(30)),
+              ElementsAreArray(kLine131.begin(), kLine131.end() - 2));
+  EXPECT_THAT(
+      Libraries(Env(28)),
+      ElementsAre("cel.stdlib@1.0", "kubernetes.URLs@1.0",
+                  "kubernetes.Regex@1.0", "kubernetes.Lists@1.0",
+                  "kubernetes.Authz@1.27", "cel.OptionalTypes@1.28",
+                  "kubernetes.Quantity@1.28", "ext.Strings v0@1.0-1.29"));
+  EXPECT_EQ(Env(29).history_of, Version::MajorMinor(1, 31));
+  EXPECT_EQ(
+      Env(23).Source(),
+      "Kubernetes 1.23 from the history in base.go of kubernetes/apiserver "
+      "v0.31.0, cel-go v0.20.1");
+  EXPECT_EQ(CelEnvironmentFor(Version::MajorMinor(1, 22)), nullptr);
+  EXPECT_EQ(CelEnvironmentFor(Version::MajorMinor(1, 38)), nullptr);
+  EXPECT_FALSE(Env(31).history_of.has_value());
+}
+
+// "use/args@column library@introduced" of the uses NewExpressions at `compat`
+// on binary 1.`line` lacks, for an expression of `scope`; each missing use of
+// another kind than kNotInNewExpressions is the sentence saying why.
 std::vector<std::string> NotWritable(absl::string_view expr, int line,
-                                     int compat) {
+                                     int compat, absl::string_view scope = "") {
   absl::StatusOr<engine::CelReading> r = engine::ReadCel(expr);
   EXPECT_TRUE(r.ok()) << r.status();
   std::vector<std::string> out;
   if (!r.ok()) return out;
-  for (const CelMissingUse& m : engine::CelUsesNotWritable(
-           *r, Env(line), Version::MajorMinor(1, compat))) {
+  for (const CelMissingUse& m :
+       engine::CelUsesNotWritable(*r, Env(line), Version::MajorMinor(1, compat),
+                                  EmbeddedCelEnvironments(), scope)) {
+    if (m.kind != engine::CelMissingKind::kNotInNewExpressions) {
+      out.push_back(engine::CelMissingSentence(m, Env(line),
+                                               Version::MajorMinor(1, compat)));
+      continue;
+    }
     out.push_back(absl::StrCat(m.use.name, "/", m.use.arg_count, "@",
                                m.use.position.column, " ", m.library, "@",
                                m.introduced.MajorMinorString()));
@@ -246,18 +322,88 @@ TEST(CelEnvironmentsTest, SharedNamesAreReportedOnlyWhenProven) {
   // TwoVarComprehensions.
   EXPECT_THAT(NotWritable("l.all(x, x > 0) && l.exists(x, x > 0)", 36, 30),
               IsEmpty());
-  // A name no library declares (a typo, jsonpatch.escapeKey of
-  // MutatingAdmissionPolicy's own environment) is never reported.
+}
+
+// What no kube-apiserver environment declares is an undeclared reference: a
+// typo; cel-go's ext.Bindings (cel.bind), ext.Math (math.*) and ext.Encoders
+// (base64.*), which base.go never enables (v0.31.0-v0.37.0-beta.0); the
+// JSONPatch library outside a MutatingAdmissionPolicy mutation (compile.go's
+// hasPatchTypes); Quantity's sign, declared with cel.Overload (a global
+// function; quantity.go's doc comment writes `<Quantity>.sign()`).
+TEST(CelEnvironmentsTest, NamesNoEnvironmentDeclaresAreUndeclared) {
+  EXPECT_THAT(NotWritable("isSemverr(x)", 36, 35),
+              ElementsAre("undeclared reference to isSemverr in kube-apiserver "
+                          "1.36: no kube-apiserver CEL environment declares it "
+                          "(base.go enables no library with it)"));
+  for (const char* e : {"cel.bind(x, 1, x + 1) > 0", "math.abs(-1) == 1",
+                        "math.greatest(1, 2) == 2", "base64.encode(b'a') != ''",
+                        "math.sign(-1) == -1"}) {
+    ASSERT_THAT(NotWritable(e, 36, 35), testing::SizeIs(1)) << e;
+    EXPECT_THAT(NotWritable(e, 36, 35)[0],
+                HasSubstr("undeclared reference to "))
+        << e;
+  }
   EXPECT_THAT(
-      NotWritable("isSemverr(x) && jsonpatch.escapeKey('a/b') == 'a~1b'", 36,
-                  30),
-      IsEmpty());
-  // A feature-gated library (AuthzSelectors) is never reported.
+      NotWritable("jsonpatch.escapeKey('a/b') == 'a~1b'", 36, 35),
+      ElementsAre(HasSubstr("only a MutatingAdmissionPolicy's spec.mutations[] "
+                            "expressions declare it (kubernetes.JSONPatch)")));
+  EXPECT_THAT(NotWritable("jsonpatch.escapeKey('a/b') == 'a~1b'", 36, 35,
+                          engine::kCelScopeMutations),
+              IsEmpty());
+  EXPECT_THAT(NotWritable("sign(quantity('1')) == 1", 36, 35), IsEmpty());
+  EXPECT_THAT(NotWritable("quantity('1').sign() == 1", 36, 35),
+              ElementsAre(HasSubstr("sign is a global function of "
+                                    "kubernetes.Quantity (sign(x)), never a "
+                                    "member")));
+}
+
+// Functions binary 1.N does not declare at all are refused by it, named with
+// the line that brings them (base.go: TwoVarComprehensions 1.32, SemverLib
+// 1.33, ext.Lists v3 1.34, Lists v1 1.37).
+TEST(CelEnvironmentsTest, FunctionsTheBinaryDoesNotDeclareAreUndeclared) {
+  EXPECT_THAT(NotWritable("self.all(k, v, v > 0)", 31, 30),
+              ElementsAre("undeclared in kube-apiserver 1.31: all (3 "
+                          "arguments) is ext.TwoVarComprehensions, which "
+                          "arrives in 1.32"));
+  EXPECT_THAT(NotWritable("isSemver(self.v)", 32, 31),
+              ElementsAre("undeclared in kube-apiserver 1.32: isSemver is "
+                          "kubernetes.SemverLib v1, which arrives in 1.33"));
   EXPECT_THAT(
-      NotWritable("authorizer.group('').resource('pods').fieldSelector('a=b')"
-                  ".check('list').allowed()",
-                  36, 30),
-      IsEmpty());
+      NotWritable("self.l.sort() == self.l", 33, 32),
+      ElementsAre("undeclared in kube-apiserver 1.33: sort is ext.Lists "
+                  "v3, which arrives in 1.34"));
+  EXPECT_THAT(NotWritable("self.l.includes('a')", 36, 35),
+              ElementsAre("undeclared in kube-apiserver 1.36: includes is "
+                          "kubernetes.Lists v1, which arrives in 1.37"));
+  // At 1.37 the binary has it; NewExpressions from min-compatibility 1.37.
+  EXPECT_THAT(NotWritable("self.l.includes('a')", 37, 36),
+              ElementsAre("includes/1@8 kubernetes.Lists v1@1.37"));
+  EXPECT_THAT(NotWritable("self.l.includes('a') && [1].isSorted()", 37, 37),
+              IsEmpty());
+  // A history release: 1.29 had no IP library (base.go: 1.30).
+  EXPECT_THAT(NotWritable("isIP('::1')", 29, 28),
+              ElementsAre("undeclared in kube-apiserver 1.29: isIP is "
+                          "kubernetes.IP, which arrives in 1.30"));
+}
+
+// environment.go filterAndBuildOpts: NewExpressions holds a gated library
+// exactly when its gate is on (at any min-compatibility), StoredExpressions
+// always.
+TEST(CelEnvironmentsTest, AuthzSelectorsFollowTheirGate) {
+  const char* e =
+      "authorizer.group('').resource('pods').fieldSelector('a=b')"
+      ".check('list').allowed()";
+  EXPECT_THAT(NotWritable(e, 31, 30),
+              ElementsAre("undeclared in kube-apiserver 1.31's NewExpressions: "
+                          "fieldSelector is kubernetes.AuthzSelectors, which "
+                          "needs --feature-gates=AuthorizeWithSelectors=true "
+                          "(off by default in 1.31)"));
+  EXPECT_THAT(NotWritable(e, 32, 31), IsEmpty());
+  EXPECT_THAT(NotWritable(e, 36, 35), IsEmpty());
+  EXPECT_THAT(NotWritable(e, 37, 36), IsEmpty());
+  EXPECT_THAT(NotReadable(e, 32, 31), IsEmpty());
+  EXPECT_THAT(NotReadable(e, 32, 30),
+              ElementsAre("fieldSelector kubernetes.AuthzSelectors"));
 }
 
 TEST(CelEnvironmentsTest, RemovedLibrariesLeaveNewExpressionsOnly) {
