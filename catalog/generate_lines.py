@@ -1031,10 +1031,12 @@ def group_versions(entry, served):
 
 
 def emulation_floor(line):
-    """The lowest emulation version the line's binary accepts: binary - 3 minors
-    (component-base compatibility kubeEffectiveVersionFloors)."""
+    """The lowest emulation version the line's binary accepts
+    (docs/kubernetes-rules.md#emulation-version-floor): the binary itself before 1.32,
+    then max(binary - 3 minors, 1.31) (component-base compatibility
+    kubeEffectiveVersionFloors; 1.32: N-1)."""
     major, minor = version_key(line)[:2]
-    return (major, minor - 3)
+    return (major, minor if minor <= 31 else max(minor - 3, 31))
 
 
 def served_kinds(entry, group, version, gv_kinds, notes):
@@ -1393,8 +1395,9 @@ def tree_header(entry, overlay, counts, unversioned):
         "#   pkg/apis/*/install, pkg/controlplane, pkg/registry/*/rest, pkg/kubeapiserver.",
     ]
     if overlay:
-        header.append(f"# Overlay (data/lines_overlay.json): {len(overlay['gates'])} gate changes "
-                      f"after the tree, from {overlay['source']['what']}:")
+        heading = overlay["source"].get("heading", "gate changes after the tree")
+        header.append(f"# Overlay (data/lines_overlay.json): {len(overlay['gates'])} {heading}, "
+                      f"from {overlay['source']['what']}:")
         for change in overlay["gates"]:
             header.append(f"#   {change['action']} {change['name']} ("
                           + (", ".join(change["prs"]) or change["source"]) + ")")
