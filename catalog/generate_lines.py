@@ -832,30 +832,6 @@ def extract_tree(root, line, patch, exactness, note):
             "source": source, "apiKinds": kinds, "exactness": exactness}
 
 
-# The 1.36 catalog keeps its own inputs (data/feature_gates.json, which names kube's gates by
-# the Go identifiers of versioned_feature_list.yaml); its names are checked against the
-# const strings of these files. kube's pkg/features at 1.36 is read from the fork copy of
-# Kubernetes 1.36.3 (the const block carries none of the fork's known differences; its own
-# gates are in openshift_features.go, which is not read).
-NAMES_1_36 = {"line": "1.36", "staging": "v0.36.3",
-              "fork": "ab25d11482f8984db7b860ed44c6955f231cf18f", "forkBranch": "release-4.23",
-              "forkKubernetes": "1.36.3"}
-
-
-def extract_names_1_36(sources):
-    consts = {}
-    fork_git = repo_dir(sources, FORK_REPO)
-    text = git_show(fork_git, NAMES_1_36["fork"], f"{FORK_DIR}/pkg/features/kube_features.go")
-    if text is None:
-        raise SystemExit(f"{FORK_REPO} {NAMES_1_36['fork']}: no pkg/features/kube_features.go")
-    consts["kube"] = feature_consts(text)
-    for repo, path, component in STAGING_FEATURE_FILES:
-        text = git_show(repo_dir(sources, repo), NAMES_1_36["staging"], path)
-        if text is not None:
-            consts.setdefault(component, {}).update(feature_consts(text))
-    return {**NAMES_1_36, "consts": {c: dict(sorted(v.items())) for c, v in sorted(consts.items())}}
-
-
 def extract(sources):
     api_extract = history_gen.load_json(history_gen.EXTRACT)
     dirs = api_dirs(api_extract)
@@ -876,7 +852,6 @@ def extract(sources):
         out["lines"].append({"line": line["line"], "patch": line["patch"],
                              "staging": line["staging"], "gates": gates,
                              "kubeRelisted": relisted, "gateSources": gate_sources, **fork})
-    out["names1_36"] = extract_names_1_36(sources)
     return out
 
 
