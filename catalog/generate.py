@@ -1,22 +1,22 @@
 #!/usr/bin/env python3
-"""Generates catalog/kubernetes-1.36.yaml, compatd's embedded default catalog.
+"""Generates compatd's embedded catalogs, catalog/kubernetes-<line>.yaml, one per release line.
 
-Inputs (copied into catalog/data/ so that a clone of the repository is enough;
-see catalog/data/PROVENANCE.md for where each fact was read):
-  catalog/data/feature_gates.json    versioned feature gates of Kubernetes 1.36
-  catalog/data/api_lifecycles.json   API group-versions, kinds and lifecycles
-  catalog/data/storage_versions.json kube-apiserver 1.36 storage overrides
-  catalog/data/api_history.json      every built-in group/version/kind ever
-                                     (generate_api_history.py), as apiHistory
-
-It also writes the catalog of every other release line (generate_lines.py, from
-catalog/data/lines_extract.json).
+Every line is rendered by generate_lines.py from catalog/data/lines_extract.json (the facts
+of each line's sources: the git extract of 1.31-1.35, the kubernetes/kubernetes trees of 1.36
+and 1.37), with catalog/data/api_history_extract.json (kinds and lifecycles per kubernetes/api
+tag), api_lifecycles.json (persisted and subresource kinds), lines_overlay.json (gate
+corrections of a tree), patch_changes.json, and api_history.json (apiHistory). The inputs are
+in catalog/data/ so that a clone of the repository is enough; catalog/data/PROVENANCE.md and
+catalog/README.md say where each fact was read.
 
 Usage:
   python3 catalog/generate.py                rewrite every catalog from catalog/data/
-  python3 catalog/generate.py --sources DIR  first re-read every line's sources from
-                                             DIR/<owner>+<name>/repo (git directories
+  python3 catalog/generate.py --sources DIR  first re-read the git-extracted lines' sources
+                                             from DIR/<owner>+<name>/repo (git directories
                                              with tags) into data/lines_extract.json
+  python3 catalog/generate.py --tree DIR --line 1.N [--patch 1.N.P] ...
+                                             first read one line from a kubernetes/kubernetes
+                                             tree (catalog/README.md)
   python3 catalog/generate.py --check        exit 1 if a committed file differs
   python3 catalog/generate.py --cross-check  compare the lines with data/crosscheck/
 
@@ -38,37 +38,6 @@ import generate_lines  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
-DEFAULT_OUTPUT = os.path.join(HERE, "kubernetes-1.36.yaml")
-BINARY_VERSION = "1.36"
-
-# preRelease spellings of Kubernetes'
-# test/compatibility_lifecycle/reference/versioned_feature_list.yaml.
-PRE_RELEASE = {
-    "ALPHA": "Alpha",
-    "BETA": "Beta",
-    "GA": "GA",
-    "DEPRECATED": "Deprecated",
-}
-
-# The data names the Go module that defines a gate; the catalog names the
-# component that registers it (README.md, "Components").
-COMPONENTS = {
-    "kube": "kube",
-    "apiserver": "kube-apiserver",
-    "apiextensions-apiserver": "kube-apiserver",
-    "controller-manager": "kube-controller-manager",
-    "client-go": "client-go",
-    "component-base/logs": "component-base",
-    "component-base/metrics": "component-base",
-    "component-base/zpages": "component-base",
-}
-
-# Kinds the data lists in a group-version that are not resources of it: they
-# are subresources of core resources (pods/eviction, serviceaccounts/token),
-# so kube-apiserver neither lists them in that group-version's discovery nor
-# stores them. Binding is different: core/v1 also serves a top-level,
-# create-only `bindings` resource, which is kept (persisted: false).
-SUBRESOURCE_ONLY_KINDS = {"Eviction", "TokenRequest"}
 
 KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 
@@ -94,12 +63,6 @@ def kube_priority_key(version):
     return (0, stage, -major, -minor, "")
 
 
-def default_enabled(version):
-    """kube-apiserver's default: GA versions on, beta and alpha off."""
-    match = KUBE_VERSION.match(version)
-    return bool(match) and not match.group(2)
-
-
 def quote(text):
     """A double-quoted YAML scalar."""
     return json.dumps(text)
@@ -113,192 +76,6 @@ def group_scalar(group):
 def load(name):
     with open(os.path.join(DATA, name), encoding="utf-8") as f:
         return json.load(f)
-
-
-def gate_name(feature, names):
-    """The --feature-gates string of a 1.36 gate: its const's value (names1_36 of
-    data/lines_extract.json), whatever name the input gives."""
-    consts = names["consts"].get(feature["component"], {})
-    ident = feature.get("goIdentifier") or feature["name"]
-    if ident not in consts:
-        raise SystemExit(f"{feature['name']}: no const {ident} in {feature['component']}'s "
-                         "1.36 feature file")
-    return consts[ident]
-
-
-def feature_lines(gates, names):
-    lines = ["features:"]
-    features = sorted(gates["features"], key=lambda f: gate_name(f, names))
-    for feature in features:
-        component = COMPONENTS[feature["component"]]
-        lines.append(f"  - name: {gate_name(feature, names)}")
-        lines.append(f"    component: {component}")
-        lines.append("    versionedSpecs:")
-        specs = sorted(feature["specs"], key=lambda s: version_key(s["version"]))
-        for spec in specs:
-            if version_key(spec["version"]) > version_key(BINARY_VERSION):
-                continue
-            fields = [
-                f"version: {quote(spec['version'])}",
-                f"default: {str(spec['default']).lower()}",
-                f"lockToDefault: {str(spec['lockToDefault']).lower()}",
-                f"preRelease: {PRE_RELEASE[spec['preRelease']]}",
-            ]
-            if spec.get("minCompatibilityVersion"):
-                fields.append(
-                    f"minCompatibilityVersion: {quote(spec['minCompatibilityVersion'])}"
-                )
-            lines.append("      - {" + ", ".join(fields) + "}")
-    return lines, len(features)
-
-
-def types_deleted(resource):
-    deleted = resource.get("typesDeletedFromK8sApiIn")
-    return deleted is not None and version_key(deleted) <= version_key(BINARY_VERSION)
-
-
-def replacement_of(resource):
-    replacement = resource.get("replacement")
-    if not replacement:
-        return ""
-    group, version = replacement["group"], replacement["version"]
-    return f"{group}/{version}" if group else version
-
-
-def lifecycle_methods(api_extract, tag):
-    """{(group, version, kind): values} of the hand-written APILifecycle* methods at tag
-    (core/v1 lifecycle.go: ComponentStatus, Endpoints), which prerelease-lifecycle-gen
-    leaves out of its generated file and api_lifecycles.json therefore misses."""
-    index = generate_lines.tag_index(api_extract)
-    out = {}
-    for gvk in api_extract["gvks"]:
-        if gvk["repo"] != "kubernetes/api":
-            continue
-        run = generate_lines.run_at(gvk, tag, index)
-        if run and run.get("methods"):
-            out[(gvk["group"], gvk["version"], gvk["kind"])] = run["methods"]
-    return out
-
-
-def with_methods(resource, group, version, methods):
-    found = methods.get((group, version, resource["kind"]))
-    if not found:
-        return resource
-    resource = dict(resource)
-    for key in ("introduced", "deprecated", "removed", "replacement"):
-        if key in found:
-            resource[key] = found[key]
-    return resource
-
-
-def api_lines(lifecycles, methods):
-    """The apis section, plus the (group, resource) -> versions it lists."""
-    lines = ["apis:"]
-    by_group = {}
-    for gv in lifecycles["groupVersions"]:
-        by_group.setdefault(gv["group"], []).append(gv)
-    served = {}
-    skipped = []
-    dropped = []
-    count = 0
-    # The core group first, then groups by name; within a group, versions in
-    # kube-aware priority order (highest first).
-    for group in sorted(by_group, key=lambda g: (g != "", g)):
-        for gv in sorted(by_group[group], key=lambda v: kube_priority_key(v["version"])):
-            resources = []
-            for resource in gv["resources"]:
-                if types_deleted(resource):
-                    skipped.append((gv, resource, "types deleted from k8s.io/api in "
-                                    + resource["typesDeletedFromK8sApiIn"]))
-                    continue
-                if resource["kind"] in SUBRESOURCE_ONLY_KINDS:
-                    skipped.append((gv, resource, "subresource " + resource["subresourceOf"]))
-                    continue
-                resources.append(resource)
-            if not resources:
-                # No kind of it is left in the 1.36 binary: kube-apiserver 1.36
-                # does not register the group-version at all.
-                dropped.append(gv)
-                continue
-            count += 1
-            lines.append(f"  - group: {group_scalar(group)}")
-            lines.append(f"    version: {gv['version']}")
-            if gv["enabledByDefault"] != default_enabled(gv["version"]):
-                lines.append(f"    enabledByDefault: {str(gv['enabledByDefault']).lower()}")
-            lines.append("    resources:")
-            for resource in resources:
-                resource = with_methods(resource, group, gv["version"], methods)
-                fields = [f"resource: {resource['resource']}", f"kind: {resource['kind']}"]
-                for key in ("introduced", "deprecated", "removed"):
-                    if resource.get(key):
-                        fields.append(f"{key}: {quote(resource[key])}")
-                replacement = replacement_of(resource)
-                if replacement:
-                    fields.append(f"replacement: {replacement}")
-                    kind = (resource.get("replacement") or {}).get("kind")
-                    if kind and kind != resource["kind"]:
-                        fields.append(f"replacementKind: {kind}")
-                if resource.get("persisted") is False:
-                    fields.append("persisted: false")
-                lines.append("      - {" + ", ".join(fields) + "}")
-                served.setdefault((group, resource["resource"]), []).append(gv["version"])
-    return lines, served, count, skipped, dropped
-
-
-def storage_override_lines(storage, served):
-    lines = ["storageOverrides:"]
-    for override in storage["overrides1_36"]:
-        key = (override["group"], override["resource"])
-        entry = (f"{{group: {group_scalar(override['group'])}, resource: {override['resource']}, "
-                 f"version: {override['version']}}}")
-        if key not in served:
-            # kube-apiserver 1.36 names resource "storagemigrations", which no
-            # group-version serves (the resource is storageversionmigrations),
-            # so the override has no effect there; it has none here either.
-            lines.append(f"  # left out (matches no resource, so kube-apiserver ignores it): {entry}")
-            continue
-        if override["version"] not in served[key]:
-            raise SystemExit(f"storage override {entry}: version not listed in apis")
-        lines.append(f"  - {entry}")
-    return lines
-
-
-def gv_name(gv):
-    return f"{gv['group']}/{gv['version']}" if gv["group"] else gv["version"]
-
-
-def header(gates, lifecycles, storage, feature_count, gv_count, skipped, dropped):
-    gate_source = gates["source"][0]
-    api_source = lifecycles["sources"][0]
-    override_source = storage["overridesSource"]
-    lines = [
-        "# compatd's embedded default catalog: Kubernetes 1.36.",
-        "#",
-        "# GENERATED by catalog/generate.py; do not edit. Regenerate with",
-        "#   python3 catalog/generate.py",
-        "# Inputs (catalog/data/, provenance in catalog/data/PROVENANCE.md):",
-        f"#   feature_gates.json     {feature_count} gates; "
-        f"{gate_source['repo']} {gate_source['path']} @ {gate_source['commit'][:12]},",
-        "#                          staging feature files at v0.36.3",
-        f"#   api_lifecycles.json    {len(lifecycles['groupVersions'])} group-versions; "
-        f"{api_source['repo']} {api_source['tag']} register.go and",
-        "#                          zz_generated.prerelease-lifecycle.go",
-        f"#   storage_versions.json  overrides1_36; {override_source['repo']} "
-        f"{override_source['path']} @ {override_source['commit'][:12]}",
-        "#",
-        "# No cluster section (emulation = binary) and no skewPolicy (the KEP-4330 table).",
-        f"# {feature_count} features and {gv_count} group-versions. Left out of the API data",
-        "# (catalog/README.md explains why):",
-        f"# - {len(skipped)} kinds:",
-    ]
-    for gv, resource, why in skipped:
-        lines.append(f"#     {gv_name(gv)} {resource['kind']}: {why}")
-    lines.append(f"# - {len(dropped)} group-versions left without a kind, which kube-apiserver 1.36 does")
-    lines.append("#   not register:")
-    names = [gv_name(gv) for gv in dropped]
-    for i in range(0, len(names), 4):
-        lines.append("#     " + ", ".join(names[i:i + 4]))
-    return lines
 
 
 # Beta versions kube-apiserver kept on by default from 1.24, when new beta APIs
@@ -356,36 +133,10 @@ def history_lines(history):
     return lines, len(entries)
 
 
-def generate():
-    gates = load("feature_gates.json")
-    lifecycles = load("api_lifecycles.json")
-    storage = load("storage_versions.json")
-    history = load("api_history.json")
-    if gates["binaryVersion"] != BINARY_VERSION or lifecycles["binaryVersion"] != BINARY_VERSION:
-        raise SystemExit("catalog/data is not for Kubernetes " + BINARY_VERSION)
-    extract = load("lines_extract.json")
-    api_extract = load("api_history_extract.json")
-    methods = lifecycle_methods(api_extract, extract["names1_36"]["staging"])
-    features, feature_count = feature_lines(gates, extract["names1_36"])
-    apis, served, gv_count, skipped, dropped = api_lines(lifecycles, methods)
-    overrides = storage_override_lines(storage, served)
-    lines = header(gates, lifecycles, storage, feature_count, gv_count, skipped, dropped)
-    lines.append(f"binaryVersion: {quote(BINARY_VERSION)}")
-    lines.extend(features)
-    lines.extend(apis)
-    lines.extend(overrides)
-    history_section, history_count = history_lines(history)
-    lines.append(f"# The history of every built-in group/version/kind ({history_count}), for manifest")
-    lines.append("# scans only (compatd scan): never served or stored; from data/api_history.json.")
-    lines.extend(history_section)
-    return "\n".join(lines) + "\n"
-
-
 def outputs(extract=None):
     """{path: text} of every generated catalog (from `extract`, default the committed
     data/lines_extract.json)."""
-    catalog_1_36 = generate()
-    out = {DEFAULT_OUTPUT: catalog_1_36}
+    out = {}
     if extract is None:
         extract = load("lines_extract.json")
     api_extract = load("api_history_extract.json")

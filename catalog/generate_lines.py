@@ -508,9 +508,28 @@ def enablement_lists(files, show, dirs):
     return lists
 
 
+def registered_versions(clean, aliases, where, dirs):
+    """{group: [versions]} that one install.go registers (`<v>.AddToScheme(scheme)` of a
+    k8s.io/kubernetes/pkg/apis/<group>/<version> package, in the file's order): what
+    kube-apiserver's scheme reports as registered (runtime.Scheme IsVersionRegistered),
+    whether or not any REST storage serves them."""
+    out = {}
+    for alias in re.findall(r"\b(\w+)\.AddToScheme\(\s*scheme\s*\)", clean):
+        path = aliases.get(alias, "")
+        gv = gv_of_import(path, dirs)
+        if gv is None:
+            if group_of_import(path, dirs) is not None:
+                continue  # the internal version (pkg/apis/<group>), not a group-version
+            raise SystemExit(f"{where}: {alias}.AddToScheme: {path or alias} is neither a "
+                             "pkg/apis/<group> nor a pkg/apis/<group>/<version> package")
+        out.setdefault(gv[0], []).append(gv[1])
+    return out
+
+
 def version_priorities(files, show, dirs):
-    """{group: [versions, highest priority first]} of pkg/apis/*/install/install.go."""
-    priorities = {}
+    """({group: [versions, highest priority first]}, {group: [registered versions]}) of
+    pkg/apis/*/install/install.go."""
+    priorities, registered = {}, {}
     for group_dir in files.ls("pkg/apis") or []:
         path = f"pkg/apis/{group_dir}/install/install.go"
         if files.read(path) is None:
@@ -518,6 +537,9 @@ def version_priorities(files, show, dirs):
         text = show(path)
         aliases = imports(text)
         clean = strip_comments(text)
+        for group, versions in registered_versions(clean, aliases, files.where(path),
+                                                   dirs).items():
+            registered.setdefault(group, []).extend(versions)
         for match in re.finditer(r"SetVersionPriority\(", clean):
             end = clean.index(")", match.end())
             gvs = []
@@ -534,10 +556,15 @@ def version_priorities(files, show, dirs):
             if any(g != group for g, _ in gvs):
                 raise SystemExit(f"{files.where(path)}: priorities mix groups")
             priorities[group] = [v for _, v in gvs]
+            unregistered = [v for v in priorities[group] if v not in registered.get(group, [])]
+            if unregistered:
+                raise SystemExit(f"{files.where(path)}: SetVersionPriority names "
+                                 f"{', '.join(unregistered)} of {group or 'core'}, which no "
+                                 "<version>.AddToScheme(scheme) registers")
     if not priorities:
         raise SystemExit(f"{files.where('pkg/apis')}: no */install/install.go with "
                          "SetVersionPriority")
-    return priorities
+    return priorities, registered
 
 
 def storage_overrides(show, files, dirs):
@@ -617,7 +644,7 @@ def kube_apiserver_facts(files, dirs, check_fork):
             check_fork_file(text, files.where(path))
         return text
 
-    priorities = version_priorities(files, show, dirs)
+    priorities, registered = version_priorities(files, show, dirs)
     lists = enablement_lists(files, show, dirs)
     overrides = storage_overrides(show, files, dirs)
     registry, group_wide = rest_storage(files, show, dirs)
@@ -627,7 +654,8 @@ def kube_apiserver_facts(files, dirs, check_fork):
     list_text = files.read(FEATURE_LIST)
     if list_text is not None:
         feature_list = parse_feature_list(list_text)
-    return {"versionPriorities": dict(sorted(priorities.items())), "enablement": lists,
+    return {"versionPriorities": dict(sorted(priorities.items())),
+            "registeredVersions": dict(sorted(registered.items())), "enablement": lists,
             "storageOverrides": overrides, "featureList": feature_list,
             "restStorage": {k: sorted(v) for k, v in sorted(registry.items())},
             "restStorageEveryVersion": {k: sorted(v) for k, v in sorted(group_wide.items())}}
@@ -804,30 +832,6 @@ def extract_tree(root, line, patch, exactness, note):
             "source": source, "apiKinds": kinds, "exactness": exactness}
 
 
-# The 1.36 catalog keeps its own inputs (data/feature_gates.json, which names kube's gates by
-# the Go identifiers of versioned_feature_list.yaml); its names are checked against the
-# const strings of these files. kube's pkg/features at 1.36 is read from the fork copy of
-# Kubernetes 1.36.3 (the const block carries none of the fork's known differences; its own
-# gates are in openshift_features.go, which is not read).
-NAMES_1_36 = {"line": "1.36", "staging": "v0.36.3",
-              "fork": "ab25d11482f8984db7b860ed44c6955f231cf18f", "forkBranch": "release-4.23",
-              "forkKubernetes": "1.36.3"}
-
-
-def extract_names_1_36(sources):
-    consts = {}
-    fork_git = repo_dir(sources, FORK_REPO)
-    text = git_show(fork_git, NAMES_1_36["fork"], f"{FORK_DIR}/pkg/features/kube_features.go")
-    if text is None:
-        raise SystemExit(f"{FORK_REPO} {NAMES_1_36['fork']}: no pkg/features/kube_features.go")
-    consts["kube"] = feature_consts(text)
-    for repo, path, component in STAGING_FEATURE_FILES:
-        text = git_show(repo_dir(sources, repo), NAMES_1_36["staging"], path)
-        if text is not None:
-            consts.setdefault(component, {}).update(feature_consts(text))
-    return {**NAMES_1_36, "consts": {c: dict(sorted(v.items())) for c, v in sorted(consts.items())}}
-
-
 def extract(sources):
     api_extract = history_gen.load_json(history_gen.EXTRACT)
     dirs = api_dirs(api_extract)
@@ -848,7 +852,6 @@ def extract(sources):
         out["lines"].append({"line": line["line"], "patch": line["patch"],
                              "staging": line["staging"], "gates": gates,
                              "kubeRelisted": relisted, "gateSources": gate_sources, **fork})
-    out["names1_36"] = extract_names_1_36(sources)
     return out
 
 
@@ -950,10 +953,10 @@ def kind_runs(entry, api_extract):
     return out
 
 
-def api_section(entry, api_extract, lifecycles):
-    """The apis lines of one line, plus {(group, resource): [versions]}."""
-    tag = entry["staging"] or "the tree's staging/src/k8s.io/api"
-    # Persisted and subresource facts by (group, kind), from data/api_lifecycles.json.
+def resource_kinds(entry, api_extract, lifecycles):
+    """{(group, version): [(kind, resource, run)]}: the kinds of k8s.io/api that are
+    resources (`+genclient`, and core's top-level bindings), and the (group, kind)s that
+    are not persisted."""
     not_persisted, subresources = set(), {}
     for gv in lifecycles["groupVersions"]:
         for resource in gv["resources"]:
@@ -961,7 +964,7 @@ def api_section(entry, api_extract, lifecycles):
                 not_persisted.add((gv["group"], resource["kind"]))
             if resource.get("subresourceOf"):
                 subresources[(gv["group"], resource["kind"])] = resource["resource"]
-    kinds = {}  # (group, version) -> [(kind, resource, run)]
+    kinds = {}
     for gvk, run in kind_runs(entry, api_extract):
         key = (gvk["group"], gvk["kind"])
         if run.get("genclient") is True:
@@ -972,6 +975,107 @@ def api_section(entry, api_extract, lifecycles):
         else:
             continue
         kinds.setdefault((gvk["group"], gvk["version"]), []).append((gvk["kind"], resource, run))
+    return kinds, not_persisted
+
+
+def group_versions(entry, served):
+    """[(group, version)] of the apis section: core first, then groups by name; in a group,
+    its SetVersionPriority order. Every version pkg/apis/<group>/install registers
+    (`registeredVersions`; the unprioritized ones after, as the scheme's
+    PrioritizedVersionsForGroup lists them) when the extract has them, else (extracts made
+    before registrations were read) the versions of instance.go's lists."""
+    priorities = entry["versionPriorities"]
+    registered = entry.get("registeredVersions")
+    groups = {g for g, _ in served} | set(registered or {})
+    out = []
+    for group in sorted(groups, key=lambda g: (g != "", g)):
+        if group not in priorities:
+            raise SystemExit(f"{entry['line']}: {group} is enabled in instance.go but has no "
+                             "version priority")
+        if registered is None:
+            out += [(group, v) for v in priorities[group] if (group, v) in served]
+            continue
+        versions = priorities[group] + [v for v in registered.get(group, [])
+                                        if v not in priorities[group]]
+        for version in versions:
+            if (group, version) in served and version not in registered.get(group, []):
+                raise SystemExit(f"{entry['line']}: {group}/{version} is in instance.go's "
+                                 "lists but no pkg/apis/*/install registers it")
+        out += [(group, v) for v in versions]
+    return out
+
+
+def emulation_floor(line):
+    """The lowest emulation version the line's binary accepts
+    (docs/kubernetes-rules.md#emulation-version-floor): the binary itself before 1.32,
+    then max(binary - 3 minors, 1.31) (component-base compatibility
+    kubeEffectiveVersionFloors; 1.32: N-1)."""
+    major, minor = version_key(line)[:2]
+    return (major, minor if minor <= 31 else max(minor - 3, 31))
+
+
+def served_kinds(entry, group, version, gv_kinds, notes):
+    """The kinds of one group-version the catalog lists: those its REST storage serves
+    (core: every resource kind of core/v1, whose storage is built differently). With
+    registrations read, a kind no REST storage serves stays only when its lifecycle already
+    removes it at every emulation version the binary accepts (apps/v1beta1 Deployment,
+    removed 1.16: listed, served at none); any other is left out and named in `notes`.
+    None: the group-version is left out (no registrations read, no REST storage)."""
+    if not group:
+        return gv_kinds
+    tag = entry["staging"] or "the tree's staging/src/k8s.io/api"
+    rest = set(entry["restStorage"].get(f"{group}/{version}", [])) | set(
+        entry["restStorageEveryVersion"].get(group, []))
+    rest = {r for r in rest if "/" not in r}
+    missing = rest - {r for _, r, _ in gv_kinds}
+    if missing:
+        raise SystemExit(f"{entry['line']}: {group}/{version} serves "
+                         f"{sorted(missing)}, which have no kind at {tag}")
+    if entry.get("registeredVersions") is None:
+        if not rest:
+            # In instance.go's lists (so --runtime-config accepts it) but no REST
+            # storage serves a resource of it.
+            notes["unserved"].append(f"{group}/{version}")
+            return None
+        return [k for k in gv_kinds if k[1] in rest]
+    if not rest:
+        notes["unserved"].append(f"{group}/{version}")
+    floor = emulation_floor(entry["line"])
+    kept = []
+    for kind, resource, run in gv_kinds:
+        removed = served_lifecycle(run).get("removed")
+        if resource in rest or (removed and version_key(removed) <= floor):
+            kept.append((kind, resource, run))
+        else:
+            notes["noStorage"].append(f"{group}/{version} {resource} ("
+                                      + (f"removed {removed}" if removed else "no lifecycle")
+                                      + ")")
+    return kept
+
+
+def resource_line(group, kind, resource, run, not_persisted):
+    values = served_lifecycle(run)
+    fields = [f"resource: {resource}", f"kind: {kind}"]
+    for field in ("introduced", "deprecated", "removed"):
+        if values.get(field):
+            fields.append(f"{field}: {quote(values[field])}")
+    replacement = values.get("replacement")
+    if replacement:
+        fields.append("replacement: " + (
+            f"{replacement['group']}/{replacement['version']}"
+            if replacement["group"] else replacement["version"]))
+        if replacement.get("kind") and replacement["kind"] != kind:
+            fields.append(f"replacementKind: {replacement['kind']}")
+    if (group, kind) in not_persisted:
+        fields.append("persisted: false")
+    return "      - {" + ", ".join(fields) + "}"
+
+
+def api_section(entry, api_extract, lifecycles):
+    """The apis lines of one line, {(group, resource): [versions]}, and the notes for the
+    header ({"unserved": [group/version], "noStorage": [kinds left out]})."""
+    tag = entry["staging"] or "the tree's staging/src/k8s.io/api"
+    kinds, not_persisted = resource_kinds(entry, api_extract, lifecycles)
     enablement = entry["enablement"]
     served = {}
     for name in ("stableAPIGroupVersionsEnabledByDefault", "betaAPIGroupVersionsDisabledByDefault",
@@ -983,66 +1087,34 @@ def api_section(entry, api_extract, lifecycles):
         legacy.setdefault((item["group"], item["version"]), set()).add(item["resource"])
     lines = ["apis:"]
     resources_of = {}
-    unserved = []
-    priorities = entry["versionPriorities"]
-    for group in sorted({g for g, _ in served}, key=lambda g: (g != "", g)):
-        if group not in priorities:
-            raise SystemExit(f"{entry['line']}: {group} is enabled in instance.go but has no "
-                             "version priority")
-        for version in priorities[group]:
-            if (group, version) not in served:
-                continue
-            gv_kinds = kinds.get((group, version), [])
-            if group:
-                # What the group-version's REST storage serves (core: every resource kind
-                # of k8s.io/api core/v1, whose storage is built differently).
-                rest = set(entry["restStorage"].get(f"{group}/{version}", [])) | set(
-                    entry["restStorageEveryVersion"].get(group, []))
-                rest = {r for r in rest if "/" not in r}
-                missing = rest - {r for _, r, _ in gv_kinds}
-                if missing:
-                    raise SystemExit(f"{entry['line']}: {group}/{version} serves "
-                                     f"{sorted(missing)}, which have no kind at {tag}")
-                gv_kinds = [k for k in gv_kinds if k[1] in rest]
-                if not rest:
-                    # In instance.go's lists (so --runtime-config accepts it) but no REST
-                    # storage serves a resource of it.
-                    unserved.append(f"{group}/{version}")
-                    continue
-            if not gv_kinds:
-                raise SystemExit(f"{entry['line']}: {group}/{version} has no kind at {tag}")
-            lists = served[(group, version)]
-            enabled = "stableAPIGroupVersionsEnabledByDefault" in lists
-            if (group, version) in legacy:
-                resources = {r for _, r, _ in gv_kinds}
-                if legacy[(group, version)] != resources:
-                    raise SystemExit(f"{entry['line']}: {group}/{version}: legacy beta "
-                                     "resources are not the whole group-version")
-                enabled = True
-            rule = history_gen.GA_VERSION.match(version) is not None
-            lines.append(f"  - group: {group_scalar(group)}")
-            lines.append(f"    version: {version}")
-            if enabled != rule:
-                lines.append(f"    enabledByDefault: {str(enabled).lower()}")
-            lines.append("    resources:")
-            for kind, resource, run in sorted(gv_kinds, key=lambda k: k[1]):
-                values = served_lifecycle(run)
-                fields = [f"resource: {resource}", f"kind: {kind}"]
-                for field in ("introduced", "deprecated", "removed"):
-                    if values.get(field):
-                        fields.append(f"{field}: {quote(values[field])}")
-                replacement = values.get("replacement")
-                if replacement:
-                    fields.append("replacement: " + (
-                        f"{replacement['group']}/{replacement['version']}"
-                        if replacement["group"] else replacement["version"]))
-                    if replacement.get("kind") and replacement["kind"] != kind:
-                        fields.append(f"replacementKind: {replacement['kind']}")
-                if (group, kind) in not_persisted:
-                    fields.append("persisted: false")
-                lines.append("      - {" + ", ".join(fields) + "}")
-                resources_of.setdefault((group, resource), []).append(version)
-    return lines, resources_of, unserved
+    notes = {"unserved": [], "noStorage": []}
+    for group, version in group_versions(entry, served):
+        gv_kinds = served_kinds(entry, group, version, kinds.get((group, version), []), notes)
+        if gv_kinds is None:
+            continue
+        if not gv_kinds and entry.get("registeredVersions") is None:
+            raise SystemExit(f"{entry['line']}: {group}/{version} has no kind at {tag}")
+        lists = served.get((group, version), set())
+        enabled = "stableAPIGroupVersionsEnabledByDefault" in lists
+        if (group, version) in legacy:
+            resources = {r for _, r, _ in gv_kinds}
+            if legacy[(group, version)] != resources:
+                raise SystemExit(f"{entry['line']}: {group}/{version}: legacy beta "
+                                 "resources are not the whole group-version")
+            enabled = True
+        rule = history_gen.GA_VERSION.match(version) is not None
+        lines.append(f"  - group: {group_scalar(group)}")
+        lines.append(f"    version: {version}")
+        if enabled != rule:
+            lines.append(f"    enabledByDefault: {str(enabled).lower()}")
+        if not gv_kinds:
+            lines.append("    resources: []")
+            continue
+        lines.append("    resources:")
+        for kind, resource, run in sorted(gv_kinds, key=lambda k: k[1]):
+            lines.append(resource_line(group, kind, resource, run, not_persisted))
+            resources_of.setdefault((group, resource), []).append(version)
+    return lines, resources_of, notes
 
 
 def storage_lines(entry, resources_of):
@@ -1116,7 +1188,7 @@ def render_line(entry, api_extract, lifecycles, history_section, changes):
             raise SystemExit(f"patch_changes.json: {change['feature']} is not a gate of "
                              f"{entry['line']}")
     features, dropped = feature_lines(entry["gates"], entry["line"])
-    apis, resources_of, unserved = api_section(entry, api_extract, lifecycles)
+    apis, resources_of, api_notes = api_section(entry, api_extract, lifecycles)
     counts = {}
     for gate in entry["gates"]:
         counts[gate["component"]] = counts.get(gate["component"], 0) + 1
@@ -1127,10 +1199,7 @@ def render_line(entry, api_extract, lifecycles, history_section, changes):
         header = fork_header(entry, counts, unversioned)
     if dropped:
         header.append(f"# {dropped} specs after {entry['line']} left out.")
-    if unserved:
-        header.append("# Left out of apis: in instance.go's lists, but no REST storage of the binary "
-                      "serves a resource of")
-        header.append("#   them: " + ", ".join(unserved))
+    header += api_header(entry, api_notes)
     lines = header + [f"binaryVersion: {quote(entry['patch'])}"]
     if entry.get("exactness"):
         lines += exactness_lines(entry["exactness"])
@@ -1142,6 +1211,43 @@ def render_line(entry, api_extract, lifecycles, history_section, changes):
     if entry.get("apiKinds") is not None:
         lines += newer_history(apis, history_section)
     return "\n".join(lines) + "\n"
+
+
+def api_header(entry, notes):
+    """The header lines that say which registered group-versions and kinds serve nothing."""
+    header = []
+    if entry.get("registeredVersions") is None:
+        if notes["unserved"]:
+            header.append("# Left out of apis: in instance.go's lists, but no REST storage of "
+                          "the binary serves a resource of")
+            header.append("#   them: " + ", ".join(notes["unserved"]))
+        return header
+    floor = "%d.%d" % emulation_floor(entry["line"])
+    header.append("# apis: every group-version pkg/apis/*/install registers (so --runtime-config "
+                  "accepts it),")
+    header.append("#   serving what pkg/registry/*/rest serves. A kind with no REST storage is "
+                  "listed only when")
+    header.append(f"#   its lifecycle removes it by {floor}, the lowest emulation version the "
+                  "binary accepts.")
+    if notes["unserved"]:
+        header.append(f"# Registered, served by no REST storage ({len(notes['unserved'])}):")
+        header += wrapped("#   ", notes["unserved"])
+    if notes["noStorage"]:
+        header.append(f"# Kinds left out: no REST storage serves them ({len(notes['noStorage'])}):")
+        header += wrapped("#   ", notes["noStorage"])
+    return header
+
+
+def wrapped(prefix, items, width=100):
+    lines, current = [], prefix
+    for item in items:
+        piece = item if current == prefix else ", " + item
+        if len(current) + len(piece) > width and current != prefix:
+            lines.append(current + ",")
+            current = prefix + item
+        else:
+            current += piece
+    return lines + [current]
 
 
 API_GV = re.compile(r"^  - group: (\S+)$|^    version: (\S+)$")
@@ -1264,8 +1370,9 @@ def tree_header(entry, overlay, counts, unversioned):
         "#   pkg/apis/*/install, pkg/controlplane, pkg/registry/*/rest, pkg/kubeapiserver.",
     ]
     if overlay:
-        header.append(f"# Overlay (data/lines_overlay.json): {len(overlay['gates'])} gate changes "
-                      f"after the tree, from {overlay['source']['what']}:")
+        heading = overlay["source"].get("heading", "gate changes after the tree")
+        header.append(f"# Overlay (data/lines_overlay.json): {len(overlay['gates'])} {heading}, "
+                      f"from {overlay['source']['what']}:")
         for change in overlay["gates"]:
             header.append(f"#   {change['action']} {change['name']} ("
                           + (", ".join(change["prs"]) or change["source"]) + ")")

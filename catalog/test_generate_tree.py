@@ -91,21 +91,34 @@ type {kind}List struct {{
 }}
 '''
 ZZ = '''
-func (in *{kind}) APILifecycleIntroduced() (major, minor int) {{
+func (in *{kind}) APILifecycle{what}() (major, minor int) {{
 \treturn {major}, {minor}
 }}
 '''
 
-# pkg/apis/<group>/install/install.go
+# pkg/apis/<group>/install/install.go: the internal version and each version added to the
+# scheme (what kube-apiserver registers), then the priorities, which need not name every
+# registered version (node.k8s.io/v1alpha1's shape in 1.36).
 INSTALL = '''package install
 
 import (
+\t"k8s.io/kubernetes/pkg/apis/{group}"
 {imports})
 
-func addToScheme(scheme *runtime.Scheme) {{
-\tutilruntime.Must(scheme.SetVersionPriority({priority}))
+func Install(scheme *runtime.Scheme) {{
+\tutilruntime.Must({group}.AddToScheme(scheme))
+{register}\tutilruntime.Must(scheme.SetVersionPriority({priority}))
 }}
 '''
+
+
+def install(group, registered, prioritized):
+    imports = "".join(f'\t"k8s.io/kubernetes/pkg/apis/{group}/{v}"\n'
+                      for v in registered + [v for v in prioritized if v not in registered])
+    register = "".join(f"\tutilruntime.Must({v}.AddToScheme(scheme))\n" for v in registered)
+    priority = ", ".join(f"{v}.SchemeGroupVersion" for v in prioritized)
+    return INSTALL.format(group=group, imports=imports, register=register, priority=priority)
+
 
 # pkg/controlplane/instance.go (1.36's shape: generic lists beside kube-apiserver's own).
 INSTANCE = '''package controlplane
@@ -168,16 +181,28 @@ def write(root, path, text):
         f.write(text)
 
 
-def api_package(root, group, version, kinds, introduced):
+def api_package(root, group, version, kinds, introduced, removed=None):
+    """k8s.io/api/<group>/<version> with `kinds`, each introduced (and removed) then;
+    `removed` maps a kind to its removal release."""
+    removed = removed or {}
     base = f"staging/src/k8s.io/api/{group.split('.')[0] or 'core'}/{version}"
     listed = "".join(f"\t\t&{k}{{}},\n\t\t&{k}List{{}},\n" for k in kinds)
     write(root, f"{base}/register.go",
           REGISTER.format(version=version, group=group, kinds=listed))
-    write(root, f"{base}/types.go", "package " + version + "\n" + "".join(
-        TYPE.format(kind=k, introduced=introduced) for k in kinds))
-    major, minor = introduced.split(".")
-    write(root, f"{base}/zz_generated.prerelease-lifecycle.go", "package " + version + "\n" + "".join(
-        ZZ.format(kind=k, major=major, minor=minor) for k in kinds))
+    types, zz = [], []
+    for kind in kinds:
+        text = TYPE.format(kind=kind, introduced=introduced)
+        zz.append(ZZ.format(kind=kind, what="Introduced", major=introduced.split(".")[0],
+                            minor=introduced.split(".")[1]))
+        if kind in removed:
+            text = text.replace("\n\n// " + kind, "\n// +k8s:prerelease-lifecycle-gen:removed="
+                                + removed[kind] + "\n\n// " + kind)
+            zz.append(ZZ.format(kind=kind, what="Removed", major=removed[kind].split(".")[0],
+                                minor=removed[kind].split(".")[1]))
+        types.append(text)
+    write(root, f"{base}/types.go", "package " + version + "\n" + "".join(types))
+    write(root, f"{base}/zz_generated.prerelease-lifecycle.go",
+          "package " + version + "\n" + "".join(zz))
 
 
 def make_tree(root):
@@ -185,13 +210,18 @@ def make_tree(root):
     write(root, "staging/src/k8s.io/apiserver/pkg/features/kube_features.go", APISERVER_FEATURES)
     api_package(root, "", "v1", ["Pod"], "1.0")
     api_package(root, "widgets.k8s.io", "v1", ["Widget"], "1.37")
-    api_package(root, "widgets.k8s.io", "v1beta1", ["Widget"], "1.36")
-    write(root, "pkg/apis/core/install/install.go", INSTALL.format(
-        imports='\t"k8s.io/kubernetes/pkg/apis/core/v1"\n', priority="v1.SchemeGroupVersion"))
-    write(root, "pkg/apis/widgets/install/install.go", INSTALL.format(
-        imports='\t"k8s.io/kubernetes/pkg/apis/widgets/v1"\n'
-                '\t"k8s.io/kubernetes/pkg/apis/widgets/v1beta1"\n',
-        priority="v1.SchemeGroupVersion, v1beta1.SchemeGroupVersion"))
+    # v1beta1: Widget has REST storage; Gizmo has none and was removed in 1.25, before the
+    # lowest emulation version a 1.37 binary accepts (1.34): listed, served at none.
+    api_package(root, "widgets.k8s.io", "v1beta1", ["Gizmo", "Widget"], "1.20",
+                removed={"Gizmo": "1.25"})
+    # v1alpha1: registered by install.go but in no list of instance.go and with no REST
+    # storage (apps/v1beta1's shape): --runtime-config accepts it, it serves nothing. Gadget
+    # (removed 1.36, after 1.34) would be served by its lifecycle: left out.
+    api_package(root, "widgets.k8s.io", "v1alpha1", ["Gadget", "Widget"], "1.10",
+                removed={"Gadget": "1.36", "Widget": "1.16"})
+    write(root, "pkg/apis/core/install/install.go", install("core", ["v1"], ["v1"]))
+    write(root, "pkg/apis/widgets/install/install.go",
+          install("widgets", ["v1alpha1", "v1beta1", "v1"], ["v1", "v1beta1"]))
     write(root, "pkg/controlplane/instance.go", INSTANCE)
     write(root, "pkg/registry/widgets/rest/storage_widgets.go", REST)
     write(root, "pkg/kubeapiserver/default_storage_factory_builder.go", STORAGE)
@@ -229,9 +259,14 @@ class TreeTest(unittest.TestCase):
                                                 "widgets.k8s.io/v1beta1": ["widgets"]})
         self.assertEqual(entry["storageOverrides"], [
             {"group": "widgets.k8s.io", "resource": "widgets", "version": "v1beta1"}])
+        self.assertEqual(entry["registeredVersions"],
+                         {"": ["v1"], "widgets.k8s.io": ["v1alpha1", "v1beta1", "v1"]})
         self.assertEqual({(k["group"], k["version"], k["kind"]) for k in entry["apiKinds"]},
                          {("", "v1", "Pod"), ("widgets.k8s.io", "v1", "Widget"),
-                          ("widgets.k8s.io", "v1beta1", "Widget")})
+                          ("widgets.k8s.io", "v1beta1", "Gizmo"),
+                          ("widgets.k8s.io", "v1beta1", "Widget"),
+                          ("widgets.k8s.io", "v1alpha1", "Gadget"),
+                          ("widgets.k8s.io", "v1alpha1", "Widget")})
         self.assertEqual(entry["patch"], "1.37.2")
         self.assertEqual(entry["exactness"], EXACT)
 
@@ -252,6 +287,47 @@ class TreeTest(unittest.TestCase):
         # Kinds no apiHistory entry lists (here: all) get one, with their lifecycle.
         self.assertIn("  - {group: widgets.k8s.io, version: v1, kind: Widget, resource: widgets, "
                       'introduced: "1.37"}', text)
+
+    def render(self):
+        # The committed overlay (data/lines_overlay.json) is for the real lines, not this tree.
+        saved, gen.LINES_OVERLAY = gen.LINES_OVERLAY, os.path.join(self.root, "no-overlay.json")
+        self.addCleanup(setattr, gen, "LINES_OVERLAY", saved)
+        return gen.render_line(self.extract(), {"gvks": [], "repos": []},
+                               {"groupVersions": []}, ["apiHistory:"], {"changes": []})
+
+    def test_every_registered_version_is_listed_serving_only_its_rest_storage(self):
+        # kube-apiserver accepts --runtime-config=G/V when pkg/apis/<G>/install registers V
+        # (apiserver pkg/server/resourceconfig/helpers.go IsVersionRegistered), served or
+        # not; what it serves is what pkg/registry/<G>/rest builds.
+        text = self.render()
+        apis = text[text.index("apis:\n"):text.index("storageOverrides:")]
+        self.assertEqual(
+            apis[apis.index("  - group: widgets.k8s.io"):],
+            "  - group: widgets.k8s.io\n    version: v1\n    resources:\n"
+            '      - {resource: widgets, kind: Widget, introduced: "1.37"}\n'
+            "  - group: widgets.k8s.io\n    version: v1beta1\n    resources:\n"
+            '      - {resource: gizmos, kind: Gizmo, introduced: "1.20", removed: "1.25"}\n'
+            '      - {resource: widgets, kind: Widget, introduced: "1.20"}\n'
+            # After the prioritized versions, as the scheme's PrioritizedVersionsForGroup.
+            "  - group: widgets.k8s.io\n    version: v1alpha1\n    resources:\n"
+            '      - {resource: widgets, kind: Widget, introduced: "1.10", removed: "1.16"}\n')
+        self.assertIn("# Registered, served by no REST storage (1):\n#   widgets.k8s.io/v1alpha1\n",
+                      text)
+        self.assertIn("# Kinds left out: no REST storage serves them (1):\n"
+                      "#   widgets.k8s.io/v1alpha1 gadgets (removed 1.36)\n", text)
+
+    def test_a_registered_version_without_resource_kinds_serves_nothing(self):
+        api_package(self.root, "widgets.k8s.io", "v1alpha1", ["Gadget"], "1.10",
+                    removed={"Gadget": "1.36"})
+        text = self.render()
+        self.assertIn("  - group: widgets.k8s.io\n    version: v1alpha1\n    resources: []\n",
+                      text)
+
+    def test_an_unregistered_prioritized_version_stops_it(self):
+        write(self.root, "pkg/apis/widgets/install/install.go",
+              install("widgets", ["v1"], ["v1", "v1beta1"]))
+        self.assert_stops(r"install\.go: SetVersionPriority names v1beta1 of widgets\.k8s\.io, "
+                          r"which no <version>\.AddToScheme\(scheme\) registers")
 
     def assert_stops(self, pattern, **kwargs):
         with self.assertRaisesRegex(SystemExit, pattern):
@@ -312,7 +388,8 @@ class TreeTest(unittest.TestCase):
 
 class OverlayTest(unittest.TestCase):
     def test_the_committed_overlay_applies_to_its_line(self):
-        extract = json.load(open(gen.LINES_EXTRACT, encoding="utf-8"))
+        with open(gen.LINES_EXTRACT, encoding="utf-8") as f:
+            extract = json.load(f)
         for entry in extract["lines"]:
             applied, overlay = gen.with_overlay(entry)
             if overlay is None:

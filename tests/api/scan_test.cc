@@ -114,7 +114,10 @@ TEST_F(ScanTest, InsideTheWindowAScanAgreesWithTheAdmissionWebhook) {
       }
     }
   }
-  EXPECT_GT(checked, 4 * 150);
+  // kubernetes-1.36.yaml lists 146 resources (compatd --check-catalog); the
+  // six kinds no 1.36 REST storage serves are left out (catalog/README.md,
+  // "The fork tree gives 1.36 back").
+  EXPECT_GT(checked, 4 * 140);
 }
 
 TEST_F(ScanTest, KindsTheCatalogLeftOutAreDecidedByTheHistory) {

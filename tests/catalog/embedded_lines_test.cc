@@ -10,11 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
+#include "engine/api_availability.h"
 #include "engine/catalog.h"
 #include "engine/effective_version.h"
 #include "engine/features.h"
@@ -30,6 +32,7 @@ namespace {
 using engine::PreRelease;
 using engine::Version;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 const engine::Catalog& Line(absl::string_view line) {
@@ -427,6 +430,45 @@ TEST(EmbeddedLinesTest, PatchChanges) {
 
 namespace compatd::catalog {
 namespace {
+
+// --runtime-config=G/V names a version of kube-apiserver's scheme, served or
+// not. kubernetes/apiserver v0.36.3
+// pkg/server/resourceconfig/helpers.go:150-158
+// (applyVersionAndResourcePreferences) skips a group the scheme does not
+// register and refuses an unregistered version of a registered one ("group
+// version %s that has not been registered"); pkg/server/options/
+// api_enablement.go:82-90 (Validate) asks only that the group be registered.
+// The scheme registers what pkg/apis/<group>/install/install.go adds:
+// apps/install/install.go:37-41 adds v1beta1, v1beta2 and v1 (Kubernetes
+// 1.36.3, the fork copy in openshift/microshift ab25d11482f8; runtime.Scheme
+// IsVersionRegistered, staging apimachinery pkg/runtime/scheme.go:717), while
+// pkg/registry/apps/rest serves only v1. So apps/v1beta1=true starts and
+// serves nothing of apps/v1beta1; apps/v1beta9=true does not start. 1.37's
+// apps install.go is 1.36.3's (catalog/README.md, "1.37").
+TEST(EmbeddedLinesTest, RuntimeConfigOfARegisteredButUnservedVersion) {
+  for (const char* line : {"1.36", "1.37"}) {
+    engine::VersionQuery query;
+    query.runtime_config = "apps/v1beta1=true";
+    ASSERT_OK_AND_ASSIGN(engine::EffectiveVersions versions,
+                         engine::ResolveEffectiveVersions(Line(line), query));
+    ASSERT_OK_AND_ASSIGN(std::vector<engine::ServedGroupVersion> served,
+                         engine::ListServedAPIs(Line(line), versions, query));
+    bool apps_v1 = false;
+    for (const engine::ServedGroupVersion& gv : served) {
+      EXPECT_FALSE(gv.group == "apps" && gv.version == "v1beta1") << line;
+      apps_v1 = apps_v1 || (gv.group == "apps" && gv.version == "v1");
+    }
+    EXPECT_TRUE(apps_v1) << line;
+
+    query.runtime_config = "apps/v1beta9=true";
+    EXPECT_THAT(engine::ListServedAPIs(Line(line), versions, query),
+                compatd::testing::StatusIs(
+                    absl::StatusCode::kInvalidArgument,
+                    HasSubstr("group version apps/v1beta9 that has not been "
+                              "registered")))
+        << line;
+  }
+}
 
 // The 25 gates a 1.36 binary registers and 1.37's do not: in kubernetes-1.36
 // and absent from kubernetes/kubernetes pkg/features/kube_features.go at
