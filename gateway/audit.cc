@@ -402,6 +402,25 @@ absl::string_view BoundedField(absl::string_view value, std::string* storage) {
   return *storage;
 }
 
+// An event whose kept fields are bounded (BoundedField), the cut copies in
+// `storage`; the views point into it, so it is neither copied nor moved.
+struct BoundedEvent {
+  explicit BoundedEvent(const AuditEvent& in) : event(in) {
+    event.username = BoundedField(in.username, &storage[0]);
+    event.api_group = BoundedField(in.api_group, &storage[1]);
+    event.api_version = BoundedField(in.api_version, &storage[2]);
+    event.resource = BoundedField(in.resource, &storage[3]);
+    event.subresource = BoundedField(in.subresource, &storage[4]);
+    event.removed_release_annotation =
+        BoundedField(in.removed_release_annotation, &storage[5]);
+  }
+  BoundedEvent(const BoundedEvent&) = delete;
+  BoundedEvent& operator=(const BoundedEvent&) = delete;
+
+  AuditEvent event;
+  std::string storage[6];
+};
+
 absl::string_view KeptUserAgent(absl::string_view user_agent) {
   user_agent = user_agent.substr(0, engine::kMaxClientFieldBytes);
   for (char c : user_agent) {
@@ -482,9 +501,12 @@ AuditIngest::AuditIngest(runtime::ClientTracker* clients,
       options_(std::move(options)) {}
 
 void AuditIngest::RecordApiUse(const engine::ApiUseIndex& index,
-                               const AuditEvent& event,
+                               const AuditEvent& raw,
                                const engine::ClientIdentity& identity,
                                std::string* user) {
+  // Every field kept in a row, a label or an answer, bounded.
+  const BoundedEvent bounded(raw);
+  const AuditEvent& event = bounded.event;
   const engine::ApiUseJudgement* judgement = index.FindCall(
       event.api_group, event.api_version, event.resource, event.code);
   engine::ApiUseJudgement from_annotation;
@@ -605,17 +627,7 @@ void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
             event.resource.empty()) {
           return;
         }
-        // Every field kept in a row, a label or an answer, bounded.
-        AuditEvent bounded = event;
-        std::string storage[6];
-        bounded.username = BoundedField(event.username, &storage[0]);
-        bounded.api_group = BoundedField(event.api_group, &storage[1]);
-        bounded.api_version = BoundedField(event.api_version, &storage[2]);
-        bounded.resource = BoundedField(event.resource, &storage[3]);
-        bounded.subresource = BoundedField(event.subresource, &storage[4]);
-        bounded.removed_release_annotation =
-            BoundedField(event.removed_release_annotation, &storage[5]);
-        RecordApiUse(*index, bounded, identity, &user);
+        RecordApiUse(*index, event, identity, &user);
       },
       &stats);
   if (!status.ok()) {
