@@ -307,6 +307,46 @@ TEST_F(AuditTest, ABatchOverTheBoundIsRefused) {
       HasSubstr("compatd_audit_batches_total{result=\"too_large\"} 1\n"));
 }
 
+// One event nested deeper than compatd reads (1,100 levels: valid JSON, which
+// Go's decoder reads to 10,000) is skipped and counted as malformed; the 399
+// other events of kube-apiserver's default batch of 400 are read (issue 36:
+// the whole batch was a 400, and kube-apiserver dropped it after its retries).
+TEST(AuditDeepEventTest, ADeepEventIsSkippedAndTheRestOfItsBatchRead) {
+  CompatdProcess server;
+  ASSERT_OK(server.Start({"--http-listen=127.0.0.1:0",
+                          "--catalog=" + std::string(COMPATD_TESTDATA_DIR) +
+                              "/catalogs/good/audit_cluster.yaml"}));
+  AuditEventSpec e = Call(kKubelet, "system:node:node-4", "", "v1", "nodes");
+  const std::string good = AuditEventJson(e);
+  constexpr int kLevels = 1100;
+  // As a RequestResponse-level event carries it: arrays and objects.
+  std::string deep_object;
+  for (int i = 0; i < kLevels; ++i) deep_object += i % 2 ? "[" : "{\"a\":";
+  deep_object += "1";
+  for (int i = kLevels - 1; i >= 0; --i) deep_object += i % 2 ? "]" : "}";
+  std::string deep = good;
+  deep.insert(deep.size() - 1, ",\"requestObject\":" + deep_object);
+  for (const std::string& odd : {deep, "[" + deep_object + "]"}) {
+    std::vector<std::string> items(399, good);
+    items.insert(items.begin() + 200, odd);
+    const auto [code, body] =
+        Post(server.http_port(), "/audit/v1/events", AuditEventListJson(items));
+    EXPECT_EQ(code, 200) << body;
+    EXPECT_THAT(body, HasSubstr("\"events\":400,\"recorded\":399,"));
+    EXPECT_THAT(body, HasSubstr("\"malformed\":1,"));
+    EXPECT_THAT(body, HasSubstr("items[200]."));
+  }
+  absl::StatusOr<std::string> scrape = server.Scrape();
+  ASSERT_OK(scrape);
+  EXPECT_THAT(*scrape, HasSubstr("compatd_audit_events_total{result="
+                                 "\"malformed\"} 2\n"));
+  EXPECT_THAT(*scrape, HasSubstr("compatd_audit_events_total{result="
+                                 "\"recorded\"} 798\n"));
+  EXPECT_THAT(
+      *scrape,
+      HasSubstr("compatd_audit_batches_total{result=\"accepted\"} 2\n"));
+}
+
 // A batch over the front door's body bound never reaches the audit handler
 // (the HTTP server answers 413 after the head): it is still counted as
 // too_large and logged with its size, since kube-apiserver drops it after
