@@ -34,7 +34,8 @@ struct ServerOptions {
   // own request limit is 3 MiB).
   int max_http_body_bytes = 3 * 1024 * 1024;
   // Bytes of request bodies and unwritten answers over both HTTP ports
-  // (http::MemoryBudget); past it requests and answers get 429.
+  // (http::MemoryBudget), each its own account of this many bytes; past it
+  // requests and answers get 429.
   int max_http_memory_bytes = 64 * 1024 * 1024;
   // Largest AdmissionReview body on /admission/v1/validate[/...]: an UPDATE
   // carries object and oldObject, each up to etcd's 1.5 MiB as protobuf and
