@@ -624,4 +624,45 @@ void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
                  response);
 }
 
+bool AuditIngest::Schedule(std::function<void()> batch) {
+  {
+    absl::MutexLock lock(&turns_mu_);
+    if (running_ >= options_.max_concurrent_batches) {
+      if (queued_.size() >=
+          static_cast<size_t>(std::max(options_.max_queued_batches, 0))) {
+        return false;
+      }
+      queued_.push_back(std::move(batch));
+      return true;
+    }
+    ++running_;
+  }
+  // This thread's turn, then the turns of those that queued meanwhile (a
+  // loop, not a post: the gateway has no executor of its own). Other threads
+  // keep serving every other call.
+  while (true) {
+    batch();
+    absl::MutexLock lock(&turns_mu_);
+    if (queued_.empty()) {
+      --running_;
+      return true;
+    }
+    batch = std::move(queued_.front());
+    queued_.pop_front();
+  }
+}
+
+void AuditIngest::RefuseQueueFull(http::Response* response) const {
+  response->status = 429;
+  response->headers.emplace_back("Retry-After", "1");
+  response->body = StatusJson(absl::ResourceExhaustedError(absl::StrFormat(
+      "%d audit batches are being read and %d wait "
+      "(--audit-max-concurrent-batches, --audit-max-queued-batches); "
+      "kube-apiserver retries this one",
+      options_.max_concurrent_batches, options_.max_queued_batches)));
+  if (metrics_ != nullptr) {
+    metrics_->RecordAuditBatch(runtime::AuditBatchResult::kBusy);
+  }
+}
+
 }  // namespace compatd::gateway
