@@ -104,6 +104,10 @@ Gateway::Gateway(const api::PolicyHandlers* handlers,
 api::Lane Gateway::LaneOf(const http::Request& request) {
   absl::string_view path = request.path;
   if (!absl::ConsumePrefix(&path, "/v1/")) return api::LaneOf(path);
+  if (path == api::RpcName(api::Rpc::kCheckCelExpression) &&
+      request.body.size() + request.query.size() > api::kLightCelBytes) {
+    return api::Lane::kHeavy;
+  }
   const api::Lane lane = api::LaneOf(path);
   if (lane == api::Lane::kLight || path != "Evaluate" ||
       request.method != "POST" ||
