@@ -30,6 +30,10 @@ Lane LaneOf(const v1::EvaluateRequest& request) {
   if (request.items_size() > kLightEvaluateItems) return LaneOf("Evaluate");
   for (const v1::EvaluateItem& item : request.items()) {
     if (item.request_case() == v1::EvaluateItem::REQUEST_NOT_SET) continue;
+    if (item.has_check_cel_expression() &&
+        item.check_cel_expression().expression().size() > kLightCelBytes) {
+      return Lane::kHeavy;
+    }
     // The item's member is the RPC's request message: "ScanObjectsRequest".
     const google::protobuf::FieldDescriptor* field =
         v1::EvaluateItem::descriptor()->FindFieldByNumber(

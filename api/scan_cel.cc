@@ -226,26 +226,40 @@ int ScanCelExpressions(absl::Span<const ScanText> texts, const Version& target,
 
 std::vector<std::string> CelNotReadableAfterRollback(
     absl::string_view object, absl::string_view old_object,
-    const Version& binary, const Version& min_compatibility, size_t max) {
+    const Version& binary, const Version& min_compatibility, size_t max,
+    bool* stopped) {
   std::vector<std::string> out;
+  manifest::ReadLimits limits;
+  limits.budget = base::CurrentWorkBudget();
+  const auto spent = [&] {
+    const bool spent = limits.budget != nullptr && limits.budget->Exhausted();
+    if (spent && stopped != nullptr) *stopped = true;
+    return spent;
+  };
+  if (stopped != nullptr) *stopped = false;
   const CelEnvironment* env = catalog::CelEnvironmentFor(binary);
   if (env == nullptr || max == 0) return out;
   // An UPDATE's expressions that the stored object already has.
   absl::flat_hash_set<std::pair<std::string, std::string>> stored;
   if (!old_object.empty()) {
     for (const manifest::CelObject& old :
-         manifest::ReadCelFields(old_object).objects) {
+         manifest::ReadCelFields(old_object, limits).objects) {
       for (const manifest::CelField& field : old.fields) {
         stored.insert({field.path, field.expression});
       }
     }
   }
-  const manifest::CelFields written_fields = manifest::ReadCelFields(object);
+  const manifest::CelFields written_fields =
+      manifest::ReadCelFields(object, limits);
+  if (spent()) return out;
   for (const manifest::CelObject& written : written_fields.objects) {
     for (const manifest::CelField& field : written.fields) {
       if (stored.contains(std::make_pair(field.path, field.expression))) {
         continue;
       }
+      // One expression can cost milliseconds (100 KB: 23 ms): look at the
+      // budget before each.
+      if (spent()) return out;
       absl::StatusOr<engine::CelReading> reading =
           engine::ReadCel(field.expression);
       // kube-apiserver compiled it before the webhook was called; what this

@@ -49,10 +49,13 @@ int ScanCelExpressions(absl::Span<const ScanText> texts,
 // out. One sentence per expression and release, "<Kind> <name> <field> uses
 // <name> (<library>, Kubernetes 1.N): kube-apiserver 1.M cannot read it back
 // after a rollback", at most `max` of them. Objects of kinds without CEL, and
-// binaries without a CEL environment in compatd, give none.
+// binaries without a CEL environment in compatd, give none. With a work
+// budget on the thread (base/work_budget.h) the objects' reading and each
+// expression look at it, and the check stops once it is spent: `stopped`
+// (if not null) says whether it did before its end.
 std::vector<std::string> CelNotReadableAfterRollback(
     absl::string_view object, absl::string_view old_object,
     const engine::Version& binary, const engine::Version& min_compatibility,
-    size_t max);
+    size_t max, bool* stopped = nullptr);
 
 }  // namespace compatd::api

@@ -9,9 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "api/catalog_answers.h"
 #include "api/object_check.h"
 #include "api/scan_cel.h"
+#include "base/work_budget.h"
 #include "engine/api_names.h"
 #include "engine/effective_version.h"
 #include "gateway/json.h"
@@ -643,6 +646,11 @@ absl::Status ReadOptions(const http::Request& request, UrlVersions* url) {
   return MergeUrlVersions(query, url);
 }
 
+// The CEL check's time budget per review, from the review's start (a 13 MB
+// review of 130 expressions of 100,000 code points took 1.21 s of CPU on the
+// light lane).
+constexpr absl::Duration kAdmissionCelTime = absl::Milliseconds(50);
+
 // At most this many CEL warnings per answer (kube-apiserver keeps 4096
 // characters of warnings: 10 of 256 leave room for the others).
 constexpr size_t kMaxCelWarnings = 10;
@@ -679,8 +687,8 @@ absl::StatusOr<engine::EffectiveVersions> CelVersions(
 // fail. A warning, or (enforce) the denial.
 void CheckCel(const http::Request& request, const Review& review,
               const Gvk& gvk, const runtime::ServingLine& line,
-              const UrlVersions& url, bool* allowed, std::string* message,
-              std::vector<std::string>* warnings) {
+              const UrlVersions& url, absl::Time started, bool* allowed,
+              std::string* message, std::vector<std::string>* warnings) {
   if ((review.operation != "CREATE" && review.operation != "UPDATE") ||
       review.object.raw_size == 0 || !CarriesCel(gvk)) {
     return;
@@ -692,10 +700,27 @@ void CheckCel(const http::Request& request, const Review& review,
       review.operation == "UPDATE" && review.old_object.raw_size > 0
           ? body.substr(review.old_object.raw_begin, review.old_object.raw_size)
           : absl::string_view();
-  for (const std::string& found : api::CelNotReadableAfterRollback(
-           body.substr(review.object.raw_begin, review.object.raw_size),
-           old_object, versions->binary, versions->min_compatibility,
-           kMaxCelWarnings)) {
+  // On the light lane, on kube-apiserver's request path: a time budget from
+  // the review's start (its reading counts), past which the rest is not
+  // read and the review says so.
+  bool stopped = false;
+  std::vector<std::string> found_all;
+  {
+    base::ScopedWorkBudget budget(started + kAdmissionCelTime, nullptr);
+    found_all = api::CelNotReadableAfterRollback(
+        body.substr(review.object.raw_begin, review.object.raw_size),
+        old_object, versions->binary, versions->min_compatibility,
+        kMaxCelWarnings, &stopped);
+  }
+  if (stopped) {
+    // Not a finding: never a denial, even in enforce mode (as a webhook's
+    // timeout under failurePolicy: Ignore).
+    warnings->push_back(
+        absl::StrCat("compatd: the CEL check stopped after its time budget (",
+                     absl::FormatDuration(kAdmissionCelTime),
+                     "); the object's other expressions were not checked"));
+  }
+  for (const std::string& found : found_all) {
     std::string text = Bounded(absl::StrCat("compatd: ", found));
     if (url.mode == "enforce" && *allowed) {
       *allowed = false;
@@ -715,6 +740,7 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
     response->status = HttpStatusOf(status.code());
     response->body = StatusJson(status);
   };
+  const absl::Time started = absl::Now();
   UrlVersions url;
   if (absl::Status s = ReadOptions(request, &url); !s.ok()) return fail(s);
   Review review;
@@ -771,7 +797,8 @@ void ServeAdmission(const runtime::ServingSnapshot* snapshot,
       warnings.push_back(TargetWarning(gvk, *verdict));
     }
   }
-  CheckCel(request, review, gvk, **line, url, &allowed, &message, &warnings);
+  CheckCel(request, review, gvk, **line, url, started, &allowed, &message,
+           &warnings);
   // An answer from pre-release data says so, beside what it says.
   if (catalog.exactness == engine::Exactness::kProvisional &&
       (!warnings.empty() || !allowed)) {

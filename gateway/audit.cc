@@ -39,13 +39,38 @@ absl::string_view TypeName(od::json_type type) {
 }
 
 // Reading one event: a syntax error refuses the whole document (returned);
-// a value of the wrong type makes only this event malformed (`problem`).
+// a value of the wrong type, or one nested deeper than SkipValue reads, makes
+// only this event malformed (`problem`).
 class EventReader {
  public:
   EventReader(AuditEvent* event, std::string* problem)
       : event_(event), problem_(problem) {}
 
+  // One field of the event. Past kMaxSkipDepth levels SkipValue answers
+  // DEPTH_ERROR without telling simdjson, leaving the value unconsumed: the
+  // loop over the event's fields (or the batch's items) then steps past it
+  // with simdjson's skip_child, which counts brackets in a loop whatever the
+  // depth (no recursion, no depth bound). An error simdjson reports itself
+  // ends the document, so only ours is turned into a problem of this event.
   simdjson::error_code Field(std::string_view key, od::value value) {
+    const simdjson::error_code error = ReadField(key, std::move(value));
+    if (error != simdjson::DEPTH_ERROR) return error;
+    if (problem_->empty()) {
+      *problem_ = absl::StrCat(View(key), ": nested deeper than ",
+                               kMaxSkipDepth, " levels");
+    }
+    return simdjson::SUCCESS;
+  }
+
+  // Called once the event's fields are read.
+  void Finish() {
+    if (problem_->empty() && event_->stage.empty()) {
+      *problem_ = "stage: missing (every audit event has one)";
+    }
+  }
+
+ private:
+  simdjson::error_code ReadField(std::string_view key, od::value value) {
     if (key == "stage") return String(value, "stage", &event_->stage);
     if (key == "verb") return String(value, "verb", &event_->verb);
     if (key == "userAgent") {
@@ -107,14 +132,6 @@ class EventReader {
     return SkipValue(std::move(value));
   }
 
-  // Called once the event's fields are read.
-  void Finish() {
-    if (problem_->empty() && event_->stage.empty()) {
-      *problem_ = "stage: missing (every audit event has one)";
-    }
-  }
-
- private:
   // Sets `problem` (the first one only) and walks the value all the same.
   simdjson::error_code WrongType(od::value& value, absl::string_view field,
                                  absl::string_view expected,
@@ -200,7 +217,8 @@ absl::Status NotJson(absl::string_view where, simdjson::error_code error) {
 namespace {
 
 // items[index] into `event`; what is wrong with it (not an object, a field
-// of the wrong type) into `problem`. An error only for JSON it cannot read.
+// of the wrong type, nested too deep) into `problem`. An error only for JSON it
+// cannot read.
 absl::Status ReadItem(od::value item, size_t index, AuditEvent* event,
                       std::string* problem) {
   od::json_type type;
@@ -209,7 +227,9 @@ absl::Status ReadItem(od::value item, size_t index, AuditEvent* event,
   }
   if (type != od::json_type::object) {
     *problem = absl::StrCat("expected an object, got ", TypeName(type));
-    if (const auto error = SkipValue(std::move(item)); error) {
+    // Too deep to check (DEPTH_ERROR): the loop over items steps past it.
+    if (const auto error = SkipValue(std::move(item));
+        error && error != simdjson::DEPTH_ERROR) {
       return NotJson(absl::StrCat("items[", index, "]"), error);
     }
   } else {
@@ -640,6 +660,47 @@ void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
   }
   AnswerAccepted(metrics_, recorded, skipped_stage, unauthenticated, stats,
                  response);
+}
+
+bool AuditIngest::Schedule(std::function<void()> batch) {
+  {
+    absl::MutexLock lock(&turns_mu_);
+    if (running_ >= options_.max_concurrent_batches) {
+      if (queued_.size() >=
+          static_cast<size_t>(std::max(options_.max_queued_batches, 0))) {
+        return false;
+      }
+      queued_.push_back(std::move(batch));
+      return true;
+    }
+    ++running_;
+  }
+  // This thread's turn, then the turns of those that queued meanwhile (a
+  // loop, not a post: the gateway has no executor of its own). Other threads
+  // keep serving every other call.
+  while (true) {
+    batch();
+    absl::MutexLock lock(&turns_mu_);
+    if (queued_.empty()) {
+      --running_;
+      return true;
+    }
+    batch = std::move(queued_.front());
+    queued_.pop_front();
+  }
+}
+
+void AuditIngest::RefuseQueueFull(http::Response* response) const {
+  response->status = 429;
+  response->headers.emplace_back("Retry-After", "1");
+  response->body = StatusJson(absl::ResourceExhaustedError(absl::StrFormat(
+      "%d audit batches are being read and %d wait "
+      "(--audit-max-concurrent-batches, --audit-max-queued-batches); "
+      "kube-apiserver retries this one",
+      options_.max_concurrent_batches, options_.max_queued_batches)));
+  if (metrics_ != nullptr) {
+    metrics_->RecordAuditBatch(runtime::AuditBatchResult::kBusy);
+  }
 }
 
 }  // namespace compatd::gateway

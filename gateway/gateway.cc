@@ -104,6 +104,10 @@ Gateway::Gateway(const api::PolicyHandlers* handlers,
 api::Lane Gateway::LaneOf(const http::Request& request) {
   absl::string_view path = request.path;
   if (!absl::ConsumePrefix(&path, "/v1/")) return api::LaneOf(path);
+  if (path == api::RpcName(api::Rpc::kCheckCelExpression) &&
+      request.body.size() + request.query.size() > api::kLightCelBytes) {
+    return api::Lane::kHeavy;
+  }
   const api::Lane lane = api::LaneOf(path);
   if (lane == api::Lane::kLight || path != "Evaluate" ||
       request.method != "POST" ||
@@ -117,8 +121,38 @@ api::Lane Gateway::LaneOf(const http::Request& request) {
   return api::LaneOf(*evaluate);
 }
 
+void Gateway::ServeAuditTurn(http::Request request, http::Reply reply) const {
+  auto shared = std::make_shared<const http::Request>(std::move(request));
+  if (audit_->Schedule([this, shared, reply] {
+        http::Response response;
+        // A sender gone while its batch waited: nobody reads the answer.
+        if (const std::atomic<bool>* gone = reply.client_gone();
+            gone != nullptr && gone->load(std::memory_order_relaxed)) {
+          response.status = 499;
+          response.body = StatusJson(absl::CancelledError(
+              "the sender went away before its batch's turn"));
+        } else {
+          Handle(*shared, &response);
+        }
+        reply(std::move(response));
+      })) {
+    return;
+  }
+  http::Response response;
+  audit_->RefuseQueueFull(&response);
+  if (metrics_ != nullptr) {
+    metrics_->RecordHttpRequest(kAuditPath, response.status,
+                                absl::ZeroDuration());
+  }
+  reply(std::move(response));
+}
+
 http::AsyncHandler Gateway::AsHandler() const {
   return [this](http::Request request, http::Reply reply) {
+    if (audit_ != nullptr && request.path == kAuditPath &&
+        request.method == "POST") {
+      return ServeAuditTurn(std::move(request), std::move(reply));
+    }
     if (heavy_.pool == nullptr || LaneOf(request) == api::Lane::kLight) {
       http::Response response;
       Handle(request, &response);

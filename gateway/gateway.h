@@ -92,9 +92,15 @@ class Gateway final {
 
   // The handler for http::Server: light requests answered on the server's
   // thread, heavy ones on the heavy lane's pool, or 429 when it is full.
+  // Audit batches take turns (AuditIngest::Schedule) on the server's
+  // threads.
   http::AsyncHandler AsHandler() const;
 
  private:
+  // POST /audit/v1/events through AsHandler: now, queued for its turn, or
+  // 429 when the queue is full.
+  void ServeAuditTurn(http::Request request, http::Reply reply) const;
+
   const api::PolicyHandlers* handlers_;
   const runtime::SnapshotStore* store_;
   runtime::ClientTracker* clients_;

@@ -179,7 +179,7 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
         buffer_(server->options.max_header_bytes + kBodyReadBytes),
         watch_timer_(stream_.get_executor()) {}
   ~Session() {
-    Unreserve();
+    UnreserveAll();
     server_->connections.fetch_sub(1, std::memory_order_relaxed);
   }
 
@@ -264,23 +264,8 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
     }
     // No body octet is parsed yet: the bound may change (Beast's rule).
     parser_->body_limit(limit_->bytes);
-    // The body's bytes count against the memory budget from now until its
-    // answer is ready: a chunked one for the most it may grow to.
-    const auto length = parser_->content_length();
-    const int64_t body_bytes =
-        static_cast<int64_t>(length.has_value()   ? *length
-                             : parser_->chunked() ? limit_->bytes
-                                                  : 0);
-    if (!Reserve(body_bytes)) {
-      return Refuse(
-          429,
-          absl::StrCat("the request body (", body_bytes,
-                       " bytes) would pass the bytes of requests "
-                       "and answers in flight on the HTTP ports "
-                       "(--max-http-memory-bytes=",
-                       server_->options.memory->limit(), "); retry later"),
-          /*retry_after=*/true);
-    }
+    // Nothing is taken from the memory budget for what the head declares:
+    // ReadBody takes the body's bytes as they arrive.
     const beast::string_view expect = request[bhttp::field::expect];
     if (absl::EqualsIgnoreCase(absl::string_view(expect.data(), expect.size()),
                                "100-continue")) {
@@ -311,13 +296,41 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
     if (want > buffer_.capacity() - buffer_.size()) {
       buffer_.reserve(buffer_.size() + std::min(want, kBodyReadBytes));
     }
-    bhttp::async_read(
+    ReadBodySome();
+  }
+
+  // One read of the body, then its bytes from the memory budget: a head
+  // that declares 16 MiB and sends nothing holds nothing (issue 36: four
+  // such heads held the whole budget for 30 s each).
+  void ReadBodySome() {
+    // No body (a GET), or all of it read.
+    if (parser_->is_done()) return Handle();
+    bhttp::async_read_some(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code ec, size_t) {
           if (ec == bhttp::error::body_limit) return self->RefuseBody();
           if (ec) return self->Close();
-          self->Handle();
+          if (!self->TakeBodyBytes()) return;
+          self->ReadBodySome();
         });
+  }
+
+  // The body's bytes read since the last call, from the budget's bodies;
+  // false (the 429 on its way) when they would pass it.
+  bool TakeBodyBytes() {
+    const int64_t have = static_cast<int64_t>(parser_->get().body().size());
+    if (have <= body_reserved_) return true;
+    if (Reserve(MemoryBudget::Account::kBodies, have - body_reserved_)) {
+      return true;
+    }
+    Refuse(429,
+           absl::StrCat("the request body (", have,
+                        " bytes so far) would pass the bytes of request "
+                        "bodies in flight on the HTTP ports "
+                        "(--max-http-memory-bytes=",
+                        server_->options.memory->limit(), "); retry later"),
+           /*retry_after=*/true);
+    return false;
   }
 
   void Handle() {
@@ -436,32 +449,44 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   // Bytes held against the memory budget (Options::memory) by this
-  // connection: its request's body, then its answer until written.
-  bool Reserve(int64_t bytes) {
+  // connection: its request's body as it arrives, then its answer until
+  // written.
+  bool Reserve(MemoryBudget::Account account, int64_t bytes) {
     MemoryBudget* budget = server_->options.memory;
-    if (budget == nullptr || bytes == 0) return true;
-    if (!budget->TryReserve(bytes)) return false;
-    reserved_ += bytes;
+    if (bytes == 0) return true;
+    if (budget != nullptr && !budget->TryReserve(account, bytes)) return false;
+    (account == MemoryBudget::Account::kBodies ? body_reserved_
+                                               : answer_reserved_) += bytes;
     return true;
   }
-  void Unreserve() {
-    if (reserved_ > 0) server_->options.memory->Release(reserved_);
-    reserved_ = 0;
+  void Unreserve(MemoryBudget::Account account) {
+    int64_t& held = account == MemoryBudget::Account::kBodies
+                        ? body_reserved_
+                        : answer_reserved_;
+    if (held > 0 && server_->options.memory != nullptr) {
+      server_->options.memory->Release(account, held);
+    }
+    held = 0;
+  }
+  void UnreserveAll() {
+    Unreserve(MemoryBudget::Account::kBodies);
+    Unreserve(MemoryBudget::Account::kAnswers);
   }
 
   void Write(const Response& given, unsigned version, bool keep_alive) {
     answered_ = true;
     // The body's reservation ends with its answer; the answer's starts.
-    Unreserve();
+    UnreserveAll();
     const Response* chosen = &given;
     Response refused;
-    if (!given.omit_body && !Reserve(static_cast<int64_t>(given.body.size()))) {
+    if (!given.omit_body && !Reserve(MemoryBudget::Account::kAnswers,
+                                     static_cast<int64_t>(given.body.size()))) {
       refused.status = 429;
       refused.headers.emplace_back("Retry-After", "1");
       refused.body = absl::StrCat(
           R"({"code":8,"message":"the answer ()", given.body.size(),
-          " bytes) would pass the bytes of requests and answers in flight on "
-          "the HTTP ports (--max-http-memory-bytes=",
+          " bytes) would pass the bytes of answers not yet written on the "
+          "HTTP ports (--max-http-memory-bytes=",
           server_->options.memory->limit(), R"(); retry later","details":[]})");
       chosen = &refused;
     }
@@ -484,7 +509,7 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
     bhttp::async_write(stream_, response_,
                        [self = this->shared_from_this(), keep_alive](
                            beast::error_code ec, size_t) {
-                         self->Unreserve();
+                         self->UnreserveAll();
                          self->response_ = {};
                          if (ec || !keep_alive) return self->Close();
                          if (self->watching_) return self->WaitAfterWatch();
@@ -506,7 +531,9 @@ class Session final : public std::enable_shared_from_this<Session<Stream>> {
   // The body bound of the request being read (set once its head is in).
   const Server::Impl::BodyLimit* limit_ = nullptr;
   bhttp::response<bhttp::string_body> response_;
-  int64_t reserved_ = 0;
+  // Bytes held against each account of the memory budget.
+  int64_t body_reserved_ = 0;
+  int64_t answer_reserved_ = 0;
   // The request being answered (Handle) and the watch on its client.
   std::weak_ptr<Reply::State> awaiting_;
   bool answered_ = false;

@@ -98,35 +98,59 @@ using AsyncHandler = std::function<void(Request request, Reply reply)>;
 // A Handler as an AsyncHandler that answers on the server's thread.
 AsyncHandler Inline(Handler handler);
 
-// Bytes of request bodies (from the head's Content-Length, or the body bound
-// for a chunked one, until the answer is ready) and of answers not yet
-// written, over every connection of every server that shares it
-// (--max-http-memory-bytes). A request whose body would pass it gets 429
-// with Retry-After before its body is read; an answer that would pass it is
-// replaced by a 429. Thread-safe.
+// Bytes of request bodies and of answers not yet written, over every
+// connection of every server that shares it (--max-http-memory-bytes), in
+// two accounts of `limit` bytes each, so that bodies never refuse an answer
+// (/healthz, /metrics) and answers never refuse a body:
+// - bodies: taken as their bytes arrive (a read at a time, at most 64 KiB
+//   past the limit per connection), never from a declared Content-Length, so
+//   that heads alone hold nothing; held until the answer is ready. A body
+//   whose next bytes would pass it gets 429 with Retry-After and its
+//   connection is closed;
+// - answers: from the answer's handing over until it is written; an answer
+//   that would pass it is replaced by a 429.
+// Thread-safe.
 class MemoryBudget final {
  public:
+  enum class Account { kBodies, kAnswers };
+
   explicit MemoryBudget(int64_t limit) : limit_(limit) {}
-  // False (nothing reserved) when `bytes` more would pass the limit.
-  bool TryReserve(int64_t bytes) {
-    if (bytes_.fetch_add(bytes, std::memory_order_relaxed) + bytes > limit_) {
-      bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  // False (nothing reserved) when `bytes` more would pass the account's
+  // limit.
+  bool TryReserve(Account account, int64_t bytes) {
+    std::atomic<int64_t>& held = Held(account);
+    if (held.fetch_add(bytes, std::memory_order_relaxed) + bytes > limit_) {
+      held.fetch_sub(bytes, std::memory_order_relaxed);
       refused_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
     return true;
   }
-  void Release(int64_t bytes) {
-    bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  void Release(Account account, int64_t bytes) {
+    Held(account).fetch_sub(bytes, std::memory_order_relaxed);
   }
-  int64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  // Both accounts.
+  int64_t bytes() const {
+    return bodies_.load(std::memory_order_relaxed) +
+           answers_.load(std::memory_order_relaxed);
+  }
+  int64_t bytes(Account account) const {
+    return (account == Account::kBodies ? bodies_ : answers_)
+        .load(std::memory_order_relaxed);
+  }
+  // Each account's.
   int64_t limit() const { return limit_; }
   // Requests and answers refused since start.
   int64_t refused() const { return refused_.load(std::memory_order_relaxed); }
 
  private:
+  std::atomic<int64_t>& Held(Account account) {
+    return account == Account::kBodies ? bodies_ : answers_;
+  }
+
   const int64_t limit_;
-  std::atomic<int64_t> bytes_{0};
+  std::atomic<int64_t> bodies_{0};
+  std::atomic<int64_t> answers_{0};
   std::atomic<int64_t> refused_{0};
 };
 

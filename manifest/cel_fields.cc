@@ -114,9 +114,16 @@ class Reader {
       Handle(event);
       yaml_event_delete(&event);
       if (type == YAML_STREAM_END_EVENT) break;
-      if (events % kEventsPerBudgetLook == 0 && limits_.budget != nullptr &&
-          limits_.budget->Exhausted()) {
-        halted_ = true;  // the scan says so (api/scan_answer.h)
+      // Every kEventsPerBudgetLook events, and every kBytesPerBudgetLook
+      // bytes read (a few long scalars, as 130 CEL expressions of 100 KB,
+      // are few events and much work).
+      if (limits_.budget != nullptr &&
+          (events % kEventsPerBudgetLook == 0 ||
+           parser_.mark.index - looked_at_ >= kBytesPerBudgetLook)) {
+        looked_at_ = parser_.mark.index;
+        if (limits_.budget->Exhausted()) {
+          halted_ = true;  // the scan says so (api/scan_answer.h)
+        }
       }
     }
     return std::move(out_);
@@ -124,6 +131,8 @@ class Reader {
 
  private:
   static constexpr int64_t kEventsPerBudgetLook = 4096;
+  static constexpr size_t kBytesPerBudgetLook = 64 * 1024;
+  size_t looked_at_ = 0;  // parser_.mark.index at the last look
 
   // A value under a CEL key, before its object's kind is known.
   struct Candidate {

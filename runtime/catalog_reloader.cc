@@ -7,7 +7,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <iterator>
+#include <map>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -40,6 +44,102 @@ std::string OneLine(absl::string_view message) {
 
 }  // namespace
 
+// One watched directory: one DirWatcher (an inotify instance and an eventfd)
+// and one thread for every reloader of the directory, shared through For()
+// while one of them lives. The thread waits for the directory's events and
+// steps each reloader in turn (CatalogReloader::Step), under `mu`: Start,
+// Stop and the reloaders' loop state take it too.
+struct CatalogReloader::DirectoryLoop {
+  explicit DirectoryLoop(std::unique_ptr<DirWatcher> w)
+      : watcher(std::move(w)),
+        watching(watcher->watching()),
+        watch_error(watcher->watch_status().message()) {
+    thread = std::thread([this] { Run(); });
+  }
+  ~DirectoryLoop() {
+    stop.store(true);
+    watcher->Wake();
+    thread.join();
+  }
+  DirectoryLoop(const DirectoryLoop&) = delete;
+  DirectoryLoop& operator=(const DirectoryLoop&) = delete;
+
+  // The loop of `dir`: the one alive, or a new one.
+  static absl::StatusOr<std::shared_ptr<DirectoryLoop>> For(
+      const std::string& dir) {
+    // Leaked: reloaders may outlive static destruction.
+    static auto* registry_mu = new std::mutex;
+    static auto* registry =
+        new std::map<std::string, std::weak_ptr<DirectoryLoop>>;
+    std::lock_guard<std::mutex> lock(*registry_mu);
+    for (auto it = registry->begin(); it != registry->end();) {
+      it = it->second.expired() ? registry->erase(it) : std::next(it);
+    }
+    if (auto it = registry->find(dir); it != registry->end()) {
+      if (std::shared_ptr<DirectoryLoop> loop = it->second.lock()) return loop;
+    }
+    absl::StatusOr<std::unique_ptr<DirWatcher>> created =
+        DirWatcher::Create(dir);
+    if (!created.ok()) return created.status();
+    auto loop = std::make_shared<DirectoryLoop>(*std::move(created));
+    (*registry)[dir] = loop;
+    return loop;
+  }
+
+  void Add(CatalogReloader* member) {
+    std::lock_guard<std::mutex> lock(mu);
+    members.push_back(member);
+    ++entries[member->entry_];
+  }
+  void Remove(CatalogReloader* member) {
+    std::lock_guard<std::mutex> lock(mu);
+    members.erase(std::find(members.begin(), members.end(), member));
+    if (--entries[member->entry_] == 0) entries.erase(member->entry_);
+  }
+  // Whether `name` is the entry of a reloader of the directory (mu held).
+  bool IsEntry(absl::string_view name) const {
+    return entries.find(name) != entries.end();
+  }
+
+  void Run() {
+    while (!stop.load()) {
+      absl::Time until = absl::InfiniteFuture();
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (const CatalogReloader* member : members) {
+          until = std::min(until, member->NextDue());
+        }
+      }
+      const absl::Duration timeout =
+          until == absl::InfiniteFuture()
+              ? absl::InfiniteDuration()
+              : std::max(absl::ZeroDuration(), until - absl::Now());
+      const DirWatcher::WaitResult result = watcher->Wait(timeout);
+      if (stop.load()) break;
+      {
+        std::lock_guard<std::mutex> lock(state_mu);
+        watching = watcher->watching();
+        watch_error = std::string(watcher->watch_status().message());
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      for (CatalogReloader* member : members)
+        member->Step(result.events, *this);
+    }
+  }
+
+  const std::unique_ptr<DirWatcher> watcher;
+  std::mutex mu;
+  std::vector<CatalogReloader*> members ABSL_GUARDED_BY(mu);
+  // Each member's entry, and how many members have it.
+  std::map<std::string, int, std::less<>> entries ABSL_GUARDED_BY(mu);
+  // The watch's state as the thread last saw it, for other threads.
+  mutable std::mutex state_mu;
+  bool watching ABSL_GUARDED_BY(state_mu);
+  std::string watch_error ABSL_GUARDED_BY(state_mu);
+  std::atomic<bool> stop{false};
+  std::thread thread;
+};
+
 absl::StatusOr<std::unique_ptr<CatalogReloader>> CatalogReloader::Create(
     Options options, CatalogPipeline* pipeline) {
   if (options.source == nullptr) {
@@ -54,15 +154,15 @@ absl::StatusOr<std::unique_ptr<CatalogReloader>> CatalogReloader::Create(
     return absl::InvalidArgumentError("catalog pipeline is null");
   }
   // Watch before the first read, so that a change right after it is seen.
-  std::unique_ptr<DirWatcher> watcher;
+  std::shared_ptr<DirectoryLoop> loop;
   if (const std::string dir = options.source->WatchDir(); !dir.empty()) {
-    absl::StatusOr<std::unique_ptr<DirWatcher>> created =
-        DirWatcher::Create(dir);
-    if (!created.ok()) return created.status();
-    watcher = *std::move(created);
+    absl::StatusOr<std::shared_ptr<DirectoryLoop>> shared =
+        DirectoryLoop::For(dir);
+    if (!shared.ok()) return shared.status();
+    loop = *std::move(shared);
   }
   std::unique_ptr<CatalogReloader> reloader(
-      new CatalogReloader(std::move(options), pipeline, std::move(watcher)));
+      new CatalogReloader(std::move(options), pipeline, std::move(loop)));
   {
     std::lock_guard<std::mutex> lock(reloader->reload_mu_);
     // A catalog being written when compatd starts is waited for (start-up
@@ -87,18 +187,29 @@ absl::StatusOr<std::unique_ptr<CatalogReloader>> CatalogReloader::Create(
 }
 
 CatalogReloader::CatalogReloader(Options options, CatalogPipeline* pipeline,
-                                 std::unique_ptr<DirWatcher> watcher)
+                                 std::shared_ptr<DirectoryLoop> loop)
     : options_(std::move(options)),
       pipeline_(pipeline),
-      watcher_(std::move(watcher)) {
+      loop_(std::move(loop)),
+      watcher_(loop_ != nullptr ? loop_->watcher.get() : nullptr),
+      entry_(options_.source->WatchEntry()) {
   status_.path = options_.source->name();
-  status_.watching = watcher_ != nullptr && watcher_->watching();
-  if (watcher_ != nullptr) {
-    status_.watch_error = std::string(watcher_->watch_status().message());
+  if (loop_ != nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(loop_->state_mu);
+      status_.watching = loop_->watching;
+      status_.watch_error = loop_->watch_error;
+    }
+    // Its events are classified from now on (a change during the first
+    // load is reloaded once started).
+    loop_->Add(this);
   }
 }
 
-CatalogReloader::~CatalogReloader() { Stop(); }
+CatalogReloader::~CatalogReloader() {
+  Stop();
+  if (loop_ != nullptr) loop_->Remove(this);
+}
 
 absl::StatusOr<bool> CatalogReloader::ReloadNow() {
   std::lock_guard<std::mutex> lock(reload_mu_);
@@ -290,21 +401,27 @@ void CatalogReloader::NoteBeingWritten(absl::string_view why) {
 }
 
 void CatalogReloader::Start() {
-  std::lock_guard<std::mutex> lock(thread_mu_);
-  if (thread_.joinable() || watcher_ == nullptr) return;  // static: no thread
-  stop_.store(false);
-  trigger_.store(false);
-  running_.store(true);
-  thread_ = std::thread([this] { Run(); });
+  if (loop_ == nullptr) return;  // static: nothing to watch
+  {
+    std::lock_guard<std::mutex> lock(loop_->mu);
+    if (started_) return;
+    started_ = true;
+    trigger_.store(false);
+    running_.store(true);
+    next_check_ = options_.interval > absl::ZeroDuration()
+                      ? absl::Now() + options_.interval
+                      : absl::InfiniteFuture();
+    note_watch_ = true;
+  }
+  watcher_->Wake();
 }
 
 void CatalogReloader::Stop() {
-  std::lock_guard<std::mutex> lock(thread_mu_);
-  if (!thread_.joinable()) return;
+  if (loop_ == nullptr) return;
+  // Waits for the loop's turn in progress, if any.
+  std::lock_guard<std::mutex> lock(loop_->mu);
   running_.store(false);
-  stop_.store(true);
-  watcher_->Wake();
-  thread_.join();
+  started_ = false;
 }
 
 void CatalogReloader::TriggerReload() {
@@ -374,10 +491,11 @@ bool CatalogReloader::ReleaseRetired() {
 
 CatalogReloader::EventVerdict CatalogReloader::ClassifyEvents(
     const std::vector<DirEvent>& events, absl::string_view entry,
-    absl::Time now, PendingReload* pending) {
+    absl::Time now, PendingReload* pending, const DirectoryLoop& loop) {
   EventVerdict verdict;
   for (const DirEvent& event : events) {
     const bool ours = !entry.empty() && event.name == entry;
+    if (!ours && !event.name.empty() && loop.IsEntry(event.name)) continue;
     switch (event.kind) {
       case DirEvent::Kind::kWritten:  // a writer closed: complete
       case DirEvent::Kind::kMovedIn:  // a rename: complete
@@ -462,43 +580,39 @@ void CatalogReloader::ReloadWhenClosed(absl::Time now, PendingReload* pending) {
   }
 }
 
-void CatalogReloader::Run() {
-  const bool periodic = options_.interval > absl::ZeroDuration();
-  absl::Time next_check =
-      periodic ? absl::Now() + options_.interval : absl::InfiniteFuture();
-  const std::string entry = options_.source->WatchEntry();
-  PendingReload pending;
-  NoteWatchState();
-  bool retired_held = false;
-  while (!stop_.load()) {
-    const absl::Time until = std::min(pending.due, next_check);
-    absl::Duration timeout =
-        until == absl::InfiniteFuture()
-            ? absl::InfiniteDuration()
-            : std::max(absl::ZeroDuration(), until - absl::Now());
-    if (retired_held) timeout = std::min(timeout, kRetiredCheck);
-    DirWatcher::WaitResult result = watcher_->Wait(timeout);
-    if (stop_.load()) break;
-    retired_held = ReleaseRetired();
-    const absl::Time now = absl::Now();
-    const EventVerdict verdict =
-        ClassifyEvents(result.events, entry, now, &pending);
-    if (verdict.trigger && pending.due == absl::InfiniteFuture()) {
-      pending.first = now;
-    }
-    if ((pending.due != absl::InfiniteFuture() || verdict.trigger) &&
-        (verdict.trigger || verdict.activity)) {
-      // Quiet for kDebounce (within a burst's kMaxDebounce).
-      pending.due = std::min(now + kDebounce, pending.first + kMaxDebounce);
-    }
-    const bool triggered = trigger_.exchange(false);
-    const bool periodic_due = now >= next_check;
-    if (triggered || periodic_due || now >= pending.due) {
-      if (periodic_due && periodic) next_check = now + options_.interval;
-      ReloadWhenClosed(now, &pending);
-      retired_held = ReleaseRetired();
-    }
+void CatalogReloader::Step(const std::vector<DirEvent>& events,
+                           const DirectoryLoop& loop) {
+  if (note_watch_) {
+    note_watch_ = false;
+    NoteWatchState();
   }
+  retired_held_ = ReleaseRetired();
+  const absl::Time now = absl::Now();
+  const EventVerdict verdict =
+      ClassifyEvents(events, entry_, now, &pending_, loop);
+  if (verdict.trigger && pending_.due == absl::InfiniteFuture()) {
+    pending_.first = now;
+  }
+  if ((pending_.due != absl::InfiniteFuture() || verdict.trigger) &&
+      (verdict.trigger || verdict.activity)) {
+    // Quiet for kDebounce (within a burst's kMaxDebounce).
+    pending_.due = std::min(now + kDebounce, pending_.first + kMaxDebounce);
+  }
+  if (!started_) return;  // a change before Start is reloaded once started
+  const bool triggered = trigger_.exchange(false);
+  const bool periodic_due = now >= next_check_;
+  if (triggered || periodic_due || now >= pending_.due) {
+    if (periodic_due) next_check_ = now + options_.interval;
+    ReloadWhenClosed(now, &pending_);
+    retired_held_ = ReleaseRetired();
+  }
+}
+
+absl::Time CatalogReloader::NextDue() const {
+  if (!started_) return absl::InfiniteFuture();
+  absl::Time due = std::min(pending_.due, next_check_);
+  if (retired_held_) due = std::min(due, absl::Now() + kRetiredCheck);
+  return due;
 }
 
 }  // namespace compatd::runtime

@@ -114,12 +114,17 @@ class CatalogReloader final {
   // a rejection: try again. Thread-safe; concurrent calls are serialized.
   absl::StatusOr<bool> ReloadNow();
 
-  // Starts the watcher thread: reloads ~kDebounce after the directory changes
+  // Starts watching: reloads ~kDebounce after the directory changes
   // (bursts, like the kubelet's five-step update, make one reload), every
-  // `interval` if non-zero, and on TriggerReload(). No-op if started.
+  // `interval` if non-zero, and on TriggerReload(). No-op if started. The
+  // reloaders of one directory share its watch and its thread (one inotify
+  // instance, one eventfd, one thread per directory, however many files: a
+  // directory of 300 catalogs took 300 of each, past Linux's 128 inotify
+  // instances per user); the thread lives while a reloader of the directory
+  // does.
   void Start();
-  // Stops and joins the watcher thread promptly (no-op if not started). A
-  // reload in progress finishes first.
+  // Stops watching promptly (no-op if not started). A reload in progress
+  // (of any reloader of the directory) finishes first.
   void Stop();
   // Asks the watcher thread for an immediate reload. Never blocks;
   // thread-safe (callable from a signal-handling thread, not from a signal
@@ -155,8 +160,12 @@ class CatalogReloader final {
   size_t RetiredCount();
 
  private:
+  // One watched directory: its DirWatcher and the thread that reloads its
+  // reloaders (catalog_reloader.cc).
+  struct DirectoryLoop;
+
   CatalogReloader(Options options, CatalogPipeline* pipeline,
-                  std::unique_ptr<DirWatcher> watcher);
+                  std::shared_ptr<DirectoryLoop> loop);
 
   absl::StatusOr<bool> ReloadLocked(bool initial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
@@ -189,8 +198,12 @@ class CatalogReloader final {
   // the pipeline. Returns `error`.
   absl::Status Reject(absl::Status error, bool log)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
-  // The watcher thread: waits for events, debounces them, reloads.
-  void Run();
+  // One turn of the directory's thread for this reloader (the loop's lock
+  // held): the events into `pending_` (debounced), then a reload when one
+  // is due and the reloader is started.
+  void Step(const std::vector<DirEvent>& events, const DirectoryLoop& loop);
+  // When Step next has work without an event (the loop's lock held).
+  absl::Time NextDue() const;
   // A reload the watcher thread has pending: due at `due`; the burst of
   // events began at `first`; the last write seen on our entry without its
   // close at `written_at` (inotify's view of "open for writing", for when the
@@ -207,9 +220,12 @@ class CatalogReloader final {
     bool trigger = false;
     bool activity = false;
   };
+  // Events naming another reloader's file of the directory are not this
+  // one's (a rename of one of 300 files reloads one, not 300).
   EventVerdict ClassifyEvents(const std::vector<DirEvent>& events,
                               absl::string_view entry, absl::Time now,
-                              PendingReload* pending);
+                              PendingReload* pending,
+                              const DirectoryLoop& loop);
   // Reloads unless a writer still has the file open, in which case the
   // reload is put off by kWriterPoll; clears `pending` once done.
   void ReloadWhenClosed(absl::Time now, PendingReload* pending);
@@ -220,9 +236,11 @@ class CatalogReloader final {
 
   const Options options_;
   CatalogPipeline* const pipeline_;
-  // Used only by the watcher thread once started (and by Create() before).
-  // Null for a static source.
-  const std::unique_ptr<DirWatcher> watcher_;
+  // The directory's loop, shared with the other reloaders of its directory,
+  // and its watcher (used by the loop's thread only); null for a static
+  // source.
+  std::shared_ptr<DirectoryLoop> loop_;
+  DirWatcher* watcher_ = nullptr;
 
   // std::mutex rather than absl::Mutex: Debian's abseil is not built with
   // ThreadSanitizer, so TSan cannot see absl::Mutex's synchronization and
@@ -255,12 +273,20 @@ class CatalogReloader final {
   mutable std::mutex status_mu_;
   ReloaderStatus status_ ABSL_GUARDED_BY(status_mu_);
 
-  std::mutex thread_mu_;  // serializes Start() and Stop()
-  std::thread thread_ ABSL_GUARDED_BY(thread_mu_);
-  std::atomic<bool> stop_{false};
+  // The source's entry in its directory.
+  const std::string entry_;
+  // Guarded by the loop's lock (DirectoryLoop::mu), like Step's state below.
+  bool started_ = false;
+  // Step's state between turns: the reload pending, the next periodic
+  // check, whether replaced catalogs are still held, whether to note the
+  // watch's state (once started).
+  PendingReload pending_;
+  absl::Time next_check_ = absl::InfiniteFuture();
+  bool retired_held_ = false;
+  bool note_watch_ = false;
   std::atomic<bool> trigger_{false};
   std::atomic<bool> running_{false};
-  bool logged_watching_ = true;  // watcher thread only
+  bool logged_watching_ = true;  // the loop's thread only
 };
 
 }  // namespace compatd::runtime

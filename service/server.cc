@@ -574,6 +574,7 @@ class ServerImpl final : public Server {
           static_cast<size_t>(options_.audit_max_batch_bytes);
       audit_options.max_concurrent_batches =
           options_.audit_max_concurrent_batches;
+      audit_options.max_queued_batches = options_.audit_max_queued_batches;
       // Checked by ValidateServerOptions.
       audit_options.user_names =
           runtime::ParseUserNames(options_.audit_user_names)

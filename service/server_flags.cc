@@ -136,8 +136,15 @@ const ServerFlag kServerFlags[] = {
     {nullptr, "audit-max-concurrent-batches",
      IntField{+[](ServerOptions& s) { return &s.audit_max_concurrent_batches; },
               1, 64},
-     "audit batches read at once; more get 429 and kube-apiserver retries "
-     "them, so the front door's other calls keep threads"},
+     "audit batches read at once; more wait their turn "
+     "(--audit-max-queued-batches), so the front door's other calls keep "
+     "threads"},
+    {nullptr, "audit-max-queued-batches",
+     IntField{+[](ServerOptions& s) { return &s.audit_max_queued_batches; }, 0,
+              1024},
+     "audit batches that wait their turn, in arrival order, while "
+     "--audit-max-concurrent-batches are read; more get 429 and "
+     "kube-apiserver retries them"},
     {nullptr, "max-api-usage-rows",
      IntField{+[](ServerOptions& s) { return &s.max_api_usage_rows; }, 1,
               1000000},

@@ -34,7 +34,8 @@ struct ServerOptions {
   // own request limit is 3 MiB).
   int max_http_body_bytes = 3 * 1024 * 1024;
   // Bytes of request bodies and unwritten answers over both HTTP ports
-  // (http::MemoryBudget); past it requests and answers get 429.
+  // (http::MemoryBudget), each its own account of this many bytes; past it
+  // requests and answers get 429.
   int max_http_memory_bytes = 64 * 1024 * 1024;
   // Largest AdmissionReview body on /admission/v1/validate[/...]: an UPDATE
   // carries object and oldObject, each up to etcd's 1.5 MiB as protobuf and
@@ -70,8 +71,11 @@ struct ServerOptions {
   // Events per batch and bytes per batch read; more: 413.
   int audit_max_batch_events = 4000;
   int audit_max_batch_bytes = 3 * 1024 * 1024;
-  // Batches read at once; more: 429 (kube-apiserver retries).
+  // Batches read at once; more wait their turn (below).
   int audit_max_concurrent_batches = 1;
+  // Batches that wait their turn, in arrival order; more: 429
+  // (kube-apiserver retries).
+  int audit_max_queued_batches = 8;
   // API use rows (client x API at risk) kept, and how long an idle one lives.
   int max_api_usage_rows = 1000;
   absl::Duration api_usage_ttl = absl::Hours(1);

@@ -145,6 +145,44 @@ TEST(ReadAuditEventsTest, MalformedEventsAreSkippedAndCounted) {
             "items[1].userAgent: expected a string, got a number");
 }
 
+// Past kMaxSkipDepth levels a value is not read but stepped over: only its
+// event is malformed, and the event's later fields, the batch's later events
+// and the syntax after it are still read (issue 36).
+TEST(ReadAuditEventsTest, AValueTooDeepMakesOnlyItsEventMalformed) {
+  AuditEventSpec good;
+  good.user_agent = kKubelet;
+  good.resource = "pods";
+  const std::string deep_value =
+      std::string(3000, '[') + "1" + std::string(3000, ']');
+  std::string deep = AuditEventJson(good);
+  // Before the event's other fields: they are still read (and checked).
+  deep.insert(1, "\"requestObject\":" + deep_value + ",");
+  AuditReadStats stats;
+  absl::Status status;
+  std::vector<AuditEvent> events =
+      ReadAll(AuditEventListJson({AuditEventJson(good), deep, deep_value,
+                                  AuditEventJson(good)}),
+              &stats, &status);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(events.size(), 2u);
+  EXPECT_EQ(stats.events, 4u);
+  EXPECT_EQ(stats.malformed, 2u);
+  EXPECT_EQ(stats.first_problem,
+            "items[1].requestObject: nested deeper than 1024 levels");
+  // A lone Event: skipped and counted the same way.
+  std::string lone = deep;
+  lone.insert(1, R"("kind":"Event","apiVersion":"audit.k8s.io/v1",)");
+  events = ReadAll(lone, &stats, &status);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(stats.malformed, 3u);
+  // Broken JSON after the deep value still refuses the batch.
+  std::string broken = deep;
+  broken.insert(broken.find("\"verb\""), "\"x\":,");
+  events = ReadAll(AuditEventListJson({broken}), &stats, &status);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+}
+
 TEST(ReadAuditEventsTest, OneEventAlone) {
   AuditEventSpec e;
   e.user_agent = kKubelet;
