@@ -225,21 +225,145 @@ struct ScanInputs {
   std::vector<std::pair<std::string, std::string>> errors;  // path, message
 };
 
+// The length of the valid UTF-8 sequence at text[i] (1 to 4), or 0 for a
+// byte that starts none (overlong forms, surrogates and code points past
+// U+10FFFF are not valid); its code point into `code_point`.
+size_t Utf8SequenceAt(absl::string_view text, size_t i, uint32_t* code_point) {
+  const auto byte = [&](size_t k) {
+    return static_cast<unsigned char>(text[i + k]);
+  };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) {
+    *code_point = lead;
+    return 1;
+  }
+  size_t length = 0;
+  uint32_t cp = 0, min = 0;
+  if ((lead & 0xe0) == 0xc0) {
+    length = 2, cp = lead & 0x1f, min = 0x80;
+  } else if ((lead & 0xf0) == 0xe0) {
+    length = 3, cp = lead & 0x0f, min = 0x800;
+  } else if ((lead & 0xf8) == 0xf0) {
+    length = 4, cp = lead & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(k) & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  *code_point = cp;
+  return length;
+}
+
+// `text` with each byte that is not part of valid UTF-8 written \xNN, and,
+// when it has one, each backslash written \\ (so that two file names never
+// read alike): a file name as every output shows it, valid UTF-8 for the
+// proto strings -o json prints.
+std::string ShownFileName(absl::string_view text) {
+  bool valid = true;
+  uint32_t cp = 0;
+  for (size_t i = 0, n = 0; i < text.size() && valid; i += n) {
+    n = Utf8SequenceAt(text, i, &cp);
+    valid = n != 0;
+  }
+  if (valid) return std::string(text);
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = Utf8SequenceAt(text, i, &cp);
+    if (n == 0) {
+      absl::StrAppendFormat(&out, "\\x%02x",
+                            static_cast<unsigned char>(text[i]));
+      ++i;
+      continue;
+    }
+    if (cp == '\\') {
+      out += "\\\\";
+    } else {
+      out.append(text.data() + i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+// A YAML double-quoted scalar: every character YAML forbids raw in one (C0
+// controls, DEL, the C1 block with NEL, U+2028/U+2029 which read as line
+// breaks, the BOM, U+FFFE and U+FFFF) escaped \uXXXX; a byte that is not
+// UTF-8 \xNN.
+std::string YamlQuote(absl::string_view text) {
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size();) {
+    uint32_t cp = 0;
+    const size_t n = Utf8SequenceAt(text, i, &cp);
+    if (n == 0) {
+      absl::StrAppendFormat(&out, "\\x%02x",
+                            static_cast<unsigned char>(text[i]));
+      ++i;
+      continue;
+    }
+    if (cp == '"' || cp == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(cp));
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 ||
+               cp == 0x2029 || cp == 0xfeff || cp == 0xfffe || cp == 0xffff) {
+      absl::StrAppendFormat(&out, "\\u%04x", cp);
+    } else {
+      out.append(text.data() + i, n);
+    }
+    i += n;
+  }
+  out += "\"";
+  return out;
+}
+
+// Text for the terminal: C0 controls (ESC, CR, LF, ...), DEL and the C1
+// block (CSI) escaped \xNN or \uXXXX, so that an object's name can neither
+// drive the terminal nor start a row of its own.
+std::string TableText(absl::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    uint32_t cp = 0;
+    const size_t n = Utf8SequenceAt(text, i, &cp);
+    if (n == 0) {
+      absl::StrAppendFormat(&out, "\\x%02x",
+                            static_cast<unsigned char>(text[i]));
+      ++i;
+    } else {
+      if (cp < 0x20 || cp == 0x7f) {
+        absl::StrAppendFormat(&out, "\\x%02x", cp);
+      } else if (cp >= 0x80 && cp <= 0x9f) {
+        absl::StrAppendFormat(&out, "\\u%04x", cp);
+      } else {
+        out.append(text.data() + i, n);
+      }
+      i += n;
+    }
+  }
+  return out;
+}
+
 void ReadScanFile(const std::string& path, ScanInputs& inputs) {
   std::ifstream file(path, std::ios::binary);
   if (!file) {
     std::error_code ec(errno, std::generic_category());
-    inputs.errors.emplace_back(path,
+    inputs.errors.emplace_back(ShownFileName(path),
                                absl::StrCat("cannot read: ", ec.message()));
     return;
   }
   std::string text((std::istreambuf_iterator<char>(file)),
                    std::istreambuf_iterator<char>());
   if (file.bad()) {
-    inputs.errors.emplace_back(path, "cannot read: I/O error");
+    inputs.errors.emplace_back(ShownFileName(path), "cannot read: I/O error");
     return;
   }
-  inputs.names.push_back(path);
+  inputs.names.push_back(ShownFileName(path));
   inputs.texts.push_back(std::move(text));
 }
 
@@ -272,7 +396,7 @@ ScanInputs ReadScanInputs(const std::vector<std::string>& paths,
       }
     }
     if (ec) {
-      inputs.errors.emplace_back(path,
+      inputs.errors.emplace_back(ShownFileName(path),
                                  absl::StrCat("cannot list: ", ec.message()));
     }
     std::sort(files.begin(), files.end());
@@ -284,73 +408,44 @@ ScanInputs ReadScanInputs(const std::vector<std::string>& paths,
   return inputs;
 }
 
-// A JSON string literal, which is also a YAML double-quoted scalar.
-std::string Quote(absl::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out += "\"";
-  return out;
-}
-
 // -o yaml: the response as YAML, keys as in -o json.
 void PrintScanYaml(const v1::ScanObjectsResponse& r, std::ostream& out) {
-  out << "target: " << Quote(r.target()) << "\n"
+  out << "target: " << YamlQuote(r.target()) << "\n"
       << "objects: " << r.objects() << "\n"
       << "deprecated: " << r.deprecated() << "\n"
       << "blocking: " << r.blocking() << "\n"
       << "unchecked: " << r.unchecked() << "\n"
       << "skippedDocuments: " << r.skipped_documents() << "\n"
       << "rbac: " << r.rbac() << "\n"
-      << "reason: " << Quote(r.reason()) << "\n"
-      << "catalogDigest: " << Quote(r.catalog_digest()) << "\n";
+      << "reason: " << YamlQuote(r.reason()) << "\n"
+      << "catalogDigest: " << YamlQuote(r.catalog_digest()) << "\n";
   out << "findings:" << (r.findings().empty() ? " []\n" : "\n");
   for (const v1::ScanFinding& f : r.findings()) {
-    out << "  - source: " << Quote(SourceName(r, f)) << "\n"
+    out << "  - source: " << YamlQuote(SourceName(r, f)) << "\n"
         << "    line: " << f.line() << "\n"
-        << "    apiVersion: " << Quote(f.api_version()) << "\n"
-        << "    kind: " << Quote(f.kind()) << "\n"
-        << "    namespace: " << Quote(f.namespace_()) << "\n"
-        << "    name: " << Quote(f.name()) << "\n"
+        << "    apiVersion: " << YamlQuote(f.api_version()) << "\n"
+        << "    kind: " << YamlQuote(f.kind()) << "\n"
+        << "    namespace: " << YamlQuote(f.namespace_()) << "\n"
+        << "    name: " << YamlQuote(f.name()) << "\n"
         << "    status: " << v1::ScanStatus_Name(f.status()) << "\n"
-        << "    introduced: " << Quote(f.introduced()) << "\n"
-        << "    deprecated: " << Quote(f.deprecated()) << "\n"
-        << "    removed: " << Quote(f.removed()) << "\n"
-        << "    replacement: " << Quote(f.replacement()) << "\n"
-        << "    rule: " << Quote(f.rule()) << "\n"
-        << "    message: " << Quote(f.message()) << "\n";
+        << "    introduced: " << YamlQuote(f.introduced()) << "\n"
+        << "    deprecated: " << YamlQuote(f.deprecated()) << "\n"
+        << "    removed: " << YamlQuote(f.removed()) << "\n"
+        << "    replacement: " << YamlQuote(f.replacement()) << "\n"
+        << "    rule: " << YamlQuote(f.rule()) << "\n"
+        << "    message: " << YamlQuote(f.message()) << "\n";
   }
   out << "problems:" << (r.problems().empty() ? " []\n" : "\n");
   for (const v1::ScanProblem& p : r.problems()) {
-    out << "  - source: " << Quote(SourceName(r, p)) << "\n"
+    out << "  - source: " << YamlQuote(SourceName(r, p)) << "\n"
         << "    line: " << p.line() << "\n"
-        << "    message: " << Quote(p.message()) << "\n";
+        << "    message: " << YamlQuote(p.message()) << "\n";
   }
   out << "warnings:" << (r.warnings().empty() ? " []\n" : "\n");
   for (const v1::ScanProblem& w : r.warnings()) {
-    out << "  - source: " << Quote(SourceName(r, w)) << "\n"
+    out << "  - source: " << YamlQuote(SourceName(r, w)) << "\n"
         << "    line: " << w.line() << "\n"
-        << "    message: " << Quote(w.message()) << "\n";
+        << "    message: " << YamlQuote(w.message()) << "\n";
   }
 }
 
@@ -367,11 +462,16 @@ void PrintScanTable(const v1::ScanObjectsResponse& r, std::ostream& out) {
                       f.namespace_().empty() ? "" : f.namespace_() + "/",
                       f.name().empty() ? "-" : f.name());
     }
-    rows.push_back({absl::StrCat(SourceName(r, f), ":", f.line()), object,
-                    f.api_version(), std::string(ScanStatusLabel(f.status())),
-                    f.deprecated().empty() ? "-" : f.deprecated(),
-                    f.removed().empty() ? "-" : f.removed(),
-                    f.replacement().empty() ? "-" : f.replacement()});
+    std::vector<std::string> row = {
+        absl::StrCat(SourceName(r, f), ":", f.line()),
+        object,
+        f.api_version(),
+        std::string(ScanStatusLabel(f.status())),
+        f.deprecated().empty() ? "-" : f.deprecated(),
+        f.removed().empty() ? "-" : f.removed(),
+        f.replacement().empty() ? "-" : f.replacement()};
+    for (std::string& cell : row) cell = TableText(cell);
+    rows.push_back(std::move(row));
   }
   if (!rows.empty()) {
     std::vector<size_t> width(header.size());
@@ -393,11 +493,12 @@ void PrintScanTable(const v1::ScanObjectsResponse& r, std::ostream& out) {
     for (const auto& row : rows) print(row);
     out << "\n";
     for (const v1::ScanFinding& f : r.findings()) {
-      out << SourceName(r, f) << ":" << f.line() << ": " << f.message() << "\n";
+      out << TableText(SourceName(r, f)) << ":" << f.line() << ": "
+          << TableText(f.message()) << "\n";
     }
     out << "\n";
   }
-  out << r.reason() << "\n";
+  out << TableText(r.reason()) << "\n";
 }
 
 }  // namespace
@@ -690,9 +791,9 @@ void PrintScanNotes(const v1::ScanObjectsResponse& response,
                     absl::string_view output, std::ostream& err) {
   if (output == "table") {
     for (const v1::ScanProblem& p : response.problems()) {
-      err << SourceName(response, p);
+      err << TableText(SourceName(response, p));
       if (p.line() > 0) err << ":" << p.line();
-      err << ": " << p.message() << "\n";
+      err << ": " << TableText(p.message()) << "\n";
     }
     if (response.partial()) {
       err << "partial answer: " << response.partial_reason() << " ("
@@ -702,9 +803,9 @@ void PrintScanNotes(const v1::ScanObjectsResponse& response,
   }
   if (output != "json" && output != "yaml") {
     for (const v1::ScanProblem& w : response.warnings()) {
-      err << SourceName(response, w);
+      err << TableText(SourceName(response, w));
       if (w.line() > 0) err << ":" << w.line();
-      err << ": warning: " << w.message() << "\n";
+      err << ": warning: " << TableText(w.message()) << "\n";
     }
   }
 }

@@ -209,6 +209,45 @@ TEST(ScanCliTest, JsonAndYamlOutputs) {
   EXPECT_THAT(r.err, HasSubstr("accepted: table, json, yaml"));
 }
 
+// Scan output is valid for its format whatever the input (issue 36): two
+// files whose names are not UTF-8, each an Ingress whose name carries DEL,
+// U+0080, NEL, U+FFFE, an ANSI escape, CR and LF. -o yaml escapes every
+// character YAML forbids raw and stays UTF-8; -o json names each file (its
+// bytes \xNN, never the other file's name); -o table escapes the controls.
+TEST(ScanCliTest, OutputsEscapeWhatTheirFormatForbids) {
+  testing::TempDir dir;
+  const std::string manifest =
+      R"({"apiVersion":"extensions/v1beta1","kind":"Ingress","metadata":)"
+      R"({"name":"a\u007fb\u0080c\u0085d\ufffee\u001b[2Jf\r\ng"}})";
+  for (const char* name : {"/bad\xff.json", "/bad\xfe.json"}) {
+    std::ofstream(dir.path() + name) << manifest;
+  }
+  RunResult yaml = Scan({"-o", "yaml", dir.path()});
+  EXPECT_EQ(yaml.exit_code, 3) << yaml.err;
+  for (const char* raw : {"\x7f", "\xc2\x80", "\xc2\x85", "\xef\xbf\xbe",
+                          "\x1b", "\r", "\xff", "\xfe"}) {
+    EXPECT_THAT(yaml.out, Not(HasSubstr(raw))) << yaml.out;
+  }
+  EXPECT_THAT(
+      yaml.out,
+      AllOf(HasSubstr(
+                R"(name: "a\u007fb\u0080c\u0085d\ufffee\u001b[2Jf\u000d\ng")"),
+            HasSubstr(R"(bad\\xff.json")"), HasSubstr(R"(bad\\xfe.json")")));
+  RunResult json = Scan({"-o", "json", dir.path()});
+  EXPECT_EQ(json.exit_code, 3) << json.err;
+  EXPECT_THAT(json.out, AllOf(HasSubstr(R"(bad\\xff.json")"),
+                              HasSubstr(R"(bad\\xfe.json")")));
+  EXPECT_THAT(json.out, Not(HasSubstr("\xff")));
+  RunResult table = Scan({dir.path()});
+  EXPECT_EQ(table.exit_code, 3) << table.err;
+  for (const char* raw : {"\x1b", "\r", "\x7f", "\xc2\x85", "\xc2\x9b"}) {
+    EXPECT_THAT(table.out, Not(HasSubstr(raw))) << table.out;
+  }
+  EXPECT_THAT(table.out, AllOf(HasSubstr(R"(a\x7fb\u0080c\u0085d)"),
+                               HasSubstr(R"(\x1b[2Jf\x0d\x0ag)"),
+                               HasSubstr(R"(bad\xff.json:1)")));
+}
+
 TEST(ScanCliTest, ClusterApiCrdsAgainstTheirHistory) {
   const std::string catalog =
       std::string(COMPATD_SOURCE_DIR) + "/examples/cluster-api.yaml";
