@@ -25,6 +25,7 @@
 #include "api/handlers.h"
 #include "api/scan.h"
 #include "api/scan_sarif.h"
+#include "base/valid_utf8.h"
 #include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
 #include "engine/skew.h"
@@ -323,30 +324,12 @@ std::string YamlQuote(absl::string_view text) {
   return out;
 }
 
-// Text for the terminal: C0 controls (ESC, CR, LF, ...), DEL and the C1
-// block (CSI) escaped \xNN or \uXXXX, so that an object's name can neither
-// drive the terminal nor start a row of its own.
+// Text for the terminal: base::PrintableText (C0 controls as \n \r \t or
+// \xNN, DEL, the C1 block with CSI as \u00NN, bytes that are not UTF-8 as
+// \xNN), so that an object's name can neither drive the terminal nor start
+// a row of its own.
 std::string TableText(absl::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size();) {
-    uint32_t cp = 0;
-    const size_t n = Utf8SequenceAt(text, i, &cp);
-    if (n == 0) {
-      absl::StrAppendFormat(&out, "\\x%02x",
-                            static_cast<unsigned char>(text[i]));
-      ++i;
-    } else {
-      if (cp < 0x20 || cp == 0x7f) {
-        absl::StrAppendFormat(&out, "\\x%02x", cp);
-      } else if (cp >= 0x80 && cp <= 0x9f) {
-        absl::StrAppendFormat(&out, "\\u%04x", cp);
-      } else {
-        out.append(text.data() + i, n);
-      }
-      i += n;
-    }
-  }
-  return out;
+  return base::PrintableText(text);
 }
 
 void ReadScanFile(const std::string& path, ScanInputs& inputs) {

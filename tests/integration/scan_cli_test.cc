@@ -244,7 +244,7 @@ TEST(ScanCliTest, OutputsEscapeWhatTheirFormatForbids) {
     EXPECT_THAT(table.out, Not(HasSubstr(raw))) << table.out;
   }
   EXPECT_THAT(table.out, AllOf(HasSubstr(R"(a\x7fb\u0080c\u0085d)"),
-                               HasSubstr(R"(\x1b[2Jf\x0d\x0ag)"),
+                               HasSubstr(R"(\x1b[2Jf\r\ng)"),
                                HasSubstr(R"(bad\xff.json:1)")));
 }
 
