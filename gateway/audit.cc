@@ -664,7 +664,7 @@ void AuditIngest::Serve(const runtime::ServingSnapshot* snapshot,
 
 bool AuditIngest::Schedule(std::function<void()> batch) {
   {
-    absl::MutexLock lock(&turns_mu_);
+    std::lock_guard<std::mutex> lock(turns_mu_);
     if (running_ >= options_.max_concurrent_batches) {
       if (queued_.size() >=
           static_cast<size_t>(std::max(options_.max_queued_batches, 0))) {
@@ -680,7 +680,7 @@ bool AuditIngest::Schedule(std::function<void()> batch) {
   // keep serving every other call.
   while (true) {
     batch();
-    absl::MutexLock lock(&turns_mu_);
+    std::lock_guard<std::mutex> lock(turns_mu_);
     if (queued_.empty()) {
       --running_;
       return true;

@@ -49,11 +49,11 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "http/server.h"
 #include "runtime/api_usage.h"
 #include "runtime/client_tracker.h"
@@ -169,9 +169,11 @@ class AuditIngest final {
   const Options options_;
   std::atomic<int> in_flight_{0};
   // Schedule's turns.
-  absl::Mutex turns_mu_;
-  int running_ ABSL_GUARDED_BY(turns_mu_) = 0;
-  std::deque<std::function<void()>> queued_ ABSL_GUARDED_BY(turns_mu_);
+  // std::mutex, not absl::Mutex: Debian's abseil is not built with TSan,
+  // which then sees no order between the threads taking turns.
+  std::mutex turns_mu_;
+  int running_ = 0;                           // guarded by turns_mu_
+  std::deque<std::function<void()>> queued_;  // guarded by turns_mu_
 };
 
 }  // namespace compatd::gateway
