@@ -38,22 +38,7 @@ using testing::RunResult;
 
 const std::string kScan = std::string(COMPATD_TESTDATA_DIR) + "/scan";
 
-// Runs a shell pipeline; stdout, and the exit code of its last command.
-std::string Shell(const std::string& command, int* code) {
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  if (pipe == nullptr) {
-    *code = -1;
-    return out;
-  }
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
-    out.append(buffer, n);
-  const int status = pclose(pipe);
-  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using testing::RunShell;
 
 RunResult Scan(const std::vector<std::string>& args) {
   std::vector<std::string> all = {"scan"};
@@ -97,9 +82,9 @@ TEST(ScanCliTest, OldChartDirectoryAgainstTheEmbeddedRelease) {
 TEST(ScanCliTest, RenderedChartOnStdin) {
   int code = 0;
   const std::string out =
-      Shell(std::string("cat ") + kScan + "/rendered.yaml | " + COMPATD_BINARY +
-                " scan --target=1.29 - 2>/dev/null",
-            &code);
+      RunShell(std::string("cat ") + kScan + "/rendered.yaml | " +
+                   COMPATD_BINARY + " scan --target=1.29 - 2>/dev/null",
+               &code);
   EXPECT_EQ(code, 3) << out;
   EXPECT_THAT(out, AllOf(HasSubstr("-:10"), HasSubstr("ClusterRole platform"),
                          HasSubstr("rbac.authorization.k8s.io/v1beta1"),
@@ -118,7 +103,7 @@ TEST(ScanCliTest, RenderedChartOnStdin) {
 
 TEST(ScanCliTest, FlowControlV1beta2IsOnlyDeprecatedAt128) {
   int code = 0;
-  const std::string out = Shell(
+  const std::string out = RunShell(
       std::string("sed -n '/flowcontrol.yaml/,/ingress.yaml/p' ") + kScan +
           "/rendered.yaml | " + COMPATD_BINARY + " scan --target=1.28 -",
       &code);
@@ -174,17 +159,17 @@ TEST(ScanCliTest, BadInputIsReportedWithItsLineAndTheRestIsScanned) {
   // Without the finding, bad input alone is an error (exit 1); the skipped
   // document alone is not, but for --strict.
   int code = 0;
-  Shell(std::string("head -12 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
-            " scan - 2>/dev/null",
-        &code);
+  RunShell(std::string("head -12 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
+               " scan - 2>/dev/null",
+           &code);
   EXPECT_EQ(code, 1);
-  Shell(std::string("head -8 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
-            " scan - >/dev/null 2>&1",
-        &code);
+  RunShell(std::string("head -8 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
+               " scan - >/dev/null 2>&1",
+           &code);
   EXPECT_EQ(code, 0);
-  Shell(std::string("head -8 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
-            " scan --strict - >/dev/null 2>&1",
-        &code);
+  RunShell(std::string("head -8 ") + kScan + "/bad.yaml | " + COMPATD_BINARY +
+               " scan --strict - >/dev/null 2>&1",
+           &code);
   EXPECT_EQ(code, 1);
 }
 
@@ -275,12 +260,12 @@ TEST(ScanCliTest, ClusterApiCrdsAgainstTheirHistory) {
 
 TEST(ScanCliTest, KustomizeOutputOfK8s) {
   int code = 0;
-  Shell("command -v kubectl >/dev/null 2>&1", &code);
+  RunShell("command -v kubectl >/dev/null 2>&1", &code);
   if (code != 0) GTEST_SKIP() << "kubectl is not installed: cannot render k8s/";
   const std::string out =
-      Shell(std::string("kubectl kustomize ") + COMPATD_SOURCE_DIR + "/k8s | " +
-                COMPATD_BINARY + " scan --target=1.36 -",
-            &code);
+      RunShell(std::string("kubectl kustomize ") + COMPATD_SOURCE_DIR +
+                   "/k8s | " + COMPATD_BINARY + " scan --target=1.36 -",
+               &code);
   EXPECT_EQ(code, 0) << out;
   EXPECT_THAT(out, HasSubstr("object(s) checked against Kubernetes 1.36"));
   EXPECT_THAT(out, HasSubstr(" 0 deprecated, 0 removed or not served"));
@@ -506,9 +491,9 @@ const google::protobuf::Value& Get(const google::protobuf::Value& object,
 TEST_F(RealManifestsTest, SarifHasWhatGithubsUploadRequires) {
   int code = 0;
   const std::string out =
-      Shell("cd '" + dir_.path() + "' && " + COMPATD_BINARY +
-                " scan --target=1.29 -o sarif . 2>/dev/null",
-            &code);
+      RunShell("cd '" + dir_.path() + "' && " + COMPATD_BINARY +
+                   " scan --target=1.29 -o sarif . 2>/dev/null",
+               &code);
   EXPECT_EQ(code, 3) << out;
   const google::protobuf::Value log = ParseValue(out);
   EXPECT_EQ(Get(log, "version").string_value(), "2.1.0");
