@@ -116,8 +116,8 @@ std::unique_ptr<engine::Catalog> LoadForOffline(absl::string_view source,
   } else {
     err << errors.Format(path.empty() ? source : absl::string_view(path))
         << "\n";
-    err << errors.errors.size()
-        << (errors.errors.size() == 1 ? " error" : " errors") << "\n";
+    err << errors.Total() << (errors.Total() == 1 ? " error" : " errors")
+        << "\n";
   }
   return nullptr;
 }

@@ -1605,6 +1605,12 @@ std::string CatalogErrors::Format(absl::string_view source) const {
       absl::StrAppend(&out, source, ": ", error.message);
     }
   }
+  if (omitted > 0) {
+    absl::StrAppend(&out, "\n", source, ": ",
+                    absl::StrFormat("and %d more errors (the first %d by line "
+                                    "are listed)",
+                                    omitted, errors.size()));
+  }
   return out;
 }
 
@@ -1618,13 +1624,9 @@ absl::StatusOr<std::unique_ptr<Catalog>> ParseCatalog(
                        return a.line < b.line;
                      });
     if (errors.errors.size() > kMaxReportedErrors) {
-      const size_t more = errors.errors.size() - kMaxReportedErrors;
+      errors.omitted = errors.errors.size() - kMaxReportedErrors;
       errors.errors.resize(kMaxReportedErrors);
       errors.errors.shrink_to_fit();
-      errors.errors.push_back(CatalogError{
-          0, absl::StrFormat("and %d more errors (the first %d by line are "
-                             "listed)",
-                             more, kMaxReportedErrors)});
     }
     for (CatalogError& error : errors.errors) CutMessage(error.message);
     absl::Status status = ErrorsToStatus(errors, source);

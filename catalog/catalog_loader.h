@@ -22,16 +22,20 @@ struct CatalogError {
   std::string message;
 };
 
-// Errors a rejected catalog reports: the first kMaxReportedErrors by line, then
-// one "and N more errors" line, so that a rejection's message (kept for
-// GetCatalog, the status page and the log) stays small whatever the file
-// holds (a 7 MB file of unknown keys has 400,000 errors).
+// Errors a rejected catalog reports: the first kMaxReportedErrors by line, and
+// a count of the rest (Format ends with one "and N more errors" line), so that
+// a rejection's message (kept for GetCatalog, the status page and the log)
+// stays small whatever the file holds (a 7 MB file of unknown keys has 400,000
+// errors).
 inline constexpr size_t kMaxReportedErrors = 100;
 
 // The errors found (not just the first: up to kMaxReportedErrors, then a
 // count), each formatted "<source>:<line>: <message>".
 struct CatalogErrors {
-  std::vector<CatalogError> errors;
+  std::vector<CatalogError>
+      errors;          // sorted by line (0, the whole file, first)
+  size_t omitted = 0;  // errors found past the listed ones
+  size_t Total() const { return errors.size() + omitted; }
   std::string Format(absl::string_view source) const;
 };
 

@@ -46,6 +46,8 @@ void CheckRejection(const absl::Status& status,
   FUZZ_CHECK(status.code() == absl::StatusCode::kInvalidArgument,
              "a catalog rejected with a code other than INVALID_ARGUMENT");
   FUZZ_CHECK(!errors.errors.empty(), "a rejection without errors");
+  FUZZ_CHECK(errors.errors.size() <= catalog::kMaxReportedErrors,
+             "more errors listed than the bound");
   // YAML's line breaks (CR and NEL too), as libyaml numbers lines.
   const int lines = std::max(catalog::YamlLineCount(input), 1);
   int previous = 0;
