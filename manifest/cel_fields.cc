@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/work_budget.h"
+#include "manifest/json_text.h"
 #include "manifest/manifest_reader.h"
 
 namespace compatd::manifest {
@@ -364,6 +365,8 @@ class Reader {
 }  // namespace
 
 CelFields ReadCelFields(absl::string_view text, const ReadLimits& limits) {
+  std::string joined;  // a JSON text's surrogate escapes, as Go reads them
+  if (JoinJsonSurrogates(text, &joined)) text = joined;
   Reader reader(text, limits);
   return reader.Read();
 }

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "manifest/json_text.h"
 #include "yaml.h"
 
 namespace compatd::manifest {
@@ -602,7 +603,9 @@ class Walker final {
   bool Scalar(const yaml_event_t& value, absl::string_view path,
               std::string* out, std::vector<ManifestProblem>& problems) {
     if (value.type == YAML_SCALAR_EVENT) {
-      if (!IsNullScalar(value)) *out = std::string(ScalarText(value));
+      // null, written after a value, is what the key ends as.
+      *out =
+          IsNullScalar(value) ? std::string() : std::string(ScalarText(value));
       return true;
     }
     problems.push_back(ManifestProblem{
@@ -611,9 +614,24 @@ class Walker final {
     return Skip(value);
   }
 
+  // A key given twice counts with its last value (NoteRepeatedKey): every
+  // field a key fills is emptied when the key comes again, as go-yaml's map
+  // and encoding/json replace the first value.
   bool ReadObject(int line, int nesting, ObjectRead& read) {
     read.object.line = line;
     return Mapping([&](const std::string& key, const yaml_event_t& value) {
+      if (key == "metadata") read.object.name = read.object.namespace_ = "";
+      if (key == "items") {
+        read.items = ManifestContents();
+        read.items_seen = false;
+      }
+      if (key == "spec") {
+        read.crd.group = read.crd.kind = read.crd.plural = "";
+        read.crd.versions.clear();
+        read.legacy_version.clear();
+      }
+      if (key == "rules") read.rules.clear();
+      if (key == "status") read.crd.stored_versions.clear();
       if (key == "apiVersion") {
         read.has_api_version = true;
         return Scalar(value, "apiVersion", &read.object.api_version,
@@ -653,6 +671,7 @@ class Walker final {
       }
       if (key == "status" && value.type == YAML_MAPPING_START_EVENT) {
         return Mapping([&](const std::string& field, const yaml_event_t& v) {
+          if (field == "storedVersions") read.crd.stored_versions.clear();
           if (field != "storedVersions" ||
               v.type != YAML_SEQUENCE_START_EVENT) {
             return Skip(v);
@@ -693,6 +712,8 @@ class Walker final {
       rule.line = Line(*event);
       const bool ok =
           Mapping([&](const std::string& key, const yaml_event_t& value) {
+            if (key == "apiGroups") rule.api_groups.clear();
+            if (key == "resources") rule.resources.clear();
             if (value.type != YAML_SEQUENCE_START_EVENT) return Skip(value);
             if (key == "apiGroups") return Strings(&rule.api_groups);
             if (key == "resources") return Strings(&rule.resources);
@@ -715,6 +736,10 @@ class Walker final {
         read.legacy_version = std::string(ScalarText(value));
         return true;
       }
+      if (key == "group") read.crd.group.clear();
+      if (key == "version") read.legacy_version.clear();
+      if (key == "names") read.crd.kind = read.crd.plural = "";
+      if (key == "versions") read.crd.versions.clear();
       if (key == "names" && value.type == YAML_MAPPING_START_EVENT) {
         return Mapping([&](const std::string& field, const yaml_event_t& v) {
           if (field == "kind" && v.type == YAML_SCALAR_EVENT) {
@@ -1025,10 +1050,32 @@ absl::string_view BeforeDirectiveFlood(absl::string_view text,
   return flood < 0 ? text : text.substr(0, OffsetOfLine(text, flood));
 }
 
+namespace {
+
+// `text`, or `storage` holding it with what kubectl would not see as YAML
+// rewritten: later documents' byte-order marks dropped, a JSON text's
+// surrogate escapes joined (manifest/json_text.h).
+absl::string_view AsKubectlReadsIt(absl::string_view text,
+                                   std::string* storage) {
+  std::string without_marks;
+  if (DropLaterByteOrderMarks(text, &without_marks)) {
+    *storage = std::move(without_marks);
+    text = *storage;
+  }
+  std::string joined;
+  if (JoinJsonSurrogates(text, &joined)) {
+    *storage = std::move(joined);
+    text = *storage;
+  }
+  return text;
+}
+
+}  // namespace
+
 ManifestContents ReadManifests(absl::string_view text,
                                const ReadLimits& limits) {
-  std::string without_marks;
-  if (DropLaterByteOrderMarks(text, &without_marks)) text = without_marks;
+  std::string rewritten;
+  text = AsKubectlReadsIt(text, &rewritten);
   ManifestContents out;
   std::optional<ManifestProblem> directives;
   if (const int flood = DirectiveFlood(text, limits.max_directives);

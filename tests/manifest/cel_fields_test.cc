@@ -145,5 +145,28 @@ TEST(CelFieldsTest, OtherKindsAndBadInputHaveNone) {
   EXPECT_THAT(Fields(std::string(5000, '[')), IsEmpty());
 }
 
+// A surrogate pair in a JSON manifest (encoding/json reads it; libyaml would
+// refuse the document) keeps the expression and the columns after it.
+TEST(CelFieldsTest, JsonSurrogatePairsKeepTheExpressionAndItsColumn) {
+  const CelFields fields = ReadCelFields(
+      "{\"apiVersion\": \"admissionregistration.k8s.io/v1\",\n"
+      " \"kind\": \"ValidatingAdmissionPolicy\",\n"
+      " \"metadata\": {\"name\": \"\\ud83d\\ude00\"},\n"
+      " \"spec\": {\"validations\": [{\"message\": \"\\ud83d\\ude00\", "
+      "\"expression\": \"object.x == '\\ud83d\\ude00'\"}]}}\n");
+  ASSERT_THAT(fields.objects, SizeIs(1));
+  EXPECT_EQ(fields.objects[0].name, "\xF0\x9F\x98\x80");
+  ASSERT_THAT(fields.objects[0].fields, SizeIs(1));
+  const CelField& field = fields.objects[0].fields[0];
+  EXPECT_EQ(field.expression, "object.x == '\xF0\x9F\x98\x80'");
+  EXPECT_EQ(field.line, 4);
+  // The expression's first character, 1-based, right after the opening quote
+  // that ends this prefix of its line (as the source has it, escapes and all).
+  const std::string line4 =
+      " \"spec\": {\"validations\": [{\"message\": \"\\ud83d\\ude00\", "
+      "\"expression\": \"";
+  EXPECT_EQ(field.column, static_cast<int>(line4.size()) + 1);
+}
+
 }  // namespace
 }  // namespace compatd::manifest

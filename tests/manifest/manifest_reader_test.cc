@@ -398,6 +398,88 @@ TEST(ManifestReaderTest, RepeatedKeyIsAWarningAndTheLastCounts) {
                           Problem(6, "(lines 5 and 6)")));
 }
 
+// Go's encoding/json (kubectl's decoder for a JSON stream) and go-yaml v2
+// (for YAML) keep the last value of a key given twice: the whole value, so a
+// second `items` replaces the first list and a second `metadata` the first
+// mapping (issue 36: both lists were counted).
+TEST(ManifestReaderTest, ARepeatedKeyReplacesTheWholeFirstValue) {
+  const ManifestContents c = ReadManifests(
+      "{\"apiVersion\": \"v1\", \"kind\": \"List\",\n"
+      " \"items\": [{\"apiVersion\": \"extensions/v1beta1\", \"kind\": "
+      "\"Ingress\"}],\n"
+      " \"items\": [{\"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\",\n"
+      "   \"metadata\": {\"name\": \"a\", \"namespace\": \"n\"},\n"
+      "   \"metadata\": {\"name\": \"b\"}}]}\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  ASSERT_THAT(c.objects, ElementsAre(Object("apps/v1", "Deployment", 3)));
+  EXPECT_EQ(c.objects[0].name, "b");
+  EXPECT_EQ(c.objects[0].namespace_, "");
+  EXPECT_THAT(c.warnings, ElementsAre(Problem(3, "key \"items\" appears twice"),
+                                      Problem(5, "key \"metadata\"")));
+}
+
+TEST(ManifestReaderTest, ARepeatedCrdVersionsListOrRuleListCountsOnce) {
+  const ManifestContents c = ReadManifests(
+      "apiVersion: apiextensions.k8s.io/v1\n"
+      "kind: CustomResourceDefinition\n"
+      "spec:\n"
+      "  group: old.example.com\n"
+      "  versions: [{name: v1alpha1, served: true, storage: true}]\n"
+      "spec:\n"
+      "  group: example.com\n"
+      "  versions: [{name: v1, served: true, storage: true}]\n"
+      "status: {storedVersions: [v1alpha1]}\n"
+      "status: {storedVersions: [v1]}\n"
+      "---\n"
+      "apiVersion: rbac.authorization.k8s.io/v1\n"
+      "kind: Role\n"
+      "rules: [{apiGroups: [extensions], resources: [ingresses]}]\n"
+      "rules: [{apiGroups: [apps], resources: [deployments, deployments]}]\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  ASSERT_THAT(c.objects, SizeIs(2));
+  ASSERT_TRUE(c.objects[0].crd.has_value());
+  EXPECT_EQ(c.objects[0].crd->group, "example.com");
+  ASSERT_THAT(c.objects[0].crd->versions, SizeIs(1));
+  EXPECT_EQ(c.objects[0].crd->versions[0].name, "v1");
+  EXPECT_THAT(c.objects[0].crd->stored_versions, ElementsAre("v1"));
+  ASSERT_THAT(c.objects[1].rules, SizeIs(1));
+  EXPECT_THAT(c.objects[1].rules[0].api_groups, ElementsAre("apps"));
+}
+
+// encoding/json's unquote (decode.go) joins a UTF-16 surrogate pair into one
+// code point and reads any other surrogate escape as U+FFFD; libyaml refuses
+// them all, so a JSON manifest kubectl reads was a bad document (issue 36).
+TEST(ManifestReaderTest, JsonSurrogatePairsReadAsGoReadsThem) {
+  const ManifestContents c = ReadManifests(
+      "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n"
+      " {\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\",\n"
+      "  \"metadata\": {\"name\": \"smile-\\ud83d\\ude00\"}},\n"
+      " {\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\",\n"
+      "  \"metadata\": {\"name\": \"lone-\\ud83d-\\uDE00-\\ud83d\\u0041\"}},\n"
+      " {\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\",\n"
+      "  \"metadata\": {\"name\": \"escaped-\\\\ud83d\"}}]}\n");
+  EXPECT_THAT(c.problems, IsEmpty());
+  ASSERT_THAT(c.objects, SizeIs(3));
+  EXPECT_EQ(c.objects[0].name, "smile-\xF0\x9F\x98\x80");  // U+1F600
+  EXPECT_EQ(c.objects[0].line, 2);
+  // A high surrogate alone, a low one alone, a high one before a non-surrogate.
+  EXPECT_EQ(c.objects[1].name,
+            "lone-\xEF\xBF\xBD-\xEF\xBF\xBD-\xEF\xBF\xBD"
+            "A");
+  EXPECT_EQ(c.objects[1].line, 4);
+  EXPECT_EQ(c.objects[2].name, "escaped-\\ud83d");
+}
+
+// YAML is not JSON: go-yaml v2 refuses a surrogate escape as libyaml does
+// (scannerc.go: "found invalid Unicode character escape code").
+TEST(ManifestReaderTest, SurrogateEscapesInYamlStayBad) {
+  const ManifestContents c = ReadManifests(
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "
+      "\"\\ud83d\\ude00\"\n");
+  EXPECT_THAT(c.objects, IsEmpty());
+  EXPECT_THAT(c.problems, ElementsAre(Problem(4, "escape")));
+}
+
 TEST(ManifestReaderTest, ListKindsWithEmptyOrNullItemsAreEmptyLists) {
   const ManifestContents c = ReadManifests(
       "apiVersion: v1\nkind: ConfigMapList\nitems: []\n"
