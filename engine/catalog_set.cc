@@ -1,6 +1,7 @@
 #include "engine/catalog_set.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -141,6 +142,34 @@ bool WellFormedBinaryVersion(absl::string_view text) {
   return pos == text.size();
 }
 
+// "1.36", "v1.35.2": [v]MAJOR.MINOR[.PATCH] of a few digits each, what nearly
+// every caller sends, read in one pass into the line's numbers. Anything else
+// (blanks, a pre-release or build, a zero-prefixed major, long numbers)
+// returns false and takes the checked path, which decides it the same way.
+bool PlainMajorMinor(absl::string_view text, uint64_t* major, uint64_t* minor) {
+  size_t i = !text.empty() && text.front() == 'v' ? 1 : 0;
+  uint64_t parts[3] = {0, 0, 0};
+  int count = 0;
+  while (true) {
+    const size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      if (i - start >= 9) return false;
+      parts[count] = parts[count] * 10 + static_cast<uint64_t>(text[i] - '0');
+      ++i;
+    }
+    if (i == start) return false;
+    if (count == 0 && i - start > 1 && text[start] == '0') return false;
+    ++count;
+    if (i == text.size()) break;
+    if (text[i] != '.' || count == 3) return false;
+    ++i;
+  }
+  if (count < 2) return false;
+  *major = parts[0];
+  *minor = parts[1];
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<size_t> CatalogSet::ResolveIndex(
@@ -148,7 +177,8 @@ absl::StatusOr<size_t> CatalogSet::ResolveIndex(
   if (binary_version.empty()) return default_index_;
   uint64_t major = 0;
   uint64_t minor = 0;
-  if (!WellFormedBinaryVersion(binary_version)) {
+  const bool plain = PlainMajorMinor(binary_version, &major, &minor);
+  if (!plain && !WellFormedBinaryVersion(binary_version)) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, " \"", binary_version,
         "\" is not a kube-apiserver version: accepted forms are MAJOR.MINOR "
@@ -158,7 +188,8 @@ absl::StatusOr<size_t> CatalogSet::ResolveIndex(
         "compatd has are ",
         line_names_));
   }
-  if (Version::ParseMajorMinorNoAlloc(binary_version, &major, &minor)) {
+  if (plain ||
+      Version::ParseMajorMinorNoAlloc(binary_version, &major, &minor)) {
     for (size_t i = 0; i < lines_.size(); ++i) {
       const Version& v = lines_[i]->binary_version;
       if (v.major() == major && v.minor() == minor) return i;
