@@ -233,6 +233,25 @@ TEST(ScanCliTest, OutputsEscapeWhatTheirFormatForbids) {
                                HasSubstr(R"(bad\xff.json:1)")));
 }
 
+// A JSON list as kubectl reads it with encoding/json (issue 36): the surrogate
+// pair in a name is one emoji (libyaml alone refused the document), and of two
+// `items` keys only the last list counts (both were scanned).
+TEST(ScanCliTest, JsonListReadAsKubectlReadsIt) {
+  testing::TempDir dir;
+  std::ofstream(dir.path() + "/list.json")
+      << R"({"apiVersion":"v1","kind":"List","items":[)"
+      << R"({"apiVersion":"policy/v1beta1","kind":"PodSecurityPolicy",)"
+      << R"("metadata":{"name":"gone"}}],)"
+      << R"("items":[{"apiVersion":"extensions/v1beta1","kind":"Ingress",)"
+      << R"("metadata":{"name":"smile-\ud83d\ude00"}}]})";
+  RunResult json = Scan({"--target=1.36", "-o", "json", dir.path()});
+  EXPECT_EQ(json.exit_code, 3) << json.out << json.err;
+  EXPECT_THAT(json.out, AllOf(HasSubstr("smile-\xF0\x9F\x98\x80"),
+                              HasSubstr("appears twice"),
+                              Not(HasSubstr("PodSecurityPolicy")),
+                              Not(HasSubstr("bad-document"))));
+}
+
 TEST(ScanCliTest, ClusterApiCrdsAgainstTheirHistory) {
   const std::string catalog =
       std::string(COMPATD_SOURCE_DIR) + "/examples/cluster-api.yaml";
