@@ -380,6 +380,9 @@ absl::Status CatalogReloader::Reject(absl::Status error, bool log) {
     status_.last_error_at = absl::Now();
     status_.last_result = ReloadResult::kRejected;
   }
+  // GetCatalog and WatchCatalog see the rejection before the log says it (a
+  // client watching the log, as an operator or a test does, then finds it).
+  pipeline_->Rejected(error.message(), options_.source->name());
   if (log) {
     // Rejections are logged once per distinct content, but a writer cycling
     // through bad contents must not flood the log either.
@@ -389,7 +392,6 @@ absl::Status CatalogReloader::Reject(absl::Status error, bool log) {
                      " reload rejected, still serving generation ",
                      CurrentGeneration(), ": ", OneLine(error.message())));
   }
-  pipeline_->Rejected(error.message(), options_.source->name());
   return error;
 }
 
