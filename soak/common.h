@@ -111,11 +111,13 @@ constexpr auto kHeavyCallTimeout =
 // TCP garbage 1, scrape 1, front door workers 2 each (one for each lane),
 // garbage/oversized 1, slowloris 2 x kSlowlorisPerPort, the HTTP/2 abuser
 // kSlowReaders (its other attacks use one connection at a time, in turn),
-// idlers 2 x kSilentConnections, the heavy classes 2 x kHeavyThreads.
+// idlers 2 x kSilentConnections, the heavy classes 2 x kHeavyThreads,
+// audit-hostile 3 (its keep-alive front door connection, its gRPC channel,
+// its /metrics reads).
 constexpr int ConnectionsHeld(int workers) {
   return 2 * workers + 2 + 1 + 1 + 1 + 2 * kHttpWorkers + 1 +
          2 * static_cast<int>(kSlowlorisPerPort) + kSlowReaders +
-         2 * static_cast<int>(kSilentConnections) + 2 * kHeavyThreads;
+         2 * static_cast<int>(kSilentConnections) + 2 * kHeavyThreads + 3;
 }
 // Descriptors compatd may hold beyond its idle count plus one per
 // connection: a connection the client closed is closed by compatd moments
@@ -155,6 +157,7 @@ struct Options {
   bool idle = true;
   bool heavy_grpc = true;
   bool heavy_http = true;
+  bool audit_hostile = true;
   // FAIL when the p99 latency of a light class after the warm-up is over
   // this (issue 23).
   absl::Duration max_light_p99 = absl::Milliseconds(50);
@@ -169,14 +172,16 @@ enum class Class {
   kWatch,
   kSwapCheck,
   kHeavyGrpc,
+  kAuditChecks,  // audit-hostile's read-back: ListApiUsage, ListClients
   // The front door: the tally's code is the HTTP status (0: no answer).
   kHttpValid,
   kHttpWrong,
   kHttpGarbage,
   kOversized,
   kHeavyHttp,
+  kAuditHostile,  // audit batches and /metrics reads
 };
-constexpr int kClassCount = 13;
+constexpr int kClassCount = 15;
 constexpr std::array<absl::string_view, kClassCount> kClassNames = {
     "valid",
     "wrong",
@@ -186,11 +191,13 @@ constexpr std::array<absl::string_view, kClassCount> kClassNames = {
     "WatchCatalog",
     "GetCatalog (swap checks)",
     "heavy-grpc",
+    "audit-hostile (read-back)",
     "HTTP valid",
     "HTTP wrong",
     "HTTP garbage",
     "HTTP oversized body",
-    "heavy-http"};
+    "heavy-http",
+    "audit-hostile"};
 
 inline bool IsHttpClass(int cls) {
   return cls >= static_cast<int>(Class::kHttpValid);
