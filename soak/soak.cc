@@ -49,6 +49,14 @@
 //     connections without a preface (closed within --handshake-timeout + 5
 //     s) and idle ones with a preface (within --max-connection-idle + 5 s).
 //     The soak has no TLS port, so no garbage to one;
+//   - header-only (issue 36): connections that send the head of a large
+//     POST and then nothing, kHeaderOnlyAdmission to /admission/v1/validate
+//     declaring 16 MiB (--max-admission-body-bytes) and kHeaderOnlyAudit to
+//     /audit/v1/events declaring 3 MiB (--max-http-body-bytes), reopened as
+//     compatd closes them: each closed without an answer within the 30 s
+//     body timeout + 5 s (every other audit head declares 16 MiB, past that
+//     route's bound: 413 at once), while /healthz answers 200 (probed every
+//     second) and the light classes hold their p99;
 //   - audit-hostile (issue 36): kube-apiserver's audit webhook batches
 //     (audit.k8s.io/v1 EventLists, POST /audit/v1/events, compatd started
 //     with --audit) every 100-300 ms, 10-49 good events of a cluster's
@@ -145,6 +153,8 @@
 //                    exactly 400 (not JSON, RFC 8259 8.1; kube-apiserver
 //                    never sends one: Go writes U+FFFD); its read-back
 //                    calls OK and /metrics 200
+//   header-only      no answer and a close within the body timeout + 5 s;
+//                    a head over its route's bound 413 at once
 // In every class a heavy-lane call may also be refused because the lane is
 // full (RESOURCE_EXHAUSTED "the heavy lane is full"; 429 with Retry-After):
 // compatd refuses it before it reads the request. The thread then waits
@@ -153,6 +163,7 @@
 #include "soak/audit_sender.h"
 #include "soak/common.h"
 #include "soak/grpc_worker.h"
+#include "soak/header_only.h"
 #include "soak/heavy_worker.h"
 #include "soak/http2_abuser.h"
 #include "soak/http_abuser.h"
@@ -360,6 +371,7 @@ class Soak {
         absl::StrCat("--heavy-workers=", kHeavyWorkers),
         absl::StrCat("--heavy-queue=", kHeavyQueue),
         absl::StrCat("--max-heavy-work-time=", kHeavyWorkTimeSeconds, "s"),
+        absl::StrCat("--max-admission-body-bytes=", kMaxAdmissionBodyBytes),
         // The audit webhook route (on by default), its bounds.
         "--audit", absl::StrCat("--audit-max-batch-bytes=", kMaxHttpBodyBytes),
         "--audit-max-concurrent-batches=1", "--audit-max-queued-batches=8",
@@ -409,6 +421,7 @@ class Soak {
     http2_abuser_ = std::make_unique<Http2Abuser>(&env_);
     idler_ = std::make_unique<Idler>(&env_);
     audit_sender_ = std::make_unique<AuditSender>(&env_);
+    header_only_ = std::make_unique<HeaderOnly>(&env_);
     start_ = Clock::now();
     env_.load_start = start_;
     env_.measure_from = start_ + absl::ToChronoNanoseconds(o.warmup);
@@ -430,6 +443,7 @@ class Soak {
     if (o.audit_hostile) {
       threads.emplace_back([this] { audit_sender_->Run(); });
     }
+    if (o.header_only) threads.emplace_back([this] { header_only_->Run(); });
     return threads;
   }
 
@@ -978,7 +992,8 @@ class Soak {
                     "|\n|---|---:|\n");
     for (const Outcomes* outcomes :
          {&http_abuser_->outcomes(), &slowloris_->outcomes(),
-          &http2_abuser_->outcomes(), &idler_->outcomes()}) {
+          &http2_abuser_->outcomes(), &idler_->outcomes(),
+          &header_only_->outcomes()}) {
       for (const auto& [outcome, n] : *outcomes) {
         absl::StrAppend(out, "| ", outcome, " | ", n, " |\n");
       }
@@ -996,6 +1011,16 @@ class Soak {
         idler_->max_idle_held(), kMaxConnectionIdleSeconds,
         http2_abuser_->max_prefix_mib(), kGrpcMemoryMiB,
         max_backlog_ / (1 << 20), kMaxAnswerBacklogMiB);
+    if (env_.options.header_only) {
+      absl::StrAppendFormat(
+          out,
+          "\nheader-only: %d heads within their bound closed by compatd "
+          "without an answer after %.1f to %.1f s (body timeout %d s; limit "
+          "%d s); /healthz meanwhile within %.1f ms at most.\n",
+          header_only_->closed(), header_only_->min_held(),
+          header_only_->max_held(), kHttpBodyTimeoutSeconds,
+          kHttpBodyTimeoutSeconds + 5, header_only_->max_healthz_ms());
+    }
   }
 
   // The audit stream with hostile fields: its outcomes and what compatd kept.
@@ -1202,6 +1227,7 @@ class Soak {
   std::unique_ptr<Http2Abuser> http2_abuser_;
   std::unique_ptr<Idler> idler_;
   std::unique_ptr<AuditSender> audit_sender_;
+  std::unique_ptr<HeaderOnly> header_only_;
   LatencyRecorder latency_;  // every thread's, after the load
   uint64_t lane_samples_ = 0;
   uint64_t lane_busy_samples_ = 0;
@@ -1277,7 +1303,7 @@ void AddFlags(base::FlagTable* flags, Options* options, std::string* classes,
                    "unknown, watch, transport, swap, http-valid, http-wrong, "
                    "http-garbage, oversized, slowloris, huge-prefix, "
                    "rapid-reset, slow-reader, idle, heavy-grpc, heavy-http, "
-                   "audit-hostile (comma-separated)");
+                   "audit-hostile, header-only (comma-separated)");
   flags->AddBool("help", help, "print this help and exit");
 }
 
@@ -1302,7 +1328,8 @@ absl::Status SelectClasses(const std::string& classes, Options* options) {
       {"idle", &options->idle},
       {"heavy-grpc", &options->heavy_grpc},
       {"heavy-http", &options->heavy_http},
-      {"audit-hostile", &options->audit_hostile}};
+      {"audit-hostile", &options->audit_hostile},
+      {"header-only", &options->header_only}};
   std::vector<absl::string_view> accepted = {"all"};
   for (const auto& [name, flag] : names) {
     *flag = false;
