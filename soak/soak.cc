@@ -63,16 +63,18 @@
 //     clients (some at risk, some skipped: ResponseStarted, 401) with 1-3
 //     hostile items (soak/audit_batches.h): user names, API groups,
 //     resources, subresources, k8s.io/removed-release annotations and
-//     User-Agents of 128-384 KiB (ASCII, or 2-4-byte characters), odd text
-//     (U+FFFD, escaped NUL and ESC, quotes, U+2028, BOM, C1), requestObjects
-//     nested 1,100-4,000 levels (or 900: read), items that are not events,
-//     fields of the wrong type; one batch in 25 not UTF-8 (raw bytes or a
-//     lone surrogate escape). Every 3 s ListApiUsage and ListClients (gRPC)
-//     and /metrics are read back: each must answer, keep at most
-//     --max-api-usage-rows rows and --max-client-series clients, and every
-//     kept field and label value at most 256 bytes (group_version, two
-//     fields, 513), UTF-8, a cut one ending "...(N bytes cut)" after at most
-//     224 bytes (docs/limits.md, "Audit event fields");
+//     User-Agents of 128-384 KiB (ASCII, or 2-4-byte characters; one of
+//     kGiantLengths lengths, so that the rows compatd keeps stay a few
+//     hundred), odd text (U+FFFD, escaped NUL and ESC, quotes, U+2028, BOM,
+//     C1), requestObjects nested 1,100-4,000 levels (or 900: read), items
+//     that are not events, fields of the wrong type; one batch in 25 not
+//     UTF-8 (raw bytes or a lone surrogate escape). Every 3 s ListApiUsage
+//     and ListClients (gRPC) and /metrics are read back: each must answer,
+//     keep at most --max-api-usage-rows rows (and the row "other") and
+//     --max-client-series clients, and every kept field and label value at
+//     most 256 bytes (group_version, two fields, 513), UTF-8, a cut one
+//     ending "...(N bytes cut)" after at most 224 bytes (docs/limits.md,
+//     "Audit event fields");
 //   - catalog swaps every --swap-interval (write a temp file, rename it over
 //     the catalog, as an editor does): good variants A and B in turn, and
 //     now and then a bad one, each checked through GetCatalog;
