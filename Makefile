@@ -67,12 +67,15 @@ fuzz:
 # Soak test: the real compatd under SOAK_DURATION (default 10 minutes) of mixed valid, wrong and
 # garbage load over gRPC and the HTTP front door, heavy requests that keep the heavy lane busy
 # (~3 MiB scans, plans, lints, large Evaluate batches), hostile clients (slowloris, oversized
-# bodies, declared-huge messages, rapid reset, slow readers, silent and idle connections),
-# WatchCatalog streams, raw TCP garbage and catalog swaps (good and bad); fails on a crash, an
-# unexpected status code, a wrong answer, a failed well-behaved call, a light call class whose
-# latency p99 after the warm-up is over 50 ms (--max-light-p99), a bad catalog served, a failed
-# scrape, a hostile connection held past its limit, descriptors past their bound or RSS more than
-# 50% over its warm-up baseline. The report is also written to $(BUILD)/soak-report.md.
+# bodies, heads of large POSTs whose bodies never come, declared-huge messages, rapid reset, slow
+# readers, silent and idle connections), kube-apiserver audit batches with hostile fields
+# (fields of hundreds of KB, nesting past 1024 levels, items that are not events, text that is
+# not UTF-8), WatchCatalog streams, raw TCP garbage and catalog swaps (good and bad); fails on a
+# crash, an unexpected status code, a wrong answer, a failed well-behaved call, a light call class
+# whose latency p99 after the warm-up is over 50 ms (--max-light-p99), a bad catalog served, a
+# failed scrape, a hostile connection held past its limit (a head without its body: the 30 s body
+# timeout + 5 s), an audit field kept past its 256 bytes, descriptors past their bound or RSS more
+# than 50% over its warm-up baseline. The report is also written to $(BUILD)/soak-report.md.
 SOAK_DURATION ?= 10m
 soak: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target compatd compatd-soak

@@ -80,6 +80,10 @@ constexpr size_t kExamplesPerKind = 5;
 // short enough that a run sees many connections closed by them).
 constexpr size_t kMaxHttpBodyBytes = 3 << 20;
 constexpr int kHttpHeaderTimeoutSeconds = 10;  // http::Server's default
+constexpr int kHttpBodyTimeoutSeconds = 30;    // http::Server's default
+// --max-admission-body-bytes, passed explicitly: /admission/v1/validate's
+// body bound in place of --max-http-body-bytes.
+constexpr size_t kMaxAdmissionBodyBytes = 16 << 20;
 constexpr int kHandshakeTimeoutSeconds = 5;
 constexpr int kMaxConnectionIdleSeconds = 30;
 constexpr int64_t kGrpcMemoryMiB = 64;
@@ -93,6 +97,11 @@ constexpr int kSlowReaders = 4;
 constexpr int kSlowReaderStreams = 5;
 constexpr size_t kSlowlorisPerPort = 4;
 constexpr size_t kSilentConnections = 8;
+// header-only: connections that send the head of a large POST and nothing
+// more, to /admission/v1/validate (as the original attack, issue 36) and to
+// /audit/v1/events.
+constexpr size_t kHeaderOnlyAdmission = 4;
+constexpr size_t kHeaderOnlyAudit = 2;
 constexpr int kHttpWorkers = 2;
 // compatd's heavy lane (api/lanes.h), passed explicitly: its threads, the
 // calls that may wait for them, the budget of one call's work.
@@ -111,11 +120,14 @@ constexpr auto kHeavyCallTimeout =
 // TCP garbage 1, scrape 1, front door workers 2 each (one for each lane),
 // garbage/oversized 1, slowloris 2 x kSlowlorisPerPort, the HTTP/2 abuser
 // kSlowReaders (its other attacks use one connection at a time, in turn),
-// idlers 2 x kSilentConnections, the heavy classes 2 x kHeavyThreads.
+// idlers 2 x kSilentConnections, the heavy classes 2 x kHeavyThreads,
+// audit-hostile 3 (its keep-alive front door connection, its gRPC channel,
+// its /metrics reads), header-only its heads and its /healthz client.
 constexpr int ConnectionsHeld(int workers) {
   return 2 * workers + 2 + 1 + 1 + 1 + 2 * kHttpWorkers + 1 +
          2 * static_cast<int>(kSlowlorisPerPort) + kSlowReaders +
-         2 * static_cast<int>(kSilentConnections) + 2 * kHeavyThreads;
+         2 * static_cast<int>(kSilentConnections) + 2 * kHeavyThreads + 3 +
+         static_cast<int>(kHeaderOnlyAdmission + kHeaderOnlyAudit) + 1;
 }
 // Descriptors compatd may hold beyond its idle count plus one per
 // connection: a connection the client closed is closed by compatd moments
@@ -155,6 +167,8 @@ struct Options {
   bool idle = true;
   bool heavy_grpc = true;
   bool heavy_http = true;
+  bool audit_hostile = true;
+  bool header_only = true;
   // FAIL when the p99 latency of a light class after the warm-up is over
   // this (issue 23).
   absl::Duration max_light_p99 = absl::Milliseconds(50);
@@ -169,14 +183,16 @@ enum class Class {
   kWatch,
   kSwapCheck,
   kHeavyGrpc,
+  kAuditChecks,  // audit-hostile's read-back: ListApiUsage, ListClients
   // The front door: the tally's code is the HTTP status (0: no answer).
   kHttpValid,
   kHttpWrong,
   kHttpGarbage,
   kOversized,
   kHeavyHttp,
+  kAuditHostile,  // audit batches and /metrics reads
 };
-constexpr int kClassCount = 13;
+constexpr int kClassCount = 15;
 constexpr std::array<absl::string_view, kClassCount> kClassNames = {
     "valid",
     "wrong",
@@ -186,11 +202,13 @@ constexpr std::array<absl::string_view, kClassCount> kClassNames = {
     "WatchCatalog",
     "GetCatalog (swap checks)",
     "heavy-grpc",
+    "audit-hostile (read-back)",
     "HTTP valid",
     "HTTP wrong",
     "HTTP garbage",
     "HTTP oversized body",
-    "heavy-http"};
+    "heavy-http",
+    "audit-hostile"};
 
 inline bool IsHttpClass(int cls) {
   return cls >= static_cast<int>(Class::kHttpValid);

@@ -22,7 +22,8 @@
 namespace compatd::soak {
 
 // The rows of the latency table. A light class is judged against
-// --max-light-p99; the heavy lane's rows are reported only.
+// --max-light-p99; the heavy lane's rows and the audit-hostile class's
+// (hostile batches and their read-back) are reported only.
 enum class LatencyClass {
   kValidLight,      // gRPC valid calls answered in the light lane
   kHttpValidLight,  // the same as /v1/<RPC> JSON
@@ -33,8 +34,10 @@ enum class LatencyClass {
   kHttpValidHeavy,  // the same over /v1
   kHeavyGrpc,       // the heavy-grpc class (answered ones)
   kHeavyHttp,       // the heavy-http class (answered ones)
+  kAuditBatch,      // audit-hostile: POST /audit/v1/events (answered 200)
+  kAuditRead,       // audit-hostile: ListApiUsage, ListClients, /metrics
 };
-inline constexpr int kLatencyClassCount = 9;
+inline constexpr int kLatencyClassCount = 11;
 
 struct LatencyClassInfo {
   absl::string_view name;
@@ -52,6 +55,8 @@ inline constexpr std::array<LatencyClassInfo, kLatencyClassCount>
         {"HTTP valid /v1/<RPC>", "heavy", false},
         {"heavy-grpc", "heavy", false},
         {"heavy-http", "heavy", false},
+        {"audit-hostile batch", "light", false},
+        {"audit-hostile read-back", "light", false},
     }};
 
 // Counts of microsecond values in log-linear buckets: exact below 64 us,

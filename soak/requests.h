@@ -69,6 +69,9 @@ struct CatalogFacts {
   static constexpr absl::string_view kSwitchedGate = "APIServingWithRoutine";
   uint32_t features = 0;  // both variants: the same gates
   int max_client_series = 256;
+  // --max-api-usage-rows: ListApiUsage answers at most this many rows and
+  // the one row "other" that counts the calls past them (runtime/api_usage.h).
+  int max_api_usage_rows = 1000;
 };
 
 // One request to send and how to judge the outcome.

@@ -49,6 +49,32 @@
 //     connections without a preface (closed within --handshake-timeout + 5
 //     s) and idle ones with a preface (within --max-connection-idle + 5 s).
 //     The soak has no TLS port, so no garbage to one;
+//   - header-only (issue 36): connections that send the head of a large
+//     POST and then nothing, kHeaderOnlyAdmission to /admission/v1/validate
+//     declaring 16 MiB (--max-admission-body-bytes) and kHeaderOnlyAudit to
+//     /audit/v1/events declaring 3 MiB (--max-http-body-bytes), reopened as
+//     compatd closes them: each closed without an answer within the 30 s
+//     body timeout + 5 s (every other audit head declares 16 MiB, past that
+//     route's bound: 413 at once), while /healthz answers 200 (probed every
+//     second) and the light classes hold their p99;
+//   - audit-hostile (issue 36): kube-apiserver's audit webhook batches
+//     (audit.k8s.io/v1 EventLists, POST /audit/v1/events, compatd started
+//     with --audit) every 100-300 ms, 10-49 good events of a cluster's
+//     clients (some at risk, some skipped: ResponseStarted, 401) with 1-3
+//     hostile items (soak/audit_batches.h): user names, API groups,
+//     resources, subresources, k8s.io/removed-release annotations and
+//     User-Agents of 128-384 KiB (ASCII, or 2-4-byte characters; one of
+//     kGiantLengths lengths, so that the rows compatd keeps stay a few
+//     hundred), odd text (U+FFFD, escaped NUL and ESC, quotes, U+2028, BOM,
+//     C1), requestObjects nested 1,100-4,000 levels (or 900: read), items
+//     that are not events, fields of the wrong type; one batch in 25 not
+//     UTF-8 (raw bytes or a lone surrogate escape). Every 3 s ListApiUsage
+//     and ListClients (gRPC) and /metrics are read back: each must answer,
+//     keep at most --max-api-usage-rows rows (and the row "other") and
+//     --max-client-series clients, and every kept field and label value at
+//     most 256 bytes (group_version, two fields, 513), UTF-8, a cut one
+//     ending "...(N bytes cut)" after at most 224 bytes (docs/limits.md,
+//     "Audit event fields");
 //   - catalog swaps every --swap-interval (write a temp file, rename it over
 //     the catalog, as an editor does): good variants A and B in turn, and
 //     now and then a bad one, each checked through GetCatalog;
@@ -58,9 +84,10 @@
 // exit 0, a call got a code (an HTTP request a status) its class does not
 // allow, an answer was wrong, a bad catalog replaced a good one or a good
 // one was not picked up, a scrape failed, a hostile connection outlived its
-// limit, the answer backlog passed --max-answer-backlog-bytes, descriptors
-// passed their bound (those before the load + the connections the soak
-// holds at most, ConnectionsHeld(), + kFdSlack) or stayed open 10 s after
+// limit, an audit batch's summary was wrong or a kept audit field or label
+// passed its bound, the answer backlog passed --max-answer-backlog-bytes,
+// descriptors passed their bound (those before the load + the connections the
+// soak holds at most, ConnectionsHeld(), + kFdSlack) or stayed open 10 s after
 // the load, the p99 latency after the warm-up of a light class passed
 // --max-light-p99 (50 ms; see "Latency" below), or RSS after the warm-up
 // grew past --max-rss-growth percent of
@@ -119,13 +146,26 @@
 //                    policy/v1beta1 PodSecurityPolicy among the findings),
 //                    or RESOURCE_EXHAUSTED "the heavy lane is full"
 //   heavy-http       the same over /v1/<RPC>: 200, or 429 with Retry-After
+//   audit-hostile    a batch: 200 whose summary ({"events","recorded",
+//                    "skipped","malformed"}) is exactly what the batch was
+//                    built with (hostile items skipped as malformed or
+//                    recorded with their fields cut), or 429 with
+//                    Retry-After (the audit queue full: counted, and the
+//                    thread waits as asked); a batch that is not UTF-8
+//                    exactly 400 (not JSON, RFC 8259 8.1; kube-apiserver
+//                    never sends one: Go writes U+FFFD); its read-back
+//                    calls OK and /metrics 200
+//   header-only      no answer and a close within the body timeout + 5 s;
+//                    a head over its route's bound 413 at once
 // In every class a heavy-lane call may also be refused because the lane is
 // full (RESOURCE_EXHAUSTED "the heavy lane is full"; 429 with Retry-After):
 // compatd refuses it before it reads the request. The thread then waits
 // the Retry-After (2 s) before its next call, as a well-behaved client does.
 
+#include "soak/audit_sender.h"
 #include "soak/common.h"
 #include "soak/grpc_worker.h"
+#include "soak/header_only.h"
 #include "soak/heavy_worker.h"
 #include "soak/http2_abuser.h"
 #include "soak/http_abuser.h"
@@ -266,6 +306,7 @@ class Soak {
     env_.facts.digest_a = CatalogDigest(a);
     env_.facts.digest_b = CatalogDigest(b);
     env_.facts.max_client_series = kMaxClientSeries;
+    env_.facts.max_api_usage_rows = kMaxApiUsageRows;
     // Both variants must be valid, or every check below is moot.
     const std::string b_path = dir_.path() + "/variant-b.yaml";
     if (!testing::WriteFile(env_.catalog_path, a) ||
@@ -331,7 +372,12 @@ class Soak {
         absl::StrCat("--max-answer-backlog-bytes=", kMaxAnswerBacklogMiB << 20),
         absl::StrCat("--heavy-workers=", kHeavyWorkers),
         absl::StrCat("--heavy-queue=", kHeavyQueue),
-        absl::StrCat("--max-heavy-work-time=", kHeavyWorkTimeSeconds, "s")};
+        absl::StrCat("--max-heavy-work-time=", kHeavyWorkTimeSeconds, "s"),
+        absl::StrCat("--max-admission-body-bytes=", kMaxAdmissionBodyBytes),
+        // The audit webhook route (on by default), its bounds.
+        "--audit", absl::StrCat("--audit-max-batch-bytes=", kMaxHttpBodyBytes),
+        "--audit-max-concurrent-batches=1", "--audit-max-queued-batches=8",
+        absl::StrCat("--max-api-usage-rows=", kMaxApiUsageRows)};
   }
 
   // The traffic classes' objects and a thread for each one the flags enable.
@@ -376,6 +422,8 @@ class Soak {
     slowloris_ = std::make_unique<Slowloris>(&env_);
     http2_abuser_ = std::make_unique<Http2Abuser>(&env_);
     idler_ = std::make_unique<Idler>(&env_);
+    audit_sender_ = std::make_unique<AuditSender>(&env_);
+    header_only_ = std::make_unique<HeaderOnly>(&env_);
     start_ = Clock::now();
     env_.load_start = start_;
     env_.measure_from = start_ + absl::ToChronoNanoseconds(o.warmup);
@@ -394,6 +442,10 @@ class Soak {
       threads.emplace_back([this] { http2_abuser_->Run(); });
     }
     if (o.idle) threads.emplace_back([this] { idler_->Run(); });
+    if (o.audit_hostile) {
+      threads.emplace_back([this] { audit_sender_->Run(); });
+    }
+    if (o.header_only) threads.emplace_back([this] { header_only_->Run(); });
     return threads;
   }
 
@@ -662,6 +714,7 @@ class Soak {
     for (const auto& w : workers_) latency_.Merge(w->latency());
     for (const auto& w : http_workers_) latency_.Merge(w->latency());
     for (const auto& w : heavy_workers_) latency_.Merge(w->latency());
+    latency_.Merge(audit_sender_->latency());
     const int64_t bound = LightBoundMicros(env_);
     for (int i = 0; i < kLatencyClassCount; ++i) {
       const auto cls = static_cast<LatencyClass>(i);
@@ -753,6 +806,7 @@ class Soak {
     ReportLatency(&out);
     ReportHeavyLane(&out);
     ReportHostile(&out);
+    ReportAudit(&out);
     ReportReloads(&out);
     ReportMemory(&out);
     ReportDescriptors(&out);
@@ -773,6 +827,7 @@ class Soak {
     for (const auto& w : heavy_workers_) merge(w->tally());
     merge(swapper_->tally());
     merge(http_abuser_->tally());
+    merge(audit_sender_->tally());
     std::map<std::pair<int, int>, uint64_t> by_class_code;
     std::map<std::pair<int, std::string>, uint64_t> by_class_method;
     uint64_t unary = 0;
@@ -939,7 +994,8 @@ class Soak {
                     "|\n|---|---:|\n");
     for (const Outcomes* outcomes :
          {&http_abuser_->outcomes(), &slowloris_->outcomes(),
-          &http2_abuser_->outcomes(), &idler_->outcomes()}) {
+          &http2_abuser_->outcomes(), &idler_->outcomes(),
+          &header_only_->outcomes()}) {
       for (const auto& [outcome, n] : *outcomes) {
         absl::StrAppend(out, "| ", outcome, " | ", n, " |\n");
       }
@@ -957,6 +1013,27 @@ class Soak {
         idler_->max_idle_held(), kMaxConnectionIdleSeconds,
         http2_abuser_->max_prefix_mib(), kGrpcMemoryMiB,
         max_backlog_ / (1 << 20), kMaxAnswerBacklogMiB);
+    if (env_.options.header_only) {
+      absl::StrAppendFormat(
+          out,
+          "\nheader-only: %d heads within their bound closed by compatd "
+          "without an answer after %.1f to %.1f s (body timeout %d s; limit "
+          "%d s); /healthz meanwhile within %.1f ms at most.\n",
+          header_only_->closed(), header_only_->min_held(),
+          header_only_->max_held(), kHttpBodyTimeoutSeconds,
+          kHttpBodyTimeoutSeconds + 5, header_only_->max_healthz_ms());
+    }
+  }
+
+  // The audit stream with hostile fields: its outcomes and what compatd kept.
+  void ReportAudit(std::string* out) const {
+    if (!env_.options.audit_hostile) return;
+    absl::StrAppend(out, "\n## Audit stream (audit-hostile)\n\n",
+                    audit_sender_->Summary(),
+                    "\n| outcome | count |\n|---|---:|\n");
+    for (const auto& [outcome, n] : audit_sender_->outcomes()) {
+      absl::StrAppend(out, "| ", outcome, " | ", n, " |\n");
+    }
   }
 
   // Catalog swaps and reloads; the server's own counts; scrapes.
@@ -1151,6 +1228,8 @@ class Soak {
   std::unique_ptr<Slowloris> slowloris_;
   std::unique_ptr<Http2Abuser> http2_abuser_;
   std::unique_ptr<Idler> idler_;
+  std::unique_ptr<AuditSender> audit_sender_;
+  std::unique_ptr<HeaderOnly> header_only_;
   LatencyRecorder latency_;  // every thread's, after the load
   uint64_t lane_samples_ = 0;
   uint64_t lane_busy_samples_ = 0;
@@ -1225,8 +1304,8 @@ void AddFlags(base::FlagTable* flags, Options* options, std::string* classes,
                    "the load that runs: all, or some of valid, wrong, garbage, "
                    "unknown, watch, transport, swap, http-valid, http-wrong, "
                    "http-garbage, oversized, slowloris, huge-prefix, "
-                   "rapid-reset, slow-reader, idle, heavy-grpc, heavy-http "
-                   "(comma-separated)");
+                   "rapid-reset, slow-reader, idle, heavy-grpc, heavy-http, "
+                   "audit-hostile, header-only (comma-separated)");
   flags->AddBool("help", help, "print this help and exit");
 }
 
@@ -1250,7 +1329,9 @@ absl::Status SelectClasses(const std::string& classes, Options* options) {
       {"slow-reader", &options->slow_reader},
       {"idle", &options->idle},
       {"heavy-grpc", &options->heavy_grpc},
-      {"heavy-http", &options->heavy_http}};
+      {"heavy-http", &options->heavy_http},
+      {"audit-hostile", &options->audit_hostile},
+      {"header-only", &options->header_only}};
   std::vector<absl::string_view> accepted = {"all"};
   for (const auto& [name, flag] : names) {
     *flag = false;
