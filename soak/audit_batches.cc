@@ -30,16 +30,6 @@ using ::compatd::testing::AuditEventJson;
 using ::compatd::testing::AuditEventListJson;
 using ::compatd::testing::AuditEventSpec;
 
-size_t Below(Rng& rng, size_t n) {
-  return std::uniform_int_distribution<size_t>(0, n - 1)(rng);
-}
-bool OneIn(Rng& rng, size_t n) { return Below(rng, n) == 0; }
-
-template <typename T, size_t N>
-const T& Pick(Rng& rng, const std::array<T, N>& pool) {
-  return pool[Below(rng, N)];
-}
-
 // A custom API kube-apiserver annotates deprecated: the catalog does not
 // know it, so compatd keeps a row of it (and its fields) whatever they are.
 constexpr char kCustomGroup[] = "giant.example.com";

@@ -359,10 +359,6 @@ inline std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
   return std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout);
 }
 
-inline size_t Below(Rng& rng, size_t n) {
-  return std::uniform_int_distribution<size_t>(0, n - 1)(rng);
-}
-
 inline std::atomic<int> g_channel_serial{0};
 
 // Sleeps `duration`, or less once the run stops.

@@ -19,16 +19,6 @@ using ::google::protobuf::Message;
 // ---------------------------------------------------------------------------
 // Random pieces
 
-size_t Below(Rng& rng, size_t n) {
-  return std::uniform_int_distribution<size_t>(0, n - 1)(rng);
-}
-bool OneIn(Rng& rng, size_t n) { return Below(rng, n) == 0; }
-
-template <typename T, size_t N>
-const T& Pick(Rng& rng, const std::array<T, N>& pool) {
-  return pool[Below(rng, N)];
-}
-
 // Printable ASCII and a few multi-byte UTF-8 characters: always valid UTF-8,
 // as proto3 strings must be (a client cannot send anything else through a
 // generated stub; invalid UTF-8 is the garbage class's business).

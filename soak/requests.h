@@ -26,6 +26,16 @@ namespace compatd::soak {
 
 using Rng = std::mt19937_64;
 
+// Random pieces, for every class of the soak.
+inline size_t Below(Rng& rng, size_t n) {
+  return std::uniform_int_distribution<size_t>(0, n - 1)(rng);
+}
+inline bool OneIn(Rng& rng, size_t n) { return Below(rng, n) == 0; }
+template <typename T, size_t N>
+const T& Pick(Rng& rng, const std::array<T, N>& pool) {
+  return pool[Below(rng, N)];
+}
+
 // An RPC of the service, from the API's one list (api/rpcs.h).
 using Rpc = api::Rpc;
 // The unary ones, which the workers call (WatchCatalog is driven by its own
