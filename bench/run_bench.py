@@ -938,10 +938,11 @@ def full_run(args):
         "%s (null server %s)" % (fmt_us(o["latency_us"]["p999"]),
                                  fmt_us(ol["null"]["latency_us"]["p999"])),
         o["latency_us"]["p999"] <= 3000 and o["failed"] == 0, others(o, args))
-    # Issue 21: six release lines embedded (1.31-1.36), each about 0.6 MiB.
-    row(rows, "idle RSS with the embedded catalogs of six release lines", "<= 26 MiB",
+    # Issue 21: six release lines embedded (1.31-1.36), each about 0.6 MiB; issue 31 adds 1.37
+    # and the patch releases' gate changes, and the bound with them.
+    row(rows, "idle RSS with the embedded catalogs of seven release lines", "<= 27 MiB",
         "%s (null server %s)" % (mib(idle_rss["compatd"]), mib(idle_rss["null"])),
-        idle_rss["compatd"] <= 26 * 1024)
+        idle_rss["compatd"] <= 27 * 1024)
     rss_ratio = sat_rss["compatd"] / max(1, sat_rss["null"])
     row(rows, "RSS under saturation vs null server", "<= 1.3x",
         "%.2fx (%s vs %s, peak VmRSS)" % (rss_ratio, mib(sat_rss["compatd"]),
