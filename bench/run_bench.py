@@ -4,15 +4,18 @@
   python3 bench/run_bench.py --build=build [--out=bench/results/latest.md]
   python3 bench/run_bench.py --smoke --compatd=... --load=... --null-server=...
 
-The full run (what `make bench` does, under 5 minutes on 2 cores):
+The full run (what `make bench` does, about 4 minutes on 2 cores):
   1. engine_benchmark (Google Benchmark, real 1.36 catalog): medians, allocs/op;
   2. compatd and bench/null_server pinned to CPU 0, compatd-load pinned to
-     CPU 1: saturation QPS (alternating rounds, median ratio), latency at
-     concurrency 1, an open loop at 10k req/s, RSS idle and under load;
+     CPU 1: saturation QPS and capacity, latency at concurrency 1 and an
+     open loop at 10k req/s, each in alternating rounds judged on the median
+     of the rounds' ratios to the null server; RSS idle and under load;
   3. reload under load: compatd serving a catalog file that compatd-load
      rewrites every 100 ms, against the same run without rewrites;
 then prints one table (target, measured, result) and writes it, with the
-machine, commit, date, load average and every command, to --out.
+machine, commit, date, load average and every command, to --out. A judged
+row whose runs saw other work take more than 5% of the servers' core (other
+tasks, or the hypervisor's steal) reads "noisy, rerun", not PASS or MISS.
 
 --smoke: about 3 s against an unpinned compatd and null_server: the harness
 still runs, QPS is sane and no call fails (a ctest test; exit 1 otherwise).
@@ -158,16 +161,41 @@ class Server:
         self.log.close()
 
 
-def cpu_busy_seconds(cpu):
-    """Busy time of one CPU so far (/proc/stat: all but idle and iowait)."""
+def cpu_task_seconds(cpu):
+    """(time one CPU spent running tasks, time the hypervisor stole from it)
+    so far, in seconds (/proc/stat: user + nice + system; steal). Interrupt
+    and softirq time are left out: the loopback's packets are processed
+    there, for the servers' own calls."""
     with open("/proc/stat") as f:
         for line in f:
             fields = line.split()
             if fields[0] == "cpu%d" % cpu:
                 ticks = [int(x) for x in fields[1:]]
-                busy = sum(ticks) - ticks[3] - ticks[4]
-                return busy / os.sysconf("SC_CLK_TCK")
-    return 0.0
+                hz = os.sysconf("SC_CLK_TCK")
+                return (ticks[0] + ticks[1] + ticks[2]) / hz, ticks[7] / hz
+    return 0.0, 0.0
+
+
+class CpuNoise:
+    """How much of CPU 0 (the servers' core) went elsewhere while a run
+    measured: tasks other than the server, and time stolen by the
+    hypervisor, each as a fraction of the run's wall time."""
+
+    def __init__(self, server):
+        self.server = server
+        self.cpu0 = server.cpu_seconds()
+        self.task0, self.steal0 = cpu_task_seconds(0)
+        self.t0 = time.monotonic()
+
+    def finish(self, result, pinning):
+        wall = max(time.monotonic() - self.t0, 1e-9)
+        task, steal = cpu_task_seconds(0)
+        server = (self.server.cpu_seconds() - self.cpu0) / wall
+        result["server_cpu"] = server
+        result["others_on_cpu0"] = max(0.0, (task - self.task0) / wall -
+                                       (server if pinning else 0.0))
+        result["steal_on_cpu0"] = max(0.0, (steal - self.steal0) / wall)
+        return result
 
 
 def load(args, recorder, server, extra, pinning, timeout=120):
@@ -177,8 +205,7 @@ def load(args, recorder, server, extra, pinning, timeout=120):
     argv = pin(1, [args.load, "--target=" + server.target, "--json",
                    "--user-agent=" + USER_AGENT] + extra, pinning)
     recorder.note(argv)
-    cpu0 = server.cpu_seconds()
-    busy0 = cpu_busy_seconds(0)
+    noise = CpuNoise(server)
     t0 = time.monotonic()
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak_rss = 0
@@ -189,13 +216,9 @@ def load(args, recorder, server, extra, pinning, timeout=120):
             raise Failure("compatd-load did not finish in %d s" % timeout)
         time.sleep(0.1)
     out, err = p.communicate()
-    wall = time.monotonic() - t0
     if p.returncode not in (0, 1) or not out.strip():
         raise Failure("compatd-load exited %d: %s" % (p.returncode, err[-2000:]))
-    result = json.loads(out)
-    result["server_cpu"] = (server.cpu_seconds() - cpu0) / wall
-    result["others_on_cpu0"] = max(0.0, (cpu_busy_seconds(0) - busy0) / wall -
-                                   (result["server_cpu"] if pinning else 0.0))
+    result = noise.finish(json.loads(out), pinning)
     # The server's CPU per call, warm-up included at the measured rate.
     result["server_us_per_call"] = (1e6 * result["server_cpu"] / result["qps"]
                                     if result["qps"] > 0 else 0.0)
@@ -365,20 +388,57 @@ def build_type(build_dir):
     return None
 
 
-def others(result, args):
-    if args.spin_idle_cpus:
-        return "idle CPUs kept from halting (--spin-idle-cpus)"
-    text = "other processes used %.0f%% of the server's CPU meanwhile" % (
-        100 * result["others_on_cpu0"])
-    if args.guest_halt_poll_ns is not None:
-        text += "; guest_halt_poll_ns=%d (--guest-halt-poll-ns)" % args.guest_halt_poll_ns
-    return text
+# A run is too noisy to judge when tasks other than the server, or the
+# hypervisor (steal), took more than this share of the servers' core.
+NOISE_LIMIT = 0.05
 
 
-def row(rows, what, target, measured, ok, note=""):
-    """ok: True (PASS), False (MISS) or None (reported, no target)."""
-    rows.append((what, target, measured, "info" if ok is None else "PASS" if ok else "MISS",
-                 note))
+def noise_of(results, args, pinning):
+    """The largest share of CPU 0 that went elsewhere during `results`, or
+    None when it cannot be told (no pinning; idle CPUs spun on purpose)."""
+    if not pinning or args.spin_idle_cpus or not results:
+        return None
+    return max(r.get("others_on_cpu0", 0.0) + r.get("steal_on_cpu0", 0.0) for r in results)
+
+
+def latency_row(rows, what, target, judged, beside, runs, args, pinning):
+    """A latency percentile of compatd over the null server's, judged on the
+    median of alternating rounds' ratios (runs: {"compatd": [...], "null":
+    [...]}, paired by round); the absolute figures and a second percentile
+    beside."""
+    ratios = [c["latency_us"][judged] / max(n["latency_us"][judged], 1e-9)
+              for c, n in zip(runs["compatd"], runs["null"])]
+
+    def med(key, pct):
+        return statistics.median(r["latency_us"][pct] for r in runs[key])
+
+    failed = sum(r["failed"] for r in runs["compatd"])
+    label = {"p50": "p50", "p99": "p99", "p999": "p99.9"}
+    row(rows, what, "<= %.2fx" % target,
+        "%.2fx (%s vs %s; median of %d rounds: %s); %s %s vs %s; %.0f req/s; %d failed" % (
+            statistics.median(ratios), fmt_us(med("compatd", judged)),
+            fmt_us(med("null", judged)), len(ratios), ", ".join("%.2f" % x for x in ratios),
+            label[beside], fmt_us(med("compatd", beside)), fmt_us(med("null", beside)),
+            statistics.median(r["qps"] for r in runs["compatd"]), failed),
+        statistics.median(ratios) <= target and failed == 0, "",
+        noise_of(runs["compatd"] + runs["null"], args, pinning))
+
+
+def row(rows, what, target, measured, ok, note="", noise=None):
+    """ok: True (PASS), False (MISS) or None (reported, no target). noise: the
+    share of the servers' core other work took during the runs the row is
+    made of (noise_of); above NOISE_LIMIT a judged row reads "noisy, rerun"
+    instead of PASS or MISS."""
+    if ok is None:
+        result = "info"
+    elif noise is not None and noise > NOISE_LIMIT:
+        result = "noisy, rerun"
+        note = (note + "; " if note else "") + (
+            "other work took up to %.0f%% of the servers' core (limit %.0f%%)" % (
+                100 * noise, 100 * NOISE_LIMIT))
+    else:
+        result = "PASS" if ok else "MISS"
+    rows.append((what, target, measured, result, note))
 
 
 # ---------------------------------------------------------------------------
@@ -480,6 +540,7 @@ def wrk(args, recorder, server, path, body_file, script, pinning, connections=16
                    "-s", script, "http://%s%s" % (server.target, path)], pinning)
     recorder.note(["BODY_FILE=" + body_file] + argv)
     cpu0 = server.cpu_seconds()
+    noise = CpuNoise(server)
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, BODY_FILE=body_file))
     cpu = server.cpu_seconds() - cpu0
@@ -489,8 +550,8 @@ def wrk(args, recorder, server, path, body_file, script, pinning, connections=16
     if p.returncode != 0 or not m or not n:
         raise Failure("wrk failed: %s %s" % (p.stdout[-1000:], p.stderr[-1000:]))
     requests = int(n.group(1))
-    return {"qps": float(m.group(1)), "us_per_call": 1e6 * cpu / max(requests, 1),
-            "non_2xx": int(bad.group(1)) if bad else 0}
+    return noise.finish({"qps": float(m.group(1)), "us_per_call": 1e6 * cpu / max(requests, 1),
+                         "non_2xx": int(bad.group(1)) if bad else 0}, pinning)
 
 
 def http_rows(args, recorder, workdir, pinning, rows):
@@ -577,7 +638,8 @@ def http_rows(args, recorder, workdir, pinning, rows):
             row(rows, what, "<= %.1fx" % target,
                 "%.2fx (%.1f µs vs %.1f µs; %.0f req/s at 16 connections; %d non-2xx)" % (
                     ratio, median(mine), median(null), median(mine, "qps"), failed),
-                ratio <= target and failed == 0)
+                ratio <= target and failed == 0, "",
+                noise_of(results[mine] + results[null], args, pinning))
         cm = results["configmap"][0]
         row(rows, "AdmissionReview of a 1 MiB ConfigMap (simdjson On-Demand, no DOM)",
             "reported", "%.0f µs server CPU per call, %.0f req/s at 4 connections" % (
@@ -587,7 +649,8 @@ def http_rows(args, recorder, workdir, pinning, rows):
             "(answers kept from earlier requests: --gatekeeper-cache-bytes default)",
             "<= 100 µs",
             "%.0f µs (%.0f req/s at 4 connections)" % (gk["us_per_call"], gk["qps"]),
-            gk["us_per_call"] <= 100 and gk["non_2xx"] == 0)
+            gk["us_per_call"] <= 100 and gk["non_2xx"] == 0, "",
+            noise_of([gk], args, pinning))
         cold = results["gatekeeper uncached"][0]
         row(rows, "the same, every key answered from the catalog (--gatekeeper-cache-bytes=0)",
             "reported", "%.0f µs (%.1f µs per key; %.0f req/s at 4 connections)" % (
@@ -806,21 +869,28 @@ def full_run(args):
                 runs.append(("%s saturation, wide mix" % s.name, r))
         wide_ratios = [c["qps"] / n["qps"] for c, n in zip(wide["compatd"], wide["null"])]
 
+        # Latency rows: alternating rounds, as the saturation rows, so that a
+        # slow patch of the machine hits both servers; each row is judged on
+        # the median of the rounds' ratios.
         print("latency at concurrency 1 ...", flush=True)
-        c1 = {}
-        for key, s in (("null", null), ("compatd", compatd)):
-            c1[key] = load(args, recorder, s, ["--concurrency=1", "--channels=1",
-                                               "--duration=%gs" % secs, "--mix=" + MIX] + warm,
-                           pinning)
-            runs.append(("%s concurrency 1" % s.name, c1[key]))
+        c1 = {"compatd": [], "null": []}
+        for _ in range(args.latency_rounds):
+            for key, s in (("null", null), ("compatd", compatd)):
+                r = load(args, recorder, s, ["--concurrency=1", "--channels=1",
+                                             "--duration=%gs" % secs, "--mix=" + MIX] + warm,
+                         pinning)
+                c1[key].append(r)
+                runs.append(("%s concurrency 1" % s.name, r))
 
         print("open loop at 10000 req/s ...", flush=True)
-        ol = {}
-        for key, s in (("null", null), ("compatd", compatd)):
-            ol[key] = load(args, recorder, s, ["--rate=10000", "--channels=4",
-                                               "--duration=%gs" % secs, "--mix=" + MIX] + warm,
-                           pinning)
-            runs.append(("%s open loop 10k/s" % s.name, ol[key]))
+        ol = {"compatd": [], "null": []}
+        for _ in range(args.latency_rounds):
+            for key, s in (("null", null), ("compatd", compatd)):
+                r = load(args, recorder, s, ["--rate=10000", "--channels=4",
+                                             "--duration=%gs" % secs, "--mix=" + MIX] + warm,
+                         pinning)
+                ol[key].append(r)
+                runs.append(("%s open loop 10k/s" % s.name, r))
         for s in servers:
             s.stop()
         servers = []
@@ -906,12 +976,20 @@ def full_run(args):
             "%.0f" % statistics.median(r["qps"] for r in sat["null"]), len(ratios),
             ", ".join("%.0f%%" % (100 * x) for x in ratios)),
         ratio >= 0.85,
-        "server CPU %.0f%% (compatd) / %.0f%% (null) of its core, client CPU %.0f%%; "
-        "server CPU per call %.1f µs (compatd) / %.1f µs (null): capacity ratio %.0f%%" % (
+        "server CPU %.0f%% (compatd) / %.0f%% (null) of its core, client CPU %.0f%%" % (
             100 * statistics.median(r["server_cpu"] for r in sat["compatd"]),
             100 * statistics.median(r["server_cpu"] for r in sat["null"]),
-            100 * statistics.median(r["client_cpu"] for r in sat["compatd"]),
-            compatd_us, null_us, 100 * null_us / compatd_us))
+            100 * statistics.median(r["client_cpu"] for r in sat["compatd"])),
+        noise_of(sat["compatd"] + sat["null"], args, pinning))
+    capacity = [n["server_us_per_call"] / c["server_us_per_call"]
+                for c, n in zip(sat["compatd"], sat["null"]) if c["server_us_per_call"] > 0]
+    row(rows, "capacity: null server's CPU per call / compatd's (saturation, %s)" % MIX,
+        ">= 0.95",
+        "%.2f (%.1f µs vs %.1f µs per call; median of %d rounds: %s)" % (
+            statistics.median(capacity), null_us, compatd_us, len(capacity),
+            ", ".join("%.2f" % x for x in capacity)),
+        statistics.median(capacity) >= 0.95, "",
+        noise_of(sat["compatd"] + sat["null"], args, pinning))
     wide_ratio = statistics.median(wide_ratios)
     row(rows, "service QPS / null-server QPS, mix %s" % WIDE_MIX, ">= 85%",
         "%.0f%% (%.0f vs %.0f req/s, median of %d rounds: %s)" % (
@@ -921,23 +999,12 @@ def full_run(args):
         wide_ratio >= 0.85,
         "server CPU per call %.1f µs (compatd) / %.1f µs (null)" % (
             statistics.median(r["server_us_per_call"] for r in wide["compatd"]),
-            statistics.median(r["server_us_per_call"] for r in wide["null"])))
-    lat = c1["compatd"]["latency_us"]
-    row(rows, "loopback round trip, concurrency 1: p50", "<= 60 µs",
-        "%s (null server %s)" % (fmt_us(lat["p50"]), fmt_us(c1["null"]["latency_us"]["p50"])),
-        lat["p50"] <= 60, others(c1["compatd"], args))
-    row(rows, "loopback round trip, concurrency 1: p99", "<= 150 µs",
-        "%s (null server %s)" % (fmt_us(lat["p99"]), fmt_us(c1["null"]["latency_us"]["p99"])),
-        lat["p99"] <= 150, others(c1["compatd"], args))
-    o = ol["compatd"]
-    row(rows, "open loop 10k req/s: p99", "<= 1 ms",
-        "%s (achieved %.0f req/s; null server %s)" % (
-            fmt_us(o["latency_us"]["p99"]), o["qps"], fmt_us(ol["null"]["latency_us"]["p99"])),
-        o["latency_us"]["p99"] <= 1000 and o["failed"] == 0, others(o, args))
-    row(rows, "open loop 10k req/s: p99.9", "<= 3 ms",
-        "%s (null server %s)" % (fmt_us(o["latency_us"]["p999"]),
-                                 fmt_us(ol["null"]["latency_us"]["p999"])),
-        o["latency_us"]["p999"] <= 3000 and o["failed"] == 0, others(o, args))
+            statistics.median(r["server_us_per_call"] for r in wide["null"])),
+        noise_of(wide["compatd"] + wide["null"], args, pinning))
+    latency_row(rows, "loopback round trip, concurrency 1: p50 / null server's", 1.05, "p50",
+                "p99", c1, args, pinning)
+    latency_row(rows, "open loop 10k req/s: p99 / null server's", 1.2, "p99", "p999", ol,
+                args, pinning)
     # Issue 21: six release lines embedded (1.31-1.36), each about 0.6 MiB; issue 31 adds 1.37
     # and the patch releases' gate changes, and the bound with them.
     row(rows, "idle RSS with the embedded catalogs of seven release lines", "<= 27 MiB",
@@ -963,7 +1030,8 @@ def full_run(args):
     row(rows, "catalog reload, rename -> WatchCatalog message (inotify, 5 ms debounce)",
         "<= 20 ms from event to publish",
         e2e, bool(latencies) and max(latencies) <= 20,
-        "includes the reloader's 5 ms debounce of directory events")
+        "includes the reloader's 5 ms debounce of directory events",
+        noise_of([swapping], args, pinning))
     row(rows, "failed calls during catalog swaps every 100 ms", "0",
         "%d of %d (%d swaps, %d publishes)" % (swapping["failed"], swapping["calls"],
                                               reload_info.get("swaps", 0),
@@ -1002,21 +1070,23 @@ def full_run(args):
         details.append("| %s | %s | %s | %.1f |" % (name, fmt_ns(b["ns"]), fmt_ns(b["cpu_ns"]),
                                                     b["allocs"]))
     load_rows = ["| run | req/s | p50 | p90 | p99 | p99.9 | max | failed | server CPU | "
-                 "server CPU/call | client CPU | others on CPU 0 | server peak RSS |",
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                 "server CPU/call | client CPU | others on CPU 0 | steal on CPU 0 | "
+                 "server peak RSS |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, r in runs:
         lu = r["latency_us"]
         load_rows.append("| %s | %.0f | %s | %s | %s | %s | %s | %d | %.0f%% | %.1f µs | %.0f%% "
-                         "| %.0f%% | %s |" % (
+                         "| %.0f%% | %.0f%% | %s |" % (
                              label, r["qps"], fmt_us(lu["p50"]), fmt_us(lu["p90"]),
                              fmt_us(lu["p99"]), fmt_us(lu["p999"]), fmt_us(lu["max"]),
                              r["failed"], 100 * r["server_cpu"], r["server_us_per_call"],
                              100 * r["client_cpu"], 100 * r["others_on_cpu0"],
-                             mib(r["server_peak_rss_kib"])))
+                             100 * r["steal_on_cpu0"], mib(r["server_peak_rss_kib"])))
 
     published = len(re.findall(r"catalog reloaded:", reload_log))
-    max_others = max(r["others_on_cpu0"] for _, r in runs)
+    max_others = max(r["others_on_cpu0"] + r["steal_on_cpu0"] for _, r in runs)
     passed = sum(1 for r in rows if r[3] == "PASS")
+    noisy = sum(1 for r in rows if r[3] == "noisy, rerun")
     judged = sum(1 for r in rows if r[3] != "info")
     text = "\n".join([
         "# compatd benchmark results (latest `make bench`)",
@@ -1026,10 +1096,10 @@ def full_run(args):
         "- date: %s; whole run %.0f s" % (info["date"], elapsed),
         "- build: %s (%s)" % (args.build or "given binaries", args.build_type),
         "- load average (1, 5, 15 min) at start: %s; at end: %s; other processes used up "
-        "to %.0f%% of the servers' CPU 0 during a load run%s" % (
+        "to %.0f%% of the servers' CPU 0 during a load run (with the hypervisor's steal)%s" % (
             load_start, load_end, 100 * max_others,
             " — other work was running on this machine, so the numbers are noisy"
-            if float(load_start.split()[0]) > 0.5 or (max_others > 0.05 and
+            if float(load_start.split()[0]) > 0.5 or (max_others > NOISE_LIMIT and
                                                        not args.spin_idle_cpus) else ""),
         "- pinning: %s" % ("servers on CPU 0, compatd-load and engine_benchmark on CPU 1 "
                            "(taskset)" if pinning else "none (taskset missing or 1 CPU)"),
@@ -1038,7 +1108,9 @@ def full_run(args):
             "kept from halting by SCHED_IDLE busy loops during the load runs "
             "(--spin-idle-cpus; the \"others on CPU 0\" column then counts them too)"
             if args.spin_idle_cpus else "left to halt (the default)"),
-        "- %d of %d targets met" % (passed, judged),
+        "- %d of %d targets met%s" % (passed, judged, (
+            "; %d rows too noisy to judge (\"noisy, rerun\": other work took more than "
+            "%.0f%% of the servers' core)" % (noisy, 100 * NOISE_LIMIT)) if noisy else ""),
         "",
         "## Targets",
         "",
@@ -1062,8 +1134,9 @@ def full_run(args):
     print()
     print("\n".join(table))
     print()
-    print("%d of %d targets met; load average at start %s, at end %s; %.0f s" % (
-        passed, judged, load_start, load_end, elapsed))
+    print("%d of %d targets met%s; load average at start %s, at end %s; %.0f s" % (
+        passed, judged, "; %d noisy, rerun" % noisy if noisy else "", load_start, load_end,
+        elapsed))
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:
@@ -1149,13 +1222,16 @@ def main():
     parser.add_argument("--null-http-server")
     parser.add_argument("--engine-benchmark")
     parser.add_argument("--out", default=os.path.join(REPO, "bench", "results", "latest.md"))
-    parser.add_argument("--seconds", type=float, default=5.0,
+    parser.add_argument("--seconds", type=float, default=4.0,
                         help="measured seconds of each load run")
     parser.add_argument("--rounds", type=int, default=5, help="saturation rounds per server")
     parser.add_argument("--round-seconds", type=float, default=3.0,
                         help="measured seconds of each saturation round")
     parser.add_argument("--wide-rounds", type=int, default=3,
                         help="saturation rounds per server with every RPC in the mix")
+    parser.add_argument("--latency-rounds", type=int, default=3,
+                        help="alternating rounds per server of the concurrency-1 and "
+                             "open-loop runs (each --seconds long)")
     parser.add_argument("--repetitions", type=int, default=5,
                         help="engine benchmark repetitions (the median is reported)")
     parser.add_argument("--min-time", default="0.2", help="engine benchmark min time, seconds")
