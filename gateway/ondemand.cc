@@ -56,6 +56,16 @@ simdjson::error_code SkipValue(simdjson::simdjson_result<od::value> result,
       return simdjson::SUCCESS;
     }
     case od::json_type::string: {
+      // Stage 1 (Iterate) has checked the whole text's UTF-8 and that no
+      // string holds a raw control character: only an escape can still be
+      // wrong, and only get_string() reads escapes (into the parser's string
+      // buffer). A string without a backslash is passed over as it is: in a
+      // 10 KiB AdmissionReview the unescaping of skipped strings was a
+      // twelfth of compatd's CPU per call (BENCHMARKS.md, issue 37).
+      if (value.raw_json_token().find('\\') == std::string_view::npos) {
+        od::raw_json_string raw;
+        return value.get_raw_json_string().get(raw);
+      }
       std::string_view text;
       return value.get_string().get(text);
     }

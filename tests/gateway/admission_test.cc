@@ -562,6 +562,42 @@ TEST_F(AdmissionTest, MalformedJsonInsideTheObjectIs400) {
   EXPECT_TRUE(Allowed(Admit(review)));
 }
 
+// Strings the check never reads are passed over without unescaping when they
+// hold no backslash; they must still be what Go's encoding/json accepts
+// (decode.go: a control character below 0x20 in a string literal, invalid
+// escapes and a \u not followed by four hex digits are syntax errors).
+TEST_F(AdmissionTest, SkippedStringsAreStillJsonStrings) {
+  const std::string bad_strings[] = {
+      "\"a\x01"
+      "b\"",            // a raw control character
+      "\"tab\there\"",  // a raw tab
+      R"("\q")",        // an escape JSON does not have
+      R"("\u12")",      // \u without four hex digits
+      R"("\u12G4")",    // a \u with a letter that is not hex
+      "\"\xff\xfe\"",   // not UTF-8
+      "\"\xc3\"",       // a UTF-8 sequence cut short
+  };
+  for (const std::string& bad : bad_strings) {
+    Review review = Of("apps", "v1", "Deployment");
+    review.object = Object("apps/v1", "Deployment",
+                           absl::StrCat(R"(,"status":{"s":)", bad, "}"));
+    EXPECT_THAT(Refused(review.Json()), HasSubstr("not valid JSON")) << bad;
+    review = Of("apps", "v1", "Deployment");
+    review.object =
+        Object("apps/v1", "Deployment",
+               absl::StrCat(R"(,"status":{"list":["ok",)", bad, "]}"));
+    EXPECT_THAT(Refused(review.Json()), HasSubstr("not valid JSON")) << bad;
+  }
+  Review review = Of("apps", "v1", "Deployment");
+  review.object =
+      Object("apps/v1", "Deployment",
+             absl::StrCat(
+                 R"(,"status":{"a":"plain","b":"\"quoted\" \\ \/ \b\f\n\r\t",)",
+                 R"("c":"\u00e9\ud83d\ude00","d":"caf\u00e9 \u2603","e":"",)",
+                 "\"f\":\"caf\xc3\xa9 \xe2\x98\x83\"}"));
+  EXPECT_TRUE(Allowed(Admit(review)));
+}
+
 // A malformed atom where the object or oldObject goes: simdjson's is_null()
 // answers an error, not false, which the reader once took as a bool; the
 // exception ended compatd. Found by the admission_review fuzz target
