@@ -47,8 +47,9 @@ test-tsan: deps
 	  bash ../scripts/check-sanitizer-logs.sh sanitizer-logs || rc=1; exit $$rc
 
 # Benchmarks against the targets of BENCHMARKS.md; not part of `make test`. Needs the optimized
-# build ($(BUILD) is RelWithDebInfo); about two minutes on 2 cores; prints one table and writes
-# it to bench/results/latest.md.
+# build ($(BUILD) is RelWithDebInfo); about four minutes on 2 cores; prints one table and writes
+# it to bench/results/latest.md. A row whose runs shared the servers' core with other work reads
+# "noisy, rerun".
 bench: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target compatd compatd-load null_server null_http_server engine_benchmark
 	python3 bench/run_bench.py --build=$(BUILD)
