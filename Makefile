@@ -17,7 +17,9 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# Builds only what it serves (the tests, benchmarks and tools are `make build`'s and `make test`'s).
+run: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target compatd
 	$(BUILD)/service/compatd $(RUN_ARGS)
 
 test: build

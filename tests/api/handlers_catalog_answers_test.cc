@@ -11,6 +11,7 @@
 #include "api/handlers.h"
 #include "catalog/catalog_loader.h"
 #include "catalog/embedded_catalog.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "runtime/catalog_pipeline.h"
@@ -142,6 +143,32 @@ TEST_F(CatalogAnswersTest, AnswersFollowAReload) {
   ASSERT_NE(FindFeature(features_after, "WatchList"), nullptr);
   EXPECT_TRUE(FindFeature(features_before, "WatchList")->enabled());
   EXPECT_FALSE(FindFeature(features_after, "WatchList")->enabled());
+}
+
+// `enabled` has explicit presence: a gate that is off is `"enabled": false`
+// in the JSON grpcurl and every protobuf JSON client print (proto3 drops an
+// implicit false). The catalog's cluster section turns WatchList off.
+TEST_F(CatalogAnswersTest, AGateThatIsOffSaysEnabledFalse) {
+  pipeline_.Publish(Parse(TurnedOffYaml()));
+  v1::GetFeatureRequest request;
+  request.set_name("WatchList");
+  v1::GetFeatureResponse feature;
+  ASSERT_OK(handlers_.GetFeature(Now(), request, &feature));
+  EXPECT_TRUE(feature.has_enabled());
+  EXPECT_FALSE(feature.enabled());
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(feature, &json).ok());
+  EXPECT_NE(json.find("\"enabled\":false"), std::string::npos) << json;
+
+  v1::ListFeaturesResponse features;
+  ASSERT_OK(
+      handlers_.ListFeatures(Now(), v1::ListFeaturesRequest(), &features));
+  const v1::FeatureDecision* watch_list = FindFeature(features, "WatchList");
+  ASSERT_NE(watch_list, nullptr);
+  EXPECT_TRUE(watch_list->has_enabled());
+  ASSERT_TRUE(
+      google::protobuf::util::MessageToJsonString(*watch_list, &json).ok());
+  EXPECT_NE(json.find("\"enabled\":false"), std::string::npos) << json;
 }
 
 // A snapshot answers from its own derived answers, whatever is published
