@@ -174,7 +174,12 @@ absl::StatusOr<std::optional<std::string>> StringOrSkip(
 // status.storedVersions (["v1"]). Any object may have fields of those names,
 // of any shape: what does not have a CRD's shape is skipped (kube-apiserver
 // validated a CRD's schema before validating webhooks see it).
+//
+// A key given twice replaces the earlier list, and null empties it, as Go's
+// decoder (kube-apiserver's) does: "Unmarshal resets the slice length to zero
+// and then appends each element" (encoding/json decode.go).
 absl::Status ReadCrdVersions(od::value value, ObjectFacts* out) {
+  out->versions.clear();
   od::array array;
   if (value.get_array().get(array) != simdjson::SUCCESS) {
     return Skip(std::move(value), "spec.versions");
@@ -226,6 +231,7 @@ absl::Status ReadCrdVersions(od::value value, ObjectFacts* out) {
 }
 
 absl::Status ReadStoredVersions(od::value value, ObjectFacts* out) {
+  out->stored.clear();  // as ReadCrdVersions
   od::array array;
   if (value.get_array().get(array) != simdjson::SUCCESS) {
     return Skip(std::move(value), "status.storedVersions");
@@ -407,8 +413,10 @@ absl::Status ReadRequest(od::value value, Review* review) {
 
 absl::Status ReadReview(const std::string& body, Review* review) {
   // One parser per thread, reused: its buffers grow to the largest body seen
-  // (bounded by --max-http-body-bytes).
+  // (bounded by --max-admission-body-bytes) and are given back after a body
+  // over kKeptParserBytes.
   thread_local od::parser parser;
+  const ParserLease lease(parser);
   simdjson::padded_string padded(body);
   review->base = padded.data();
   od::document document;

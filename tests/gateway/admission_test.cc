@@ -319,6 +319,33 @@ TEST_F(AdmissionTest, CrdUpdateDroppingAStoredVersionIsDenied) {
               HasSubstr("status.storedVersions[1]: Invalid value: \"v2\""));
 }
 
+// A repeated spec.versions or status.storedVersions key: the last list is the
+// one Go's decoder keeps (encoding/json resets a slice before decoding into
+// it), and null empties it.
+TEST_F(AdmissionTest, CrdListsGivenTwiceAreReadAsGoReadsThem) {
+  const std::string both = Crd({{"v1", true}, {"v2", true}}, {"v1", "v2"});
+  std::string dropping_v1 = Crd({{"v2", true}}, {"v1", "v2"});
+  // spec.versions once more, before the list that drops v1: still denied.
+  dropping_v1.insert(dropping_v1.find(R"("versions":[)"),
+                     R"("versions":[{"name":"v1","served":true}],)");
+  EXPECT_FALSE(Allowed(Admit(CrdUpdate(dropping_v1, both))));
+  // The other way round: the later list has v1 back, so nothing is dropped.
+  std::string restored = Crd({{"v2", true}}, {"v1", "v2"});
+  restored.insert(
+      restored.find("]},\"status\"") + 1,
+      R"(,"versions":[{"name":"v1","served":true},{"name":"v2","served":true}])");
+  EXPECT_TRUE(Allowed(Admit(CrdUpdate(restored, both)))) << restored;
+  // storedVersions given twice: only the later one, ["v2"], is stored.
+  std::string stored_twice = Crd({{"v2", true}}, {"v1", "v2"});
+  stored_twice.insert(stored_twice.find("]}}") + 1,
+                      R"(,"storedVersions":["v2"])");
+  EXPECT_TRUE(Allowed(Admit(CrdUpdate(stored_twice, both)))) << stored_twice;
+  // null empties it.
+  std::string stored_null = Crd({{"v2", true}}, {"v1", "v2"});
+  stored_null.insert(stored_null.find("]}}") + 1, R"(,"storedVersions":null)");
+  EXPECT_TRUE(Allowed(Admit(CrdUpdate(stored_null, both)))) << stored_null;
+}
+
 TEST_F(AdmissionTest, CrdUpdateKeepingStoredVersionsIsAllowed) {
   // Unserving a stored version, or dropping one never stored, is allowed
   // (a CRD the catalog has no plan for).
