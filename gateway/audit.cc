@@ -345,8 +345,10 @@ absl::Status ReadAuditEvents(
     const std::function<void(const AuditEvent&)>& on_event,
     AuditReadStats* stats) {
   // One parser per thread, reused: its buffers grow to the largest body seen
-  // (bounded by the batch byte bound).
+  // (bounded by the batch byte bound), given back after one over
+  // kKeptParserBytes.
   thread_local od::parser parser;
+  const ParserLease lease(parser);
   simdjson::padded_string padded(body.data(), body.size());
   od::document document;
   if (const auto error = Iterate(parser, padded).get(document); error) {

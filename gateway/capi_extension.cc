@@ -25,6 +25,7 @@
 #include "engine/catalog.h"
 #include "engine/version.h"
 #include "gateway/json.h"
+#include "gateway/ondemand.h"
 #include "simdjson.h"
 
 namespace compatd::gateway {
@@ -1235,6 +1236,7 @@ void CapiExtension::Serve(const runtime::ServingSnapshot* snapshot,
   if (RejectCall(request, discovery, handler, snapshot, response)) return;
   const absl::string_view hook = discovery ? "Discovery" : handler->hook;
   thread_local dom::parser parser;
+  const ParserLease lease(parser);
   HookRequest hook_request;
   absl::Status read = ReadRequest(parser, request.body, hook, &hook_request);
   Answer answer;

@@ -73,6 +73,7 @@ absl::Status ReadRequestKeys(od::object request, bool* has_keys,
 
 absl::Status ReadKeys(const std::string& body, std::vector<std::string>* keys) {
   thread_local od::parser parser;
+  const ParserLease lease(parser);
   simdjson::padded_string padded(body);
   od::document document;
   std::string api_version;

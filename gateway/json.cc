@@ -80,6 +80,7 @@ namespace {
 // early).
 size_t ErrorOffset(const simdjson::padded_string& json) {
   thread_local simdjson::ondemand::parser parser;
+  const ParserLease lease(parser);
   simdjson::ondemand::document document;
   if (Iterate(parser, json).get(document) != simdjson::SUCCESS) return 0;
   if (SkipValue(document.get_value()) == simdjson::SUCCESS &&
@@ -263,6 +264,7 @@ absl::Status ParseJsonRequest(absl::string_view json,
   // Syntax and depth first, with a parser that stops at the bound: protobuf
   // then only sees well-formed, shallow JSON.
   thread_local simdjson::dom::parser checker;
+  const ParserLease lease(checker);
   if (checker.capacity() < json.size() ||
       checker.max_depth() != static_cast<size_t>(kMaxJsonDepth)) {
     if (checker.allocate(json.size(), kMaxJsonDepth) != simdjson::SUCCESS) {
