@@ -667,13 +667,22 @@ const JsonPlan& PlanFor(const google::protobuf::Descriptor* type) {
   plan = std::make_unique<JsonPlan>();
   plan->printable = type->well_known_type() ==
                     google::protobuf::Descriptor::WELLKNOWNTYPE_UNSPECIFIED;
-  for (int i = 0; i < type->field_count() && plan->printable; ++i) {
-    const FD* field = type->field(i);
-    if (field->is_map()) plan->printable = false;
-    plan->fields.push_back(
-        {field, absl::StrCat("\"", field->json_name(), "\":"),
-         !field->is_repeated() && (field->cpp_type() == FD::CPPTYPE_MESSAGE ||
-                                   field->has_presence())});
+  // protobuf's printer (3.21) writes proto3 `optional` fields (each in a
+  // synthetic oneof) after the others, each group in declaration order.
+  for (const bool optional_fields : {false, true}) {
+    for (int i = 0; i < type->field_count() && plan->printable; ++i) {
+      const FD* field = type->field(i);
+      const google::protobuf::OneofDescriptor* oneof =
+          field->containing_oneof();
+      if ((oneof != nullptr && oneof->is_synthetic()) != optional_fields) {
+        continue;
+      }
+      if (field->is_map()) plan->printable = false;
+      plan->fields.push_back(
+          {field, absl::StrCat("\"", field->json_name(), "\":"),
+           !field->is_repeated() && (field->cpp_type() == FD::CPPTYPE_MESSAGE ||
+                                     field->has_presence())});
+    }
   }
   return *plan;
 }

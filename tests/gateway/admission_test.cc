@@ -335,15 +335,25 @@ TEST_F(AdmissionTest, CrdListsGivenTwiceAreReadAsGoReadsThem) {
       restored.find("]},\"status\"") + 1,
       R"(,"versions":[{"name":"v1","served":true},{"name":"v2","served":true}])");
   EXPECT_TRUE(Allowed(Admit(CrdUpdate(restored, both)))) << restored;
-  // storedVersions given twice: only the later one, ["v2"], is stored.
-  std::string stored_twice = Crd({{"v2", true}}, {"v1", "v2"});
+  // status.storedVersions is the old object's (kube-apiserver keeps the old
+  // status on an update of the CRD itself): given twice there, only the later
+  // ["v2"] is stored, so dropping v1 from spec.versions is allowed.
+  const std::string dropping = Crd({{"v2", true}}, {"v1", "v2"});
+  std::string stored_twice = both;
   stored_twice.insert(stored_twice.find("]}}") + 1,
                       R"(,"storedVersions":["v2"])");
-  EXPECT_TRUE(Allowed(Admit(CrdUpdate(stored_twice, both)))) << stored_twice;
+  EXPECT_TRUE(Allowed(Admit(CrdUpdate(dropping, stored_twice))))
+      << stored_twice;
   // null empties it.
-  std::string stored_null = Crd({{"v2", true}}, {"v1", "v2"});
+  std::string stored_null = both;
   stored_null.insert(stored_null.find("]}}") + 1, R"(,"storedVersions":null)");
-  EXPECT_TRUE(Allowed(Admit(CrdUpdate(stored_null, both)))) << stored_null;
+  EXPECT_TRUE(Allowed(Admit(CrdUpdate(dropping, stored_null)))) << stored_null;
+  // And the other order still keeps v1 stored.
+  std::string stored_again = Crd({{"v1", true}, {"v2", true}}, {"v2"});
+  stored_again.insert(stored_again.find("]}}") + 1,
+                      R"(,"storedVersions":["v1","v2"])");
+  EXPECT_FALSE(Allowed(Admit(CrdUpdate(dropping, stored_again))))
+      << stored_again;
 }
 
 TEST_F(AdmissionTest, CrdUpdateKeepingStoredVersionsIsAllowed) {

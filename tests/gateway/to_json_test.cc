@@ -153,8 +153,16 @@ TEST_F(ToJsonTest, InvalidUtf8IsLeftToProtobuf) {
 TEST_F(ToJsonTest, DefaultsArePrintedAndUnsetMessagesAreNot) {
   v1::GetFeatureResponse empty;
   ExpectSame(empty);
-  EXPECT_THAT(ToJson(empty), ::testing::HasSubstr("\"enabled\":false"));
+  EXPECT_THAT(ToJson(empty), ::testing::HasSubstr("\"defaultEnabled\":false"));
   EXPECT_THAT(ToJson(empty), ::testing::Not(::testing::HasSubstr("versions")));
+  // `enabled` has explicit presence: unset it is left out, as protobuf does;
+  // the handlers always set it, and then false is printed.
+  EXPECT_THAT(ToJson(empty),
+              ::testing::Not(::testing::HasSubstr("enabled\":")));
+  v1::GetFeatureResponse off;
+  off.set_enabled(false);
+  ExpectSame(off);
+  EXPECT_THAT(ToJson(off), ::testing::HasSubstr("\"enabled\":false"));
 }
 
 }  // namespace
