@@ -507,6 +507,7 @@ TEST(PercentDecodeTest, RefusesBadEscapes) {
 TEST(ToJsonTest, PrintsDefaultsWithJsonNames) {
   v1::GetFeatureResponse response;
   response.set_name("WatchList");
+  response.set_enabled(false);  // explicit presence: the handlers always set it
   const std::string json = ToJson(response);
   EXPECT_THAT(json, HasSubstr("\"enabled\":false"));
   EXPECT_THAT(json, HasSubstr("\"defaultEnabled\":false"));
