@@ -872,25 +872,20 @@ def full_run(args):
         # Latency rows: alternating rounds, as the saturation rows, so that a
         # slow patch of the machine hits both servers; each row is judged on
         # the median of the rounds' ratios.
-        print("latency at concurrency 1 ...", flush=True)
-        c1 = {"compatd": [], "null": []}
-        for _ in range(args.latency_rounds):
-            for key, s in (("null", null), ("compatd", compatd)):
-                r = load(args, recorder, s, ["--concurrency=1", "--channels=1",
-                                             "--duration=%gs" % secs, "--mix=" + MIX] + warm,
-                         pinning)
-                c1[key].append(r)
-                runs.append(("%s concurrency 1" % s.name, r))
+        def alternating(label, extra):
+            results = {"compatd": [], "null": []}
+            for _ in range(args.latency_rounds):
+                for key, s in (("null", null), ("compatd", compatd)):
+                    r = load(args, recorder, s, extra + ["--duration=%gs" % secs,
+                                                         "--mix=" + MIX] + warm, pinning)
+                    results[key].append(r)
+                    runs.append(("%s %s" % (s.name, label), r))
+            return results
 
+        print("latency at concurrency 1 ...", flush=True)
+        c1 = alternating("concurrency 1", ["--concurrency=1", "--channels=1"])
         print("open loop at 10000 req/s ...", flush=True)
-        ol = {"compatd": [], "null": []}
-        for _ in range(args.latency_rounds):
-            for key, s in (("null", null), ("compatd", compatd)):
-                r = load(args, recorder, s, ["--rate=10000", "--channels=4",
-                                             "--duration=%gs" % secs, "--mix=" + MIX] + warm,
-                         pinning)
-                ol[key].append(r)
-                runs.append(("%s open loop 10k/s" % s.name, r))
+        ol = alternating("open loop 10k/s", ["--rate=10000", "--channels=4"])
         for s in servers:
             s.stop()
         servers = []
