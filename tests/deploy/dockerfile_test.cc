@@ -577,10 +577,14 @@ TEST_F(DockerfileTest, EntrypointFlagsCanBeOverriddenAndCommandsStillRun) {
   EXPECT_THAT(eval, HasSubstr("\"binaryVersion\""));
 
   // Served on loopback, never on the ENTRYPOINT's 0.0.0.0 (it would say so).
+  // SIGTERM once it listens (up to 60 s: a sanitizer build starts slowly;
+  // an ASan run took over a second), not after a fixed second.
   const std::string serve = RunShell(
-      "(" + prefix +
-          " --listen=127.0.0.1:0 --metrics-listen=127.0.0.1:0 2>&1 & pid=$!;"
-          " sleep 1; kill -TERM $pid; wait $pid)",
+      "(log=$(mktemp); " + prefix +
+          " --listen=127.0.0.1:0 --metrics-listen=127.0.0.1:0 >$log 2>&1 &"
+          " pid=$!; for i in $(seq 600); do"
+          " grep -q 'gRPC listening' $log && break; sleep 0.1; done;"
+          " kill -TERM $pid; wait $pid; cat $log; rm -f $log)",
       &code);
   EXPECT_THAT(serve, HasSubstr("gRPC listening on 127.0.0.1:"));
   EXPECT_THAT(serve, HasSubstr("metrics on http://127.0.0.1:"));
